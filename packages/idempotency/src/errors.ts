@@ -1,0 +1,89 @@
+/**
+ * Every error the idempotency package raises. Each carries a marker property
+ * so the `isXError` guards still work when two copies of the package are
+ * loaded; each maps to exactly one HTTP status, in the NestJS exception
+ * filter and nowhere else.
+ */
+
+const marker = Symbol.for('idempotency-chain.idempotency.error');
+
+/** Root of every idempotency error. */
+export abstract class IdempotencyError extends Error {
+  readonly [marker] = true;
+  /** Stable problem type, used as the RFC 9457 `type` member. */
+  abstract readonly problemType: string;
+  /** The HTTP status this error stands for. */
+  abstract readonly httpStatus: number;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The key header is malformed (empty, too long, not printable ASCII). 400. */
+export class InvalidKeyError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:invalid-key';
+  readonly httpStatus = 400;
+}
+
+/** The operation requires a key and the request carried none. 400. */
+export class MissingKeyError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:missing-key';
+  readonly httpStatus = 400;
+}
+
+/** The key was used before with a different request body. 422. */
+export class KeyReusedError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:key-reused';
+  readonly httpStatus = 422;
+}
+
+/**
+ * Another execution holds the key and this request may not (or can no longer)
+ * wait for it. 409 with `Retry-After`.
+ */
+export class InFlightError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:in-flight';
+  readonly httpStatus = 409;
+  constructor(
+    message: string,
+    /** Seconds after which a retry is worth making. */
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * This execution lost its lease before it could store its result: another
+ * attempt owns the key now. 409: the caller's retry is answered by the owner.
+ */
+export class LeaseLostError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:lease-lost';
+  readonly httpStatus = 409;
+  readonly retryAfterSeconds = 1;
+}
+
+/** The store could not be reached and the operation fails closed. 503. */
+export class StoreUnavailableError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:store-unavailable';
+  readonly httpStatus = 503;
+  readonly retryAfterSeconds = 1;
+}
+
+function is<T extends IdempotencyError>(name: string) {
+  return (error: unknown): error is T =>
+    typeof error === 'object' && error !== null && marker in error && (error as Error).name === name;
+}
+
+/** True for any error raised by this package. */
+export const isIdempotencyError = (error: unknown): error is IdempotencyError =>
+  typeof error === 'object' && error !== null && marker in error;
+export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
+export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
+export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');
+export const isInFlightError = is<InFlightError>('InFlightError');
+export const isLeaseLostError = is<LeaseLostError>('LeaseLostError');
+export const isStoreUnavailableError = is<StoreUnavailableError>('StoreUnavailableError');

@@ -1,0 +1,47 @@
+/**
+ * What the coordinator reports, one event per decision, so metrics and logs
+ * can be attached without the core knowing about either.
+ */
+export const IdempotencyOutcome = {
+  /** The action ran and its result was stored. */
+  Executed: 'executed',
+  /** A stored result was returned without running the action. */
+  Replayed: 'replayed',
+  /** This request waited for another execution, then was answered by it. */
+  Waited: 'waited',
+  /** Answered 409 because another execution holds the key. */
+  RejectedInFlight: 'rejected_in_flight',
+  /** The key was used with another fingerprint: 422. */
+  Mismatched: 'mismatched',
+  /** The action failed transiently; the key was released for a retry. */
+  Released: 'released',
+  /** The heartbeat found another owner: this execution lost its lease. */
+  LeaseLost: 'lease_lost',
+  /** The store refused a completion from an owner that lost its lease. */
+  StaleCompletionRefused: 'stale_completion_refused',
+  /** A store call failed. */
+  StoreError: 'store_error',
+  /** The store failed and the operation opted into running unprotected. */
+  FailOpen: 'fail_open',
+} as const;
+export type IdempotencyOutcome = (typeof IdempotencyOutcome)[keyof typeof IdempotencyOutcome];
+
+/** One decision of the coordinator. */
+export interface IdempotencyEvent {
+  outcome: IdempotencyOutcome;
+  service: string;
+  operation: string;
+  /** First 12 hex digits of SHA-256(key): never the raw key. */
+  keyHash: string;
+  /** Fencing epoch of the execution this event is about, when there is one. */
+  epoch?: number;
+  /** The error behind a `store_error`. */
+  error?: unknown;
+}
+
+/** Receives the coordinator's events. Must not throw; should not block. */
+export interface IdempotencyObserver {
+  record(event: IdempotencyEvent): void;
+  /** Time one claim round trip took, in milliseconds. */
+  claimLatency?(service: string, operation: string, ms: number): void;
+}

@@ -1,0 +1,81 @@
+/**
+ * The persistence contract every store implements. The coordinator owns the
+ * algorithm (who executes, who waits, what is stored); a store only has to
+ * make each of these operations atomic against every other caller, in this
+ * process or any other.
+ *
+ * Records are addressed by `storeKey`, an opaque hash of
+ * `(service, operation, scope, key)` computed by the coordinator: no user
+ * text ever reaches a store's key space.
+ */
+
+/** Status values of a stored record. */
+export const RecordStatus = {
+  InProgress: 'in_progress',
+  Completed: 'completed',
+} as const;
+export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
+
+/** What a claim asks for. */
+export interface ClaimRequest {
+  /** Hash of `(service, operation, scope, key)`. */
+  storeKey: string;
+  /** SHA-256 of the request's canonical form; compared on every later claim. */
+  fingerprint: string;
+  /** Random token naming this execution; required by complete/release/renew. */
+  owner: string;
+  /** How long the claim holds without a renewal, in milliseconds. */
+  leaseMs: number;
+}
+
+/**
+ * The answer to a claim, decided atomically by the store:
+ * - `claimed`: the record was absent, expired, or held by a lease that ran
+ *   out; the caller now owns it with a fencing `epoch` strictly greater than
+ *   any earlier epoch of this `storeKey`.
+ * - `in_progress`: another owner holds a live lease.
+ * - `completed`: a result is stored; it is returned as it was stored.
+ */
+export type ClaimResult =
+  | { status: 'claimed'; epoch: number }
+  | { status: 'in_progress'; fingerprint: string; leaseRemainingMs: number }
+  | { status: 'completed'; fingerprint: string; result: string };
+
+/**
+ * A store of idempotency records.
+ *
+ * Every method is one atomic step (one Lua script in Redis, one synchronous
+ * block in memory). `complete`, `release` and `renew` are compare-and-set on
+ * the owner token: they return `false`, and change nothing, when `owner` no
+ * longer holds the record (its lease ran out and someone else claimed it).
+ * Any method may reject when the store cannot be reached; the coordinator
+ * turns that into its fail-closed or fail-open answer.
+ */
+export interface IdempotencyStore {
+  /** Create the record, take over an expired lease, or report what is there. */
+  claim(request: ClaimRequest): Promise<ClaimResult>;
+
+  /**
+   * Store the final result (serialised by the coordinator) and keep it for
+   * `retentionMs`, then wake every waiter on `storeKey`.
+   */
+  complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean>;
+
+  /** Delete the in-progress record so the next attempt executes; wake waiters. */
+  release(storeKey: string, owner: string): Promise<boolean>;
+
+  /** Extend a live lease by `leaseMs` from now. */
+  renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean>;
+
+  /**
+   * Resolve when the record at `storeKey` may have left `in_progress`
+   * (completed, released, expired), or after `timeoutMs`, or when `signal`
+   * aborts - whichever comes first. It never rejects on timeout or abort: the
+   * caller claims again to learn what happened. Woken by a completion signal
+   * (a shared promise, pub/sub); a store may poll as a safety net only.
+   */
+  waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+
+  /** Release connections and timers. */
+  close(): Promise<void>;
+}
