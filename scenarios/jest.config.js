@@ -1,1 +1,1 @@
-module.exports = require('../../jest.base.js');
+module.exports = require('../jest.base.js');

@@ -75,7 +75,7 @@ export class StoreUnavailableError extends IdempotencyError {
 
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
-    typeof error === 'object' && error !== null && marker in error && (error as Error).name === name;
+    typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
 }
 
 /** True for any error raised by this package. */

@@ -1,0 +1,17 @@
+import { LabServiceModule, type ServiceConfig } from '@idempotency-chain/lab-service';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { ledgerProvider } from './ledger.provider';
+import { PaymentsController } from './payments.controller';
+
+/** payments: `POST /charges` writes the ledger; `GET /charges?orderId=` reads it. */
+@Module({})
+export class PaymentsModule {
+  static register(config: ServiceConfig): DynamicModule {
+    return {
+      module: PaymentsModule,
+      imports: [LabServiceModule.register(config)],
+      controllers: [PaymentsController],
+      providers: [ledgerProvider],
+    };
+  }
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { formatIdempotencyKey, hashKey, Headers } from '@idempotency-chain/idempotency';
+import { handleWhen, retry } from 'cockatiel';
+import type { Dispatcher } from 'undici';
+import { sendAttempt, type AttemptResult } from './attempt';
+import type { AttemptEvent, AttemptListener } from './attempt-event';
+import { CallBudget } from './call-budget';
+import type { HttpRequest, HttpResponse } from './client-options';
+import { DeadlineExceededError, RetriesExhaustedError, type LastAttempt } from './errors';
+import { keyForAttempt, resolveIntentKey, type KeyPolicy } from './key-policy';
+import { currentRequestContext } from './request-context';
+import { classifyAttempt, type AttemptClassification } from './retry-classification';
+import { retryDelay, type BackoffOptions } from './retry-delay';
+
+/** A client's settings, defaults applied. */
+export interface CallSettings {
+  dispatcher: Dispatcher;
+  origin: string;
+  basePath: string;
+  keyPolicy: KeyPolicy;
+  attemptTimeoutMs: number;
+  maxAttempts: number;
+  backoff: BackoffOptions;
+  deadlineMs?: number;
+  onAttempt?: AttemptListener;
+}
+
+/** A transport failure, classified; cockatiel retries it when `retryable`. */
+class AttemptFailed extends Error {
+  constructor(
+    readonly classification: AttemptClassification,
+    cause: unknown,
+  ) {
+    super(classification.outcome, { cause });
+  }
+}
+
+/**
+ * One logical call: the key is resolved here, once, before cockatiel's retry
+ * loop starts — the whole point of this package.
+ *
+ * ```text
+ * resolve key ─┬─ attempt 1 ── classify ── wait (Retry-After | jittered backoff) ─┐
+ * start budget │  attempt 2 ── classify ── wait ───────────────────────────────── ┤
+ *              └─ ... until an answer, the attempt cap, or the deadline ──────────┘
+ * ```
+ *
+ * An attempt's event is held until cockatiel decides whether another attempt
+ * follows, so `retried` is known when the event is reported.
+ */
+export async function runCall<T>(settings: CallSettings, request: HttpRequest): Promise<HttpResponse<T>> {
+  const context = currentRequestContext();
+  const budget = CallBudget.start(Date.now(), settings.deadlineMs, context?.deadline);
+  const intentKey = resolveIntentKey(settings.keyPolicy, { ...request, inboundKey: context?.key });
+  const method = request.method.toUpperCase();
+  const label = `${method} ${request.path}`;
+  const { body, contentType } = encodeBody(request.body);
+  const callId = randomUUID();
+  let attempts = 0;
+  let sentKey: string | undefined;
+  let last: LastAttempt = { attempts: 0 };
+  let pending: Omit<AttemptEvent, 'retried'> | undefined;
+
+  const report = (retried: boolean, waitMs?: number) => {
+    if (pending) emit(settings.onAttempt, { ...pending, retried, ...(waitMs !== undefined && { waitMs }) });
+    pending = undefined;
+  };
+  const deadlineError = () => new DeadlineExceededError(budget.limit ?? 'deadline', label, last);
+
+  const policy = retry(
+    handleWhen((error) => error instanceof AttemptFailed && error.classification.retryable).orWhenResult(
+      (result) => (result as AttemptResult).retryable,
+    ),
+    {
+      maxAttempts: settings.maxAttempts - 1,
+      backoff: retryDelay(settings.backoff, (waitMs) => {
+        const retried = budget.allows(waitMs, Date.now());
+        report(retried, retried ? waitMs : undefined);
+        if (!retried) throw deadlineError(); // never sleep into (or past) the deadline
+      }),
+    },
+  );
+
+  const attempt = async (): Promise<AttemptResult> => {
+    const startedAt = Date.now();
+    if (budget.remaining(startedAt) <= 0) throw deadlineError(); // no attempt starts after the deadline
+    attempts += 1;
+    sentKey = keyForAttempt(settings.keyPolicy, intentKey);
+    const timeout = budget.attemptTimeout(settings.attemptTimeoutMs, startedAt);
+    const headers: Record<string, string> = {
+      ...(contentType !== undefined && { 'content-type': contentType }),
+      ...lowerCaseNames(request.headers),
+      [Headers.RequestAttempt]: String(attempts),
+      [Headers.RequestTimeout]: String(Math.floor(timeout.ms)),
+      ...(sentKey !== undefined && { [Headers.IdempotencyKey]: formatIdempotencyKey(sentKey) }),
+    };
+    const event = { callId, method, path: request.path, attempt: attempts, startedAt };
+    const keyHash = sentKey === undefined ? {} : { keyHash: hashKey(sentKey) };
+    try {
+      const response = await sendAttempt({
+        dispatcher: settings.dispatcher,
+        origin: settings.origin,
+        path: settings.basePath + request.path,
+        method,
+        headers,
+        ...(body !== undefined && { body }),
+        timeoutMs: timeout.ms,
+        byDeadline: timeout.byDeadline,
+      });
+      const { outcome, retryable } = classifyAttempt({ status: response.status })!;
+      last = { attempts, outcome, status: response.status, response };
+      pending = { ...event, ...keyHash, outcome, status: response.status, replayed: response.replayed, durationMs: Date.now() - startedAt };
+      return { response, retryable };
+    } catch (error) {
+      const classification = classifyAttempt({ error });
+      if (classification === undefined) throw error; // not an HTTP outcome: a bug or a closed client
+      last = { attempts, outcome: classification.outcome, cause: error };
+      pending = { ...event, ...keyHash, outcome: classification.outcome, durationMs: Date.now() - startedAt };
+      throw new AttemptFailed(classification, error);
+    }
+  };
+
+  let result: AttemptResult;
+  try {
+    result = await policy.execute(attempt);
+  } catch (error) {
+    report(false);
+    if (!(error instanceof AttemptFailed)) throw error;
+    throw error.classification.retryable ? new RetriesExhaustedError(label, last) : deadlineError();
+  }
+  report(false);
+  if (result.retryable) throw new RetriesExhaustedError(label, last);
+  const { status, headers, body: responseBody, replayed } = result.response;
+  return { status, headers, body: responseBody as T, attempts, replayed, ...(sentKey !== undefined && { key: sentKey }) };
+}
+
+function encodeBody(body: unknown): { body?: string | Uint8Array; contentType?: string } {
+  if (body === undefined) return {};
+  if (typeof body === 'string') return { body, contentType: 'text/plain; charset=utf-8' };
+  if (body instanceof Uint8Array) return { body, contentType: 'application/octet-stream' };
+  return { body: JSON.stringify(body), contentType: 'application/json' };
+}
+
+function lowerCaseNames(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+// A listener is an observer: its failure must not change the call's outcome.
+function emit(listener: AttemptListener | undefined, event: AttemptEvent): void {
+  try {
+    listener?.(event);
+  } catch {
+    /* swallowed on purpose */
+  }
+}

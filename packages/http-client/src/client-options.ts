@@ -1,0 +1,58 @@
+import type { Dispatcher } from 'undici';
+import type { AttemptListener } from './attempt-event';
+import type { KeyPolicy } from './key-policy';
+import type { BackoffOptions } from './retry-delay';
+
+/** How an `IdempotentHttpClient` talks to one downstream service. */
+export interface IdempotentClientOptions {
+  /** Origin (and optional path prefix) of the downstream service, e.g. `http://payments:3002`. */
+  baseUrl: string;
+  /** Where the `Idempotency-Key` comes from (default `propagate`). */
+  keyPolicy?: KeyPolicy;
+  /** Timeout of each attempt, in ms (default 2000). */
+  attemptTimeoutMs?: number;
+  /** Attempts per call, the first included (default 3). */
+  maxAttempts?: number;
+  /** Wait between attempts (capped, jittered exponential; `Retry-After` wins). */
+  backoff?: BackoffOptions;
+  /** Budget of one call across all attempts, in ms. The inbound deadline still applies when sooner. */
+  deadlineMs?: number;
+  /** Called once per attempt, after it ends. */
+  onAttempt?: AttemptListener;
+  /** undici dispatcher to send through; by default a keep-alive `Agent` owned (and closed) by the client. */
+  dispatcher?: Dispatcher;
+}
+
+/** One logical call. Its attempts share a key unless the policy says otherwise. */
+export interface HttpRequest {
+  method: string;
+  /** Path (and query) under `baseUrl`. */
+  path: string;
+  /** JSON-serialised unless a string or bytes. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Use exactly this key (under `propagate`). */
+  key?: string;
+  /** Derive the key from business identity when no key is bound (under `propagate`). */
+  businessKey?: string;
+  /** Name of this sub-call: derives a child of the bound key, distinct per name (under `propagate`). */
+  callName?: string;
+}
+
+/** Options of the `get`/`post` shorthands. */
+export type CallOptions = Omit<HttpRequest, 'method' | 'path' | 'body'>;
+
+/** The answer to a call: the first non-retryable response, body parsed. */
+export interface HttpResponse<T> {
+  status: number;
+  /** Lower-case names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** Parsed JSON for JSON content types, text otherwise. */
+  body: T;
+  /** Attempts made, the first included. */
+  attempts: number;
+  /** The key sent on the last attempt, for the caller's own records. */
+  key?: string;
+  /** The server answered from its idempotency store (`idempotent-replayed: true`). */
+  replayed: boolean;
+}

@@ -1,0 +1,143 @@
+import { hashKey } from '@idempotency-chain/idempotency';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdempotentHttpClient } from './client';
+import type { IdempotentClientOptions } from './client-options';
+import { deriveChildKey } from './derived-key';
+import { AttemptLog, FaultServer, type Script } from './fault-server.test-support';
+import { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
+
+// Real timers: these tests are about which key travels, not about time. The
+// backoff is 1 ms and the attempt timeout generous, so nothing here races a clock.
+describe('IdempotentHttpClient: the key belongs to the intent', () => {
+  let server: FaultServer;
+  let client: IdempotentHttpClient;
+  let log: AttemptLog;
+
+  async function setup(script: Script, options: Partial<IdempotentClientOptions> = {}) {
+    server = await FaultServer.start(script);
+    log = new AttemptLog();
+    client = new IdempotentHttpClient({
+      baseUrl: server.url,
+      attemptTimeoutMs: 10_000,
+      backoff: { initialMs: 1, maxMs: 1 },
+      onAttempt: log.listener,
+      ...options,
+    });
+  }
+
+  afterEach(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  // The work happens (ledger), then the reply is lost, twice; the third reply arrives.
+  const lostTwice: Script = (_request, index) => (index < 2 ? { drop: true } : { status: 201, body: { charged: true } });
+
+  it('retries a reply lost after the work with the same key: one distinct key under propagate', async () => {
+    await setup(lostTwice);
+    const response = await client.post('/charges', { amountCents: 500 });
+
+    expect(response).toMatchObject({ status: 201, body: { charged: true }, attempts: 3, replayed: false });
+    expect(new Set(server.keys()).size).toBe(1);
+    expect(server.keys()[0]).toBe(response.key);
+    expect(server.seen.map((r) => r.attempt)).toEqual([1, 2, 3]);
+    expect(server.seen.map((r) => r.body)).toEqual(Array(3).fill('{"amountCents":500}'));
+    expect(log.events.map((e) => [e.attempt, e.outcome, e.retried])).toEqual([
+      [1, 'reset', true],
+      [2, 'reset', true],
+      [3, 'ok', false],
+    ]);
+  });
+
+  it('sends one distinct key per attempt under per-attempt (the lab bug)', async () => {
+    await setup(lostTwice, { keyPolicy: 'per-attempt' });
+    await runWithRequestContext({ key: 'inbound' }, () => client.post('/charges', {}));
+    expect(new Set(server.keys()).size).toBe(3);
+    expect(server.keys()).not.toContain('inbound');
+  });
+
+  it('sends no key under none, but still numbers attempts and bounds them', async () => {
+    await setup(lostTwice, { keyPolicy: 'none' });
+    await runWithRequestContext({ key: 'inbound' }, () => client.post('/charges', {}));
+    expect(server.seen.map((r) => r.headers['idempotency-key'])).toEqual([undefined, undefined, undefined]);
+    expect(server.seen.map((r) => r.attempt)).toEqual([1, 2, 3]);
+    expect(server.seen.every((r) => r.timeoutMs === 10_000)).toBe(true);
+    expect(log.events.every((e) => e.keyHash === undefined)).toBe(true);
+  });
+
+  it('reports every attempt with the hashed key, never the raw one', async () => {
+    await setup(lostTwice);
+    const response = await client.post('/charges', {}, { key: 'raw-secret-key' });
+    expect(response.key).toBe('raw-secret-key');
+    expect(log.events.map((e) => e.keyHash)).toEqual(Array(3).fill(hashKey('raw-secret-key')));
+    expect(JSON.stringify(log.events)).not.toContain('raw-secret-key');
+    expect(new Set(log.events.map((e) => e.callId)).size).toBe(1);
+  });
+
+  it('propagates the inbound key and the remaining deadline', async () => {
+    await setup(() => ({ status: 200 }));
+    await runWithRequestContext({ key: 'k-in', deadline: Date.now() + 5_000 }, () => client.get('/orders/1'));
+    expect(server.seen[0]!.key).toBe('k-in');
+    expect(server.seen[0]!.headers['idempotency-key']).toBe('"k-in"');
+    expect(server.seen[0]!.timeoutMs).toBeGreaterThan(4_000);
+    expect(server.seen[0]!.timeoutMs).toBeLessThanOrEqual(5_000);
+  });
+
+  it('does not propagate an invalid inbound key: it mints its own', async () => {
+    await setup(() => ({ status: 200 }));
+    const context = requestContextFromHeaders({ 'idempotency-key': 'x'.repeat(300) });
+    await runWithRequestContext(context, () => client.get('/orders/1'));
+    expect(server.seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('derives child keys per call name: distinct, and the same again when the parent is retried', async () => {
+    await setup(() => ({ status: 201 }));
+    const parent = () =>
+      runWithRequestContext({ key: 'order-42' }, () =>
+        Promise.all([client.post('/reserve', {}, { callName: 'reserve' }), client.post('/charge', {}, { callName: 'charge' })]),
+      );
+    await parent();
+    await parent(); // the parent's retry
+    const [reserve, charge, reserveAgain, chargeAgain] = server.keys();
+    expect(reserve).toBe(deriveChildKey('order-42', 'reserve'));
+    expect(charge).toBe(deriveChildKey('order-42', 'charge'));
+    expect(reserve).not.toBe(charge);
+    expect([reserveAgain, chargeAgain]).toEqual([reserve, charge]);
+  });
+
+  it('derives the key from business identity when no key is bound', async () => {
+    await setup(() => ({ status: 201 }));
+    await client.post('/charges', {}, { businessKey: 'order:42:charge' });
+    await client.post('/charges', {}, { businessKey: 'order:42:charge' });
+    expect(server.keys()[0]).toBe(server.keys()[1]);
+    await client.post('/charges', {});
+    expect(server.keys()[2]).not.toBe(server.keys()[0]);
+  });
+
+  it('keeps 100 interleaved requests bound to different inbound keys apart', async () => {
+    await setup((request) => ({ status: 200, body: { key: request.key } }));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        runWithRequestContext({ key: `inbound-${i}` }, async () => {
+          await sleep(i % 5); // interleave across timers
+          const [first, second] = await Promise.all([
+            client.get<{ key: string }>(`/echo/${i}`),
+            client.get<{ key: string }>(`/echo/${i}`, { callName: 'second' }),
+          ]);
+          return { i, first: first.body.key, second: second.body.key, after: currentRequestContext()?.key };
+        }),
+      ),
+    );
+    for (const { i, first, second, after } of results) {
+      expect(first).toBe(`inbound-${i}`);
+      expect(second).toBe(deriveChildKey(`inbound-${i}`, 'second'));
+      expect(after).toBe(`inbound-${i}`);
+    }
+    for (const request of server.seen) {
+      const i = request.path.split('/')[2];
+      expect([`inbound-${i}`, deriveChildKey(`inbound-${i}`, 'second')]).toContain(request.key);
+    }
+    expect(server.seen).toHaveLength(200);
+    expect(currentRequestContext()).toBeUndefined();
+  });
+});

@@ -1,0 +1,74 @@
+import { Agent } from 'undici';
+import { runCall, type CallSettings } from './call';
+import type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
+
+/**
+ * An outbound HTTP client whose idempotency key belongs to the intent, not
+ * the attempt: resolved once per call (explicit, inbound, derived or fresh),
+ * sent on every attempt, retried only when the outcome is unknown, and never
+ * past the call's deadline or the caller's.
+ *
+ * Every attempt sends `request-attempt` (1-based) and `request-timeout-ms`
+ * (how long this attempt will be waited for), and reports an `AttemptEvent`.
+ *
+ * @example
+ * const payments = new IdempotentHttpClient({ baseUrl: 'http://localhost:3002', deadlineMs: 5_000 });
+ * const charge = await payments.post<Charge>('/charges', { orderId, amountCents: 500 });
+ * if (charge.status !== 201) throw new Error(`payments said ${charge.status}`);
+ */
+export class IdempotentHttpClient {
+  private readonly settings: CallSettings;
+  private readonly ownsDispatcher: boolean;
+
+  constructor(options: IdempotentClientOptions) {
+    const base = new URL(options.baseUrl);
+    const maxAttempts = options.maxAttempts ?? 3;
+    const attemptTimeoutMs = options.attemptTimeoutMs ?? 2000;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be an integer >= 1');
+    if (!(attemptTimeoutMs > 0)) throw new RangeError('attemptTimeoutMs must be > 0');
+    if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) throw new RangeError('deadlineMs must be > 0');
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.settings = {
+      dispatcher: options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 }),
+      origin: base.origin,
+      basePath: base.pathname.replace(/\/+$/, ''),
+      keyPolicy: options.keyPolicy ?? 'propagate',
+      attemptTimeoutMs,
+      maxAttempts,
+      backoff: options.backoff ?? {},
+      ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
+      ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
+    };
+  }
+
+  /**
+   * Make one logical call. Resolves with the first non-retryable response of
+   * any status (a 422 is an answer, not an error).
+   *
+   * @throws RetriesExhaustedError when every attempt allowed ended in an unknown outcome.
+   * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
+   */
+  request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {
+    return runCall<T>(this.settings, request);
+  }
+
+  /** `POST` with a JSON body. */
+  post<T = unknown>(path: string, body: unknown, options: CallOptions = {}): Promise<HttpResponse<T>> {
+    return this.request<T>({ ...options, method: 'POST', path, body });
+  }
+
+  /** `GET`. Keyed like any call: the key is harmless on a safe method and keeps diagrams uniform. */
+  get<T = unknown>(path: string, options: CallOptions = {}): Promise<HttpResponse<T>> {
+    return this.request<T>({ ...options, method: 'GET', path });
+  }
+
+  /** Close the dispatcher if the client created it; a dispatcher passed in belongs to its owner. */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.settings.dispatcher.close();
+  }
+
+  /** NestJS calls this on shutdown for a client registered as a provider. */
+  onModuleDestroy(): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,97 @@
+import type { AttemptOutcome } from './attempt-event';
+
+/**
+ * The errors a call can end with. Only retryable failures that ran out of
+ * room end here: a non-retryable response (400, 404, 422...) is returned to
+ * the caller as an `HttpResponse`, never thrown.
+ *
+ * Each error carries a marker property so the `isXError` guards still work
+ * when two copies of the package are loaded.
+ */
+
+const marker = Symbol.for('idempotency-chain.http-client.error');
+
+/** Which limit ended a call. */
+export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline';
+
+/** What the last attempt of a failed call saw. */
+export interface LastAttempt {
+  /** Attempts made, including the first. */
+  attempts: number;
+  outcome?: AttemptOutcome;
+  /** HTTP status of the last response, when there was one. */
+  status?: number;
+  /** The last response itself (e.g. the 409 problem document), when there was one. */
+  response?: { status: number; headers: Record<string, string>; body: unknown };
+  /** The transport error of the last attempt, or the last response's status as text. */
+  cause?: unknown;
+}
+
+const LIMIT_TEXT: Record<CallLimit, string> = {
+  attempts: 'the attempt limit',
+  deadline: "the client's overall deadline",
+  'inbound-deadline': "the inbound deadline (the caller's request-timeout-ms)",
+};
+
+/** Root of every error a call through `IdempotentHttpClient` ends with. */
+export abstract class HttpCallError extends Error {
+  readonly [marker] = true;
+  readonly attempts: number;
+  readonly lastOutcome?: AttemptOutcome;
+  readonly lastStatus?: number;
+  readonly lastResponse?: LastAttempt['response'];
+
+  constructor(
+    /** Which limit ended the call. */
+    readonly limit: CallLimit,
+    call: string,
+    last: LastAttempt,
+  ) {
+    const seen = last.status !== undefined ? `status ${last.status}` : (last.outcome ?? 'nothing');
+    super(`${call}: ${LIMIT_TEXT[limit]} ended the call after ${last.attempts} attempt(s); last: ${seen}`, {
+      cause: last.cause,
+    });
+    this.name = new.target.name;
+    this.attempts = last.attempts;
+    this.lastOutcome = last.outcome;
+    this.lastStatus = last.status;
+    this.lastResponse = last.response;
+  }
+}
+
+/**
+ * Every attempt allowed ended in an unknown outcome (timeout, reset, 502/503/504, 409).
+ *
+ * @example
+ * try { await client.post('/charges', charge); }
+ * catch (error) { if (isRetriesExhaustedError(error)) log.warn(error.lastStatus); }
+ */
+export class RetriesExhaustedError extends HttpCallError {
+  constructor(call: string, last: LastAttempt) {
+    super('attempts', call, last);
+  }
+}
+
+/**
+ * The call's deadline — the client's `deadlineMs` or the caller's inbound
+ * deadline, whichever is sooner — left no room for another attempt or wait.
+ *
+ * @example
+ * if (isDeadlineExceededError(error) && error.limit === 'inbound-deadline') { ... }
+ */
+export class DeadlineExceededError extends HttpCallError {
+  constructor(limit: 'deadline' | 'inbound-deadline', call: string, last: LastAttempt) {
+    super(limit, call, last);
+  }
+}
+
+function is<T extends HttpCallError>(name: string) {
+  return (error: unknown): error is T =>
+    typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
+}
+
+/** True for any error a call through the client ends with. */
+export const isHttpCallError = (error: unknown): error is HttpCallError =>
+  typeof error === 'object' && error !== null && marker in error;
+export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
+export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');

@@ -1,0 +1,18 @@
+/**
+ * An outbound HTTP client whose idempotency key belongs to the intent: minted
+ * once, propagated like a trace id, retried safely within a deadline. No
+ * framework dependency; the NestJS middleware lives in `./nest`.
+ */
+export { IdempotentHttpClient } from './client';
+export type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
+export type { AttemptEvent, AttemptListener, AttemptOutcome } from './attempt-event';
+export type { KeyPolicy, KeySources } from './key-policy';
+export { keyForAttempt, resolveIntentKey } from './key-policy';
+export { deriveBusinessKey, deriveChildKey } from './derived-key';
+export { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
+export type { RequestContext } from './request-context';
+export { classifyAttempt } from './retry-classification';
+export type { AttemptClassification } from './retry-classification';
+export { parseRetryAfter } from './retry-after';
+export type { BackoffOptions } from './retry-delay';
+export * from './errors';

@@ -1,0 +1,87 @@
+import { Body, Controller, Module, Post, type INestApplication, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { IdempotentHttpClient } from '../client';
+import { FaultServer } from '../fault-server.test-support';
+import { currentRequestContext } from '../request-context';
+import { RequestContextMiddleware } from './request-context.middleware';
+
+@Controller()
+class CheckoutController {
+  constructor(private readonly orders: IdempotentHttpClient) {}
+
+  @Post('checkout')
+  async checkout(@Body() body: { orderId: string }) {
+    await sleep(1); // the context must survive timers and awaits inside the handler
+    const created = await this.orders.post<{ key: string }>('/orders', body);
+    return { boundKey: currentRequestContext()?.key ?? null, downstreamKey: created.body.key };
+  }
+}
+
+function appModule(downstreamUrl: string) {
+  @Module({
+    controllers: [CheckoutController],
+    providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstreamUrl }) }],
+  })
+  class AppModule implements NestModule {
+    configure(consumer: MiddlewareConsumer) {
+      consumer.apply(RequestContextMiddleware).forRoutes('*');
+    }
+  }
+  return AppModule;
+}
+
+describe.each([
+  ['fastify', () => new FastifyAdapter()],
+  ['express', () => new ExpressAdapter()],
+])('RequestContextMiddleware under %s', (_name, adapter) => {
+  let downstream: FaultServer;
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
+    app = await NestFactory.create(appModule(downstream.url), adapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+
+  afterAll(async () => {
+    await app.close(); // also closes the client's agent (onModuleDestroy)
+    await downstream.close();
+  });
+
+  async function checkout(headers: Record<string, string>, orderId = 'o-1') {
+    const response = await request(`${url}/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ orderId }),
+    });
+    return { status: response.statusCode, body: (await response.body.json()) as { boundKey: string | null; downstreamKey: string } };
+  }
+
+  it('carries the inbound key and the remaining deadline to the downstream call', async () => {
+    const { status, body } = await checkout({ 'idempotency-key': '"k-abc"', 'request-timeout-ms': '1500' }, 'o-deadline');
+    expect(status).toBe(201);
+    expect(body).toEqual({ boundKey: 'k-abc', downstreamKey: 'k-abc' });
+    const seen = downstream.seen.find((r) => r.body.includes('o-deadline'))!;
+    expect(seen.timeoutMs).toBeLessThanOrEqual(1500);
+    expect(seen.timeoutMs).toBeGreaterThan(500);
+  });
+
+  it('binds nothing for an invalid key: the downstream call gets a key of its own', async () => {
+    const { body } = await checkout({ 'idempotency-key': 'x'.repeat(300) });
+    expect(body.boundKey).toBeNull();
+    expect(body.downstreamKey).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps concurrent requests apart', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => checkout({ 'idempotency-key': `par-${i}` }, `o-${i}`)),
+    );
+    results.forEach(({ body }, i) => expect(body).toEqual({ boundKey: `par-${i}`, downstreamKey: `par-${i}` }));
+  });
+});

@@ -1,0 +1,45 @@
+import { AttemptTimedOut } from './attempt';
+import { classifyAttempt } from './retry-classification';
+
+describe('classifyAttempt', () => {
+  it.each([200, 201, 204, 304])('answers %i as ok, not retried', (status) => {
+    expect(classifyAttempt({ status })).toEqual({ outcome: 'ok', retryable: false });
+  });
+
+  it.each([409, 502, 503, 504])('retries %i: the outcome is unknown or in flight', (status) => {
+    expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: true });
+  });
+
+  it.each([400, 401, 403, 404, 408, 422, 429, 500])('never retries %i: it is an answer', (status) => {
+    expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: false });
+  });
+
+  it('retries our own per-attempt timeout, but not the deadline cutting an attempt short', () => {
+    expect(classifyAttempt({ error: new AttemptTimedOut(2000, false) })).toEqual({ outcome: 'timeout', retryable: true });
+    expect(classifyAttempt({ error: new AttemptTimedOut(150, true) })).toEqual({ outcome: 'deadline', retryable: false });
+  });
+
+  it.each([
+    ['ECONNRESET', 'reset'],
+    ['EPIPE', 'reset'],
+    ['UND_ERR_SOCKET', 'reset'],
+    ['ECONNREFUSED', 'refused'],
+    ['UND_ERR_HEADERS_TIMEOUT', 'timeout'],
+    ['UND_ERR_BODY_TIMEOUT', 'timeout'],
+    ['UND_ERR_CONNECT_TIMEOUT', 'timeout'],
+  ])('retries transport error %s as %s', (code, outcome) => {
+    expect(classifyAttempt({ error: Object.assign(new Error('x'), { code }) })).toEqual({ outcome, retryable: true });
+  });
+
+  it('finds the code in a cause or an AggregateError (happy eyeballs)', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    expect(classifyAttempt({ error: new Error('fetch failed', { cause: refused }) })?.outcome).toBe('refused');
+    expect(classifyAttempt({ error: new AggregateError([refused]) })?.outcome).toBe('refused');
+  });
+
+  it('leaves anything else to be thrown as is (a bug is not an outcome)', () => {
+    expect(classifyAttempt({ error: new TypeError('bad header') })).toBeUndefined();
+    expect(classifyAttempt({ error: Object.assign(new Error('closed'), { code: 'UND_ERR_CLOSED' }) })).toBeUndefined();
+    expect(classifyAttempt({ error: 'string' })).toBeUndefined();
+  });
+});

@@ -1,0 +1,67 @@
+import { hashKey, pickFields, requestFingerprint } from './fingerprint';
+
+const base = { method: 'POST', route: '/charges', body: { orderId: 'o-1', account: 'acct-1', amountCents: 500 } };
+
+describe('requestFingerprint', () => {
+  it('is a SHA-256 hex digest, stable for the same request', () => {
+    expect(requestFingerprint(base)).toMatch(/^[0-9a-f]{64}$/);
+    expect(requestFingerprint(base)).toBe(requestFingerprint({ ...base, body: { ...base.body } }));
+  });
+
+  it('does not depend on key order, at any depth', () => {
+    const a = { method: 'POST', route: '/charges', body: { a: 1, b: { x: 1, y: [1, { p: 1, q: 2 }] } } };
+    const b = { route: '/charges', body: { b: { y: [1, { q: 2, p: 1 }], x: 1 }, a: 1 }, method: 'POST' };
+    expect(requestFingerprint(a)).toBe(requestFingerprint(b));
+  });
+
+  it('does not depend on number spelling', () => {
+    const spelled = (json: string) => requestFingerprint({ ...base, body: JSON.parse(json) });
+    expect(spelled('{"amountCents": 1.0}')).toBe(spelled('{"amountCents": 1}'));
+    expect(spelled('{"amountCents": 1e2}')).toBe(spelled('{"amountCents": 100}'));
+    expect(spelled('{"amountCents": 1}')).not.toBe(spelled('{"amountCents": "1"}'));
+  });
+
+  it('does not depend on the method’s case', () => {
+    expect(requestFingerprint({ ...base, method: 'post' })).toBe(requestFingerprint(base));
+  });
+
+  it('changes with the method, the route and the body', () => {
+    const original = requestFingerprint(base);
+    expect(requestFingerprint({ ...base, method: 'PUT' })).not.toBe(original);
+    expect(requestFingerprint({ ...base, route: '/refunds' })).not.toBe(original);
+    expect(requestFingerprint({ ...base, body: { ...base.body, amountCents: 501 } })).not.toBe(original);
+    expect(requestFingerprint({ ...base, body: { ...base.body, note: 'extra' } })).not.toBe(original);
+  });
+
+  it('treats a missing body as null', () => {
+    expect(requestFingerprint({ ...base, body: undefined })).toBe(requestFingerprint({ ...base, body: null }));
+    expect(requestFingerprint({ ...base, body: undefined })).not.toBe(requestFingerprint({ ...base, body: {} }));
+  });
+});
+
+describe('pickFields', () => {
+  it('keeps only the named fields, so other fields do not change the fingerprint', () => {
+    const fields = ['orderId', 'amountCents'];
+    const picked = pickFields({ ...base.body, traceId: 't-1' }, fields);
+    expect(picked).toEqual({ orderId: 'o-1', amountCents: 500 });
+    const print = (body: unknown) => requestFingerprint({ ...base, body: pickFields(body, fields) });
+    expect(print({ ...base.body, traceId: 't-1' })).toBe(print({ ...base.body, traceId: 't-2' }));
+    expect(print({ ...base.body, amountCents: 700 })).not.toBe(print(base.body));
+  });
+
+  it('fills a missing field with null, and reads a non-object body as empty', () => {
+    expect(pickFields({ orderId: 'o-1' }, ['orderId', 'amountCents'])).toEqual({ orderId: 'o-1', amountCents: null });
+    expect(pickFields('text', ['orderId'])).toEqual({ orderId: null });
+    expect(pickFields(null, ['orderId'])).toEqual({ orderId: null });
+  });
+});
+
+describe('hashKey', () => {
+  it('is 12 hex characters, stable, and not the key', () => {
+    const key = 'abcdef012345';
+    expect(hashKey(key)).toMatch(/^[0-9a-f]{12}$/);
+    expect(hashKey(key)).toBe(hashKey(key));
+    expect(hashKey(key)).not.toBe(key);
+    expect(hashKey(key)).not.toBe(hashKey('abcdef012346'));
+  });
+});

@@ -1,0 +1,135 @@
+import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from './store';
+
+interface MemoryRecord {
+  status: RecordStatus;
+  fingerprint: string;
+  owner: string;
+  epoch: number;
+  /** Lease end while in progress; retention end once completed (epoch ms). */
+  expiresAt: number;
+  result?: string;
+}
+
+/** Options of the in-memory store. */
+export interface MemoryStoreOptions {
+  /** How often expired records are swept out, in milliseconds. Default 5 s. */
+  sweepIntervalMs?: number;
+}
+
+/**
+ * A store for one process: records live in a `Map`, every operation runs
+ * without an `await` between its read and its write, so it is atomic against
+ * every other request of this process. Not shared between replicas - use
+ * `RedisStore` when more than one process serves the same keys.
+ *
+ * Memory is bounded by retention: expired records are ignored at once and
+ * swept out every `sweepIntervalMs`.
+ *
+ * @example
+ * const store = new MemoryStore();
+ * const idempotency = new IdempotencyCoordinator({ service: 'payments', store });
+ */
+export class MemoryStore implements IdempotencyStore {
+  private readonly records = new Map<string, MemoryRecord>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly sweeper: NodeJS.Timeout;
+  /** Epochs are seeded from the clock, so they grow even across expiry. */
+  private lastEpoch = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 5000);
+    this.sweeper.unref();
+  }
+
+  /** Number of records held, expired or not (for tests and benchmarks). */
+  get size(): number {
+    return this.records.size;
+  }
+
+  async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+    const now = Date.now();
+    const record = this.live(storeKey, now);
+    if (record?.status === RecordStatus.Completed) {
+      return { status: 'completed', fingerprint: record.fingerprint, result: record.result as string };
+    }
+    if (record) {
+      return { status: 'in_progress', fingerprint: record.fingerprint, leaseRemainingMs: record.expiresAt - now };
+    }
+    this.lastEpoch = Math.max(this.lastEpoch + 1, now);
+    const epoch = this.lastEpoch;
+    this.records.set(storeKey, { status: RecordStatus.InProgress, fingerprint, owner, epoch, expiresAt: now + leaseMs });
+    return { status: 'claimed', epoch };
+  }
+
+  async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+    const record = this.held(storeKey, owner);
+    if (!record) return false;
+    Object.assign(record, { status: RecordStatus.Completed, result, expiresAt: Date.now() + retentionMs });
+    this.wake(storeKey);
+    return true;
+  }
+
+  async release(storeKey: string, owner: string): Promise<boolean> {
+    if (!this.held(storeKey, owner)) return false;
+    this.records.delete(storeKey);
+    this.wake(storeKey);
+    return true;
+  }
+
+  async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
+    const record = this.held(storeKey, owner);
+    if (!record) return false;
+    record.expiresAt = Date.now() + leaseMs;
+    return true;
+  }
+
+  waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.live(storeKey, Date.now())?.status !== RecordStatus.InProgress || signal?.aborted) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(storeKey) ?? new Set();
+      this.waiters.set(storeKey, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(storeKey) === waiters) this.waiters.delete(storeKey);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener('abort', done, { once: true });
+      waiters.add(done);
+    });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    for (const key of [...this.waiters.keys()]) this.wake(key);
+  }
+
+  /** The record at `storeKey` unless its lease or retention has run out. */
+  private live(storeKey: string, now: number): MemoryRecord | undefined {
+    const record = this.records.get(storeKey);
+    if (record && record.expiresAt <= now) {
+      this.records.delete(storeKey);
+      return undefined;
+    }
+    return record;
+  }
+
+  /** The record if `owner` still holds its live lease. */
+  private held(storeKey: string, owner: string): MemoryRecord | undefined {
+    const record = this.live(storeKey, Date.now());
+    return record?.status === RecordStatus.InProgress && record.owner === owner ? record : undefined;
+  }
+
+  private wake(storeKey: string): void {
+    for (const waiter of [...(this.waiters.get(storeKey) ?? [])]) waiter();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, record] of this.records) if (record.expiresAt <= now) this.records.delete(key);
+  }
+}

@@ -1,0 +1,33 @@
+import { requestDeadline, routeTemplate, rpcBody, rpcKey } from './idempotency-request';
+
+describe('reading a request', () => {
+  it('fingerprints the route template, never the raw URL', () => {
+    const base = { method: 'POST', headers: {}, url: '/orders/42?debug=1' };
+
+    expect(routeTemplate({ ...base, routeOptions: { url: '/orders/:id' } })).toBe('/orders/:id');
+    expect(routeTemplate({ ...base, baseUrl: '/v1', route: { path: '/orders/:id' } })).toBe('/v1/orders/:id');
+    expect(routeTemplate(base)).toBe('/orders/42');
+  });
+
+  it('turns request-timeout-ms into an absolute deadline and ignores garbage', () => {
+    const at = (value?: string) => requestDeadline({ method: 'POST', headers: { 'request-timeout-ms': value } }, 1_000);
+
+    expect(at('250')).toBe(1_250);
+    expect(at('0')).toBe(1_000);
+    for (const garbage of [undefined, '', 'abc', '-5', '1e3', '2.5', '99999999999']) expect(at(garbage)).toBeUndefined();
+  });
+
+  it('takes an RPC key from transport headers first, then from the payload', () => {
+    const rmq = { getMessage: () => ({ properties: { headers: { 'idempotency-key': 'from-rmq' } } }) };
+    const nats = { getHeaders: () => new Map([['idempotency-key', 'from-nats']]) };
+    const kafka = { getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }) };
+    const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
+
+    expect(rpcKey(payload, rmq)).toBe('from-rmq');
+    expect(rpcKey(payload, nats)).toBe('from-nats');
+    expect(rpcKey(payload, kafka)).toBe('from-kafka');
+    expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
+    expect(rpcKey('not an object', undefined)).toBeUndefined();
+    expect(rpcBody(payload)).toEqual({ amountCents: 5 });
+  });
+});

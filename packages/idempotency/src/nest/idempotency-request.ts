@@ -1,0 +1,87 @@
+/**
+ * What the interceptor reads from an HTTP request or an RPC message, for both
+ * HTTP adapters and any transport, without importing either (`@nestjs/platform-*`
+ * and `@nestjs/microservices` stay optional).
+ */
+import { HttpException } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { Headers } from '../headers';
+import { RPC_KEY_FIELD } from './idempotency.constants';
+
+/** The parts of a Fastify or Express request the interceptor reads. */
+export interface HttpRequestLike {
+  method: string;
+  url?: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  /** Fastify: the matched route, with its template in `url`. */
+  routeOptions?: { url?: string };
+  /** Express: the matched route, relative to `baseUrl`. */
+  route?: { path?: unknown };
+  baseUrl?: string;
+}
+
+/** The route template: never the raw URL, whose ids and query would split one route in many. */
+export function routeTemplate(request: HttpRequestLike): string {
+  if (typeof request.routeOptions?.url === 'string') return request.routeOptions.url;
+  if (typeof request.route?.path === 'string') return `${request.baseUrl ?? ''}${request.route.path}`;
+  return (request.url ?? '').split('?')[0] ?? '';
+}
+
+/** Absolute deadline (epoch ms) from the caller's `request-timeout-ms`; garbage is ignored. */
+export function requestDeadline(request: HttpRequestLike, now = Date.now()): number | undefined {
+  const header = request.headers[Headers.RequestTimeout];
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\s*\d{1,10}\s*$/.test(value)) return undefined;
+  return now + Number(value);
+}
+
+/**
+ * A signal aborted when the client goes away before its response is written.
+ * It only ends this request's wait: the shared execution is never tied to it.
+ */
+export function disconnectSignal(response: { raw?: ServerResponse } | ServerResponse): AbortSignal {
+  const raw = ('raw' in response && response.raw ? response.raw : response) as ServerResponse;
+  const controller = new AbortController();
+  raw.once('close', () => {
+    // 499: nobody reads it, but it keeps a vanished client out of the 500 logs.
+    if (!raw.writableFinished) controller.abort(new HttpException('Client Closed Request', 499));
+  });
+  return controller.signal;
+}
+
+/** A transport's message context, as far as keys go (RMQ, NATS, Kafka). */
+interface RpcContextLike {
+  getMessage?: () => { properties?: { headers?: Record<string, unknown> }; headers?: Record<string, unknown> } | undefined;
+  getHeaders?: () => { get?: (name: string) => unknown } | undefined;
+}
+
+/**
+ * The raw key of an RPC message: from the transport's headers where it has
+ * them (RMQ properties, NATS or Kafka headers), else from the payload's
+ * `idempotencyKey` field.
+ */
+export function rpcKey(payload: unknown, context: unknown): unknown {
+  const ctx = (context ?? {}) as RpcContextLike;
+  const message = typeof ctx.getMessage === 'function' ? ctx.getMessage() : undefined;
+  const headers = typeof ctx.getHeaders === 'function' ? ctx.getHeaders() : undefined;
+  const fromHeaders =
+    message?.properties?.headers?.[Headers.IdempotencyKey] ??
+    message?.headers?.[Headers.IdempotencyKey] ??
+    headers?.get?.(Headers.IdempotencyKey);
+  if (fromHeaders !== undefined && fromHeaders !== null) {
+    return Buffer.isBuffer(fromHeaders) ? fromHeaders.toString('latin1') : fromHeaders;
+  }
+  return isRecord(payload) ? payload[RPC_KEY_FIELD] : undefined;
+}
+
+/** The payload without its key, so the fingerprint is the message's content alone. */
+export function rpcBody(payload: unknown): unknown {
+  if (!isRecord(payload) || !(RPC_KEY_FIELD in payload)) return payload;
+  const { [RPC_KEY_FIELD]: _key, ...rest } = payload;
+  return rest;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,65 @@
+import { Controller, Module, Post } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+import { IdempotencyCoordinator } from '../coordinator';
+import { MemoryStore } from '../memory-store';
+import type { IdempotencyEvent, IdempotencyObserver } from '../observer';
+import { IdempotencyMetrics } from './idempotency.metrics';
+import { IdempotencyModule } from './idempotency.module';
+import { Idempotent } from './idempotent.decorator';
+
+@Controller()
+class PingController {
+  @Post('ping')
+  @Idempotent('test.ping')
+  ping() {
+    return 'pong';
+  }
+}
+
+@Module({ providers: [{ provide: 'SERVICE_NAME', useValue: 'async-service' }], exports: ['SERVICE_NAME'] })
+class ConfigModule {}
+
+describe('IdempotencyModule', () => {
+  it('forRootAsync builds the coordinator from injected config, fans events out, and closes the store only when asked', async () => {
+    const store = new MemoryStore();
+    const close = jest.spyOn(store, 'close');
+    const events: IdempotencyEvent[] = [];
+    const observer: IdempotencyObserver = { record: (event) => events.push(event) };
+    const registry = new Registry();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        IdempotencyModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: ['SERVICE_NAME'],
+          useFactory: (service: string) => ({ service, store, observers: [observer], metrics: { registry }, closeStore: true }),
+        }),
+      ],
+      controllers: [PingController],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+
+    const coordinator = app.get(IdempotencyCoordinator);
+    await coordinator.run({ operation: 'op', key: 'k', fingerprint: 'f' }, async () => 1);
+
+    expect(events).toEqual([expect.objectContaining({ service: 'async-service', operation: 'op', outcome: 'executed' })]);
+    expect(app.get(IdempotencyMetrics).registry).toBe(registry);
+    expect(await registry.metrics()).toContain('outcome="executed"} 1');
+    await app.close();
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+
+  it('leaves a shared store open on shutdown by default', async () => {
+    const store = new MemoryStore();
+    const close = jest.spyOn(store, 'close');
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ service: 's', store, metrics: false })],
+      controllers: [PingController],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    await app.close();
+
+    expect(close).not.toHaveBeenCalled();
+    await store.close();
+  });
+});

@@ -1,0 +1,67 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { IdempotencyCoordinator } from '../coordinator';
+import { FanOutObserver } from './fan-out.observer';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyMetrics } from './idempotency.metrics';
+import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
+import type { IdempotencyModuleOptions } from './idempotency.options';
+
+/**
+ * Idempotency for a NestJS service: provides and exports the
+ * `IdempotencyCoordinator`, the `IdempotencyInterceptor` that `@Idempotent`
+ * applies, and `IdempotencyMetrics`. Register `ProblemDetailsFilter` as well, so
+ * its errors (400, 409, 422, 503) reach clients as problem documents.
+ *
+ * @example
+ * @Module({
+ *   imports: [
+ *     IdempotencyModule.forRootAsync({
+ *       inject: [ConfigService],
+ *       useFactory: (config: ConfigService) => ({
+ *         service: 'payments',
+ *         store: new RedisStore({ client: createRedisClient(config.getOrThrow('REDIS_URL')), ownsClient: true }),
+ *         operations: { 'payments.charge': { inFlight: 'wait', retentionMs: 86_400_000 } },
+ *         scope: (ctx) => ctx.switchToHttp().getRequest().user?.tenantId,
+ *         closeStore: true,
+ *       }),
+ *     }),
+ *   ],
+ *   controllers: [ChargesController],
+ *   providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+ * })
+ * export class PaymentsModule {}
+ */
+@Module({
+  providers: [
+    {
+      provide: IdempotencyMetrics,
+      inject: [IDEMPOTENCY_MODULE_OPTIONS],
+      useFactory: ({ metrics }: IdempotencyModuleOptions) =>
+        new IdempotencyMetrics({ registry: metrics === false ? new Registry() : metrics?.registry }),
+    },
+    {
+      provide: IdempotencyCoordinator,
+      inject: [IDEMPOTENCY_MODULE_OPTIONS, IdempotencyMetrics],
+      useFactory: (options: IdempotencyModuleOptions, metrics: IdempotencyMetrics) =>
+        new IdempotencyCoordinator({
+          service: options.service,
+          store: options.store,
+          defaults: options.defaults,
+          operations: options.operations,
+          observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
+        }),
+    },
+    IdempotencyInterceptor,
+  ],
+  exports: [IdempotencyCoordinator, IdempotencyInterceptor, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
+})
+export class IdempotencyModule extends IdempotencyConfigurableModule implements OnApplicationShutdown {
+  constructor(@Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions) {
+    super();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.options.closeStore) await this.options.store.close();
+  }
+}

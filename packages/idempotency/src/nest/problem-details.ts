@@ -1,0 +1,86 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
+import { isIdempotencyError } from '../errors';
+
+/** An RFC 9457 problem document, served as `application/problem+json`. */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  /** Extension: each message of a validation failure (class-validator). */
+  errors?: string[];
+}
+
+/** A problem document and the headers that go with it (`Retry-After`). */
+export interface Problem {
+  document: ProblemDocument;
+  headers: Record<string, string>;
+  /** True when the error was not expected: it is logged, and its text withheld. */
+  unexpected: boolean;
+}
+
+/**
+ * Map any thrown value to the problem it stands for: an idempotency error to
+ * its own status and `type`; an `HttpException` to its status; a body-parsing
+ * error of Fastify or Express (invalid JSON, body too large) to the 4xx it
+ * carries; anything else to a 500 that says nothing of the internals.
+ */
+export function toProblem(exception: unknown, instance?: string): Problem {
+  if (isIdempotencyError(exception)) {
+    const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    return {
+      document: problem(exception.httpStatus, exception.problemType, exception.message, instance),
+      headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
+      unexpected: false,
+    };
+  }
+  if (exception instanceof HttpException) {
+    const document = problem(exception.getStatus(), 'about:blank', undefined, instance);
+    const response = exception.getResponse();
+    if (typeof response === 'string') document.detail = response;
+    else describe(document, response as Record<string, unknown>, exception.message);
+    return { document, headers: {}, unexpected: false };
+  }
+  const status = clientErrorStatus(exception);
+  if (status !== undefined) {
+    const detail = (exception as Error).message;
+    return { document: problem(status, 'about:blank', detail, instance), headers: {}, unexpected: false };
+  }
+  const document = problem(HttpStatus.INTERNAL_SERVER_ERROR, 'about:blank', 'An unexpected error occurred', instance);
+  return { document, headers: {}, unexpected: true };
+}
+
+function problem(status: number, type: string, detail: string | undefined, instance: string | undefined): ProblemDocument {
+  const document: ProblemDocument = { type, title: STATUS_CODES[status] ?? 'Error', status };
+  if (detail !== undefined) document.detail = detail;
+  if (instance !== undefined) document.instance = instance;
+  return document;
+}
+
+/** Nest's `{ statusCode, message, error }` body: `message` may be a list (ValidationPipe). */
+function describe(document: ProblemDocument, response: Record<string, unknown>, fallback: string): void {
+  const { message, error } = response;
+  if (typeof error === 'string' && error !== document.title) document.title = error;
+  if (Array.isArray(message)) {
+    document.errors = message.map(String);
+    document.detail = document.errors.join('; ');
+  } else {
+    document.detail = typeof message === 'string' ? message : fallback;
+  }
+}
+
+/**
+ * The 4xx status of an error raised by the HTTP layer before any handler ran:
+ * Fastify's (`FST_ERR_CTP_*`, `statusCode`) and body-parser's (`expose`,
+ * `status`, e.g. `entity.too.large`). Their messages are written for clients.
+ */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (!(exception instanceof Error)) return undefined;
+  const error = exception as Error & { statusCode?: unknown; status?: unknown; expose?: unknown; code?: unknown };
+  const status = typeof error.statusCode === 'number' ? error.statusCode : error.status;
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  const fromFastify = error.name === 'FastifyError' || (typeof error.code === 'string' && error.code.startsWith('FST_'));
+  return fromFastify || error.expose === true ? status : undefined;
+}

@@ -1,0 +1,96 @@
+import type { Redis } from 'ioredis';
+import { closeConnection } from './redis-client';
+
+type Listener = () => void;
+
+/**
+ * One subscriber connection shared by every waiter of a store, with the
+ * subscriptions counted per channel: the first waiter on a channel sends
+ * SUBSCRIBE, later ones share its reply, and the last to leave sends
+ * UNSUBSCRIBE. A hundred requests waiting on one key cost one subscription,
+ * and a busy service never holds one connection per waiter.
+ *
+ * Commands on one connection are answered in order, so a SUBSCRIBE that
+ * follows an UNSUBSCRIBE still in flight leaves the channel subscribed.
+ */
+export class CompletionChannels {
+  private subscriber: Redis | undefined;
+  private connecting: Promise<void> | undefined;
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly subscriptions = new Map<string, Promise<unknown>>();
+  private closed = false;
+
+  /** `connect` creates the (not yet connected) subscriber on first use. */
+  constructor(private readonly connect: () => Redis) {}
+
+  /**
+   * Call `listener` on every message on `channel` until {@link leave}.
+   * Resolves once the channel is subscribed: a completion published after
+   * that is delivered. Rejects, and leaves, when the subscription fails.
+   */
+  join(channel: string, listener: Listener): Promise<void> {
+    const listeners = this.listeners.get(channel) ?? new Set<Listener>();
+    this.listeners.set(channel, listeners);
+    listeners.add(listener);
+    let subscribed = this.subscriptions.get(channel);
+    if (!subscribed) {
+      const attempt = this.connection().then((subscriber) => subscriber.subscribe(channel));
+      // A failed SUBSCRIBE is forgotten so that the next waiter tries again.
+      attempt.catch(() => {
+        if (this.subscriptions.get(channel) === attempt) this.subscriptions.delete(channel);
+      });
+      this.subscriptions.set(channel, attempt);
+      subscribed = attempt;
+    }
+    return subscribed.then(
+      () => undefined,
+      (error: unknown) => {
+        this.leave(channel, listener);
+        throw error;
+      },
+    );
+  }
+
+  /** Stop calling `listener`; unsubscribe when it was the channel's last. */
+  leave(channel: string, listener: Listener): void {
+    const listeners = this.listeners.get(channel);
+    if (!listeners?.delete(listener) || listeners.size > 0) return;
+    this.listeners.delete(channel);
+    this.subscriptions.delete(channel);
+    if (this.closed || !this.subscriber) return;
+    // A failed UNSUBSCRIBE means the connection is down; ioredis may restore
+    // the subscription on reconnect, where its messages find no listener.
+    this.subscriber.unsubscribe(channel).catch(() => undefined);
+  }
+
+  /** Drop every listener and close the subscriber connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    this.subscriptions.clear();
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber) await closeConnection(subscriber);
+  }
+
+  private connection(): Promise<Redis> {
+    if (this.closed) return Promise.reject(new Error('The completion subscriber is closed'));
+    let subscriber = this.subscriber;
+    if (!subscriber) {
+      subscriber = this.connect();
+      // Failures reach waiters as rejected SUBSCRIBEs; the connection's own
+      // error events would only be console noise.
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (channel: string) => this.dispatch(channel));
+      this.subscriber = subscriber;
+      // A failed first connect surfaces as the SUBSCRIBE's rejection.
+      this.connecting = subscriber.connect().catch(() => undefined);
+    }
+    const ready = subscriber;
+    return (this.connecting ?? Promise.resolve()).then(() => ready);
+  }
+
+  private dispatch(channel: string): void {
+    for (const listener of [...(this.listeners.get(channel) ?? [])]) listener();
+  }
+}

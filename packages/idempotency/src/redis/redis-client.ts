@@ -1,0 +1,59 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Client options that make an unreachable Redis fail fast instead of hanging
+ * the request that needs it. A store call that hangs holds a request past
+ * its caller's deadline and hides the outage; one that fails at once lets
+ * the coordinator answer 503 (fail closed) or run unprotected (fail open).
+ *
+ * - `enableOfflineQueue: false`: while the connection is down a command is
+ *   refused at once instead of queued until Redis comes back.
+ * - `maxRetriesPerRequest: 1`: a command caught in flight by a dropped
+ *   connection is given up after one reconnection attempt, not twenty.
+ * - `commandTimeout: 1000`: covers what the other two cannot see, a server
+ *   that keeps the TCP connection open but stops answering (paused,
+ *   swapping, black-holed). The store's scripts are O(1); a second is ample.
+ * - `connectTimeout: 2000`: the same bound for establishing a connection.
+ * - `lazyConnect: true`: with the offline queue off, a command sent before
+ *   the first `ready` would be refused, so boot awaits `client.connect()`,
+ *   which resolves on `ready` and rejects when Redis is unreachable.
+ *
+ * Apply them with {@link createRedisClient}, or spread them into your own
+ * `new Redis(...)` options.
+ */
+export const FAIL_FAST_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  commandTimeout: 1000,
+  connectTimeout: 2000,
+  lazyConnect: true,
+});
+
+/**
+ * Create an ioredis client with {@link FAIL_FAST_REDIS_OPTIONS}; `options`
+ * override them one by one. The client does not connect until
+ * `connect()` is awaited.
+ *
+ * @example
+ * const client = createRedisClient(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+ * client.on('error', (error) => logger.warn({ error }, 'redis'));
+ * await client.connect(); // rejects if Redis is unreachable at boot
+ * const store = new RedisStore({ client, ownsClient: true });
+ */
+export function createRedisClient(url: string, options: RedisOptions = {}): Redis {
+  return new Redis(url, { ...FAIL_FAST_REDIS_OPTIONS, ...options });
+}
+
+/**
+ * Close a connection without waiting on a dead server: QUIT lets pending
+ * replies arrive when the connection is up; otherwise there is nothing to
+ * wait for, and QUIT itself could queue or be refused.
+ */
+export async function closeConnection(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}

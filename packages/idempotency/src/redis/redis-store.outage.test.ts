@@ -1,0 +1,131 @@
+import type { Redis } from 'ioredis';
+import { RedisStore } from './redis-store';
+import { connect, deleteKeys, newStoreKey, startPrivateRedis, uniquePrefix, waitUntil, type PrivateRedis } from './redis.test-support';
+
+/** "Fails fast": far below the 5 s a hanging client would take to be noticed. */
+const FAST_MS = 2_000;
+const prefix = uniquePrefix();
+const claimRequest = (owner = 'owner-a') => ({ storeKey: newStoreKey(), fingerprint: 'fp', owner, leaseMs: 30_000 });
+
+async function rejectsWithin(operation: () => Promise<unknown>): Promise<number> {
+  const start = Date.now();
+  await expect(operation()).rejects.toThrow();
+  return Date.now() - start;
+}
+
+describe('RedisStore when Redis goes away', () => {
+  let redis: PrivateRedis;
+  let client: Redis;
+  let store: RedisStore;
+
+  beforeEach(async () => {
+    redis = await startPrivateRedis();
+    // Closing a client whose server is gone leaves ioredis's own socket-end
+    // timer (disconnectTimeout, 2 s by default) running; keep it short so
+    // Jest exits promptly. The subscriber inherits it through duplicate().
+    client = await connect(redis.url, { disconnectTimeout: 100 });
+    store = new RedisStore({ client, prefix, ownsClient: true });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await redis.kill();
+  });
+
+  test('claim, complete, release and renew reject quickly instead of hanging', async () => {
+    expect((await store.claim(claimRequest())).status).toBe('claimed');
+    await redis.kill();
+    const request = claimRequest();
+    expect(await rejectsWithin(() => store.claim(request))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.complete(request.storeKey, 'owner-a', 'r', 60_000))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.release(request.storeKey, 'owner-a'))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.renew(request.storeKey, 'owner-a', 30_000))).toBeLessThan(FAST_MS);
+  });
+
+  test('a claim in flight when Redis dies rejects quickly', async () => {
+    const inFlight = Promise.all(Array.from({ length: 50 }, (_, i) => store.claim(claimRequest(`owner-${i}`))));
+    const killed = redis.kill();
+    const start = Date.now();
+    await inFlight.catch(() => undefined);
+    await killed;
+    expect(Date.now() - start).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.claim(claimRequest()))).toBeLessThan(FAST_MS);
+  });
+
+  test('waitForChange rejects quickly when its first subscription cannot be made', async () => {
+    const request = claimRequest();
+    await store.claim(request);
+    await redis.kill();
+    expect(await rejectsWithin(() => store.waitForChange(request.storeKey, 10_000))).toBeLessThan(FAST_MS);
+  });
+
+  test('a waiter whose re-check fails rejects instead of waiting out its timeout', async () => {
+    const polling = new RedisStore({ client, prefix, pollIntervalMs: 100 });
+    try {
+      const request = claimRequest();
+      await polling.claim(request);
+      const waiting = polling.waitForChange(request.storeKey, 10_000);
+      await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.storeKey}}:done`)) as [string, number])[1]) === 1);
+      await redis.kill();
+      expect(await rejectsWithin(() => waiting)).toBeLessThan(FAST_MS);
+    } finally {
+      await polling.close();
+    }
+  });
+});
+
+describe('RedisStore scripts', () => {
+  test('keep working after SCRIPT FLUSH: EVALSHA falls back to EVAL (on a private server)', async () => {
+    const redis = await startPrivateRedis();
+    const store = new RedisStore({ client: await connect(redis.url), prefix, ownsClient: true });
+    try {
+      const first = claimRequest();
+      expect((await store.claim(first)).status).toBe('claimed');
+      const admin = await connect(redis.url);
+      await admin.script('FLUSH');
+      await admin.quit();
+      expect((await store.claim(claimRequest())).status).toBe('claimed');
+      expect(await store.complete(first.storeKey, 'owner-a', 'r', 60_000)).toBe(true);
+    } finally {
+      await store.close();
+      await redis.kill();
+    }
+  });
+});
+
+describe('RedisStore.close', () => {
+  const counts = () => {
+    const resources = process.getActiveResourcesInfo();
+    return { sockets: resources.filter((r) => r === 'TCPSocketWrap').length, timers: resources.filter((r) => r === 'Timeout').length };
+  };
+
+  test('leaves no open sockets or timers behind, and refuses calls afterwards', async () => {
+    const shared = await connect();
+    const baseline = counts();
+    const client = await connect();
+    const store = new RedisStore({ client, prefix, ownsClient: true, pollIntervalMs: 50 });
+    const request = claimRequest();
+    await store.claim(request);
+    const waiters = Array.from({ length: 5 }, () => store.waitForChange(request.storeKey, 10_000));
+    await waitUntil(() => counts().sockets >= baseline.sockets + 2, 5000, 'the subscriber to connect');
+    await store.close();
+    await Promise.all(waiters);
+    await waitUntil(() => {
+      const now = counts();
+      return now.sockets === baseline.sockets && now.timers <= baseline.timers;
+    }, 5000, 'sockets and timers to be released');
+    expect(client.status).toBe('end');
+    await expect(store.claim(request)).rejects.toThrow('closed');
+    await deleteKeys(shared, prefix);
+    await shared.quit();
+  });
+
+  test('does not quit a client it does not own', async () => {
+    const client = await connect();
+    const store = new RedisStore({ client, prefix });
+    await store.waitForChange(newStoreKey(), 1000);
+    await store.close();
+    expect(await client.ping()).toBe('PONG');
+    await client.quit();
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The Lua scripts behind `RedisStore`. Redis runs a script to completion
+ * before it serves any other command, so each script is one indivisible
+ * read-decide-write step: no other client can slip a command between the
+ * check and the write the way it could between two round trips. All keys a
+ * script touches share one hash tag, so the script stays legal (one slot)
+ * on Redis Cluster.
+ *
+ * Record hash fields: `status` (`in_progress` | `completed`), `fp`
+ * (fingerprint), `owner`, `epoch`, and `result` once completed. The key's
+ * TTL is the lease while in progress and the retention once completed.
+ */
+
+/**
+ * Create the record or report the one that is there.
+ *
+ * KEYS: record hash, epoch counter. ARGV: fingerprint, owner, leaseMs,
+ * epoch counter TTL in ms. Returns `{'claimed', epoch}`,
+ * `{'in_progress', fp, pttl}` or `{'completed', fp, result}`.
+ *
+ * Atomic because the existence check and the HSET happen inside one script:
+ * of any number of concurrent claims exactly one sees no record. The epoch is
+ * `max(counter + 1, server time in ms)`: the counter orders claims inside one
+ * millisecond, and the clock keeps epochs growing after the counter itself
+ * has expired, so a ledger that remembers an old epoch never refuses a
+ * re-execution after retention. TIME is read inside the script, which Redis
+ * allows because scripts replicate their effects (the default from Redis 7;
+ * `replicate_commands` turns it on for 5 and 6, and is a no-op after).
+ * Numbers go back to Redis as `%.0f` strings so a 13-digit epoch is never
+ * written in exponent form.
+ */
+export const CLAIM_SCRIPT = `
+if redis.replicate_commands then redis.replicate_commands() end
+local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result')
+if record[1] == 'completed' then
+  return {'completed', record[2], record[3]}
+end
+if record[1] then
+  return {'in_progress', record[2], math.max(redis.call('PTTL', KEYS[1]), 0)}
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local previous = tonumber(redis.call('GET', KEYS[2])) or 0
+local epoch = string.format('%.0f', math.max(previous + 1, now))
+redis.call('HSET', KEYS[1], 'status', 'in_progress', 'fp', ARGV[1], 'owner', ARGV[2], 'epoch', epoch)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[2], epoch, 'PX', ARGV[4])
+return {'claimed', epoch}
+`;
+
+/**
+ * Store the result if `owner` still holds the lease, then wake waiters.
+ *
+ * KEYS: record hash. ARGV: owner, result, retentionMs, completion channel.
+ * Returns 1, or 0 with nothing changed.
+ *
+ * Atomic because the owner check and the write are one step: a holder whose
+ * lease ran out, and whose key someone else claimed since, fails the check
+ * and cannot overwrite the new owner's record. The PUBLISH happens in the
+ * same step, so a waiter that re-reads the record after being woken always
+ * sees the result.
+ */
+export const COMPLETE_SCRIPT = `
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], 'completed')
+return 1
+`;
+
+/**
+ * Delete the in-progress record if `owner` still holds it, then wake waiters.
+ *
+ * KEYS: record hash. ARGV: owner, completion channel. Returns 1 or 0.
+ *
+ * Atomic for the same reason as completion: a stale holder cannot delete a
+ * record that a newer claim created under the same key.
+ */
+export const RELEASE_SCRIPT = `
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], 'released')
+return 1
+`;
+
+/**
+ * Extend the lease to `leaseMs` from now if `owner` still holds it.
+ *
+ * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0.
+ *
+ * Atomic so a heartbeat that fires just after its lease ran out cannot
+ * extend the lease of whoever claimed the key since.
+ */
+export const RENEW_SCRIPT = `
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
+if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;

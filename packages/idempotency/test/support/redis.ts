@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
+import type { StartedRedisContainer } from '@testcontainers/redis';
+
+/**
+ * Where the Redis tests find a server: `REDIS_URL` when set, otherwise a
+ * container started with testcontainers (once per test file). The shared
+ * server is never stopped by a test; outage tests use `startPrivateRedis`.
+ */
+let container: Promise<StartedRedisContainer> | undefined;
+
+export async function redisUrl(): Promise<string> {
+  const fromEnv = process.env.REDIS_URL;
+  if (fromEnv) return fromEnv;
+  container ??= startContainer();
+  return (await container).getConnectionUrl();
+}
+
+/** Stop the container `redisUrl` started, if it started one. */
+export async function stopRedisContainer(): Promise<void> {
+  const started = container;
+  container = undefined;
+  if (started) await (await started.catch(() => undefined))?.stop();
+}
+
+async function startContainer(): Promise<StartedRedisContainer> {
+  try {
+    const { RedisContainer } = await import('@testcontainers/redis');
+    return await new RedisContainer('redis:7-alpine').start();
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(
+      `The Redis tests need a Redis server. REDIS_URL is not set and testcontainers could not start one (${reason}). ` +
+        'Set REDIS_URL, e.g. REDIS_URL=redis://127.0.0.1:6379, to run them against an existing server.',
+      { cause },
+    );
+  }
+}
+
+/** A throwaway redis-server child process, for tests that stop the store. */
+export interface PrivateRedis {
+  url: string;
+  /** Kill the server (SIGKILL, like a crash) and wait for it to exit. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Start `redis-server` on a free port, without persistence, and wait until it answers PING. */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const binary = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').catch(() => undefined);
+  const running = () => child.exitCode === null && child.signalCode === null;
+  // Never leave a server behind when the test process ends.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    if (running()) child.kill('SIGKILL');
+    await exited;
+  };
+
+  const startError = once(child, 'error').then(([error]) => error as Error);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (await ping(port)) return { url: `redis://127.0.0.1:${port}`, stop };
+    const failed = await Promise.race([startError, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50))]);
+    if (failed || !running() || Date.now() > deadline) {
+      await stop();
+      throw new Error(`${binary} did not start on port ${port}: ${failed?.message ?? output}`);
+    }
+  }
+}
+
+/** One raw RESP PING, so readiness does not depend on any client's retry behaviour. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let reply = '';
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('No free TCP port');
+  return address.port;
+}

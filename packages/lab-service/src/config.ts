@@ -1,0 +1,101 @@
+/**
+ * A lab service's configuration, read from the environment once at start-up
+ * and validated: a bad value stops the process with a message naming the
+ * variable, the value and what is allowed.
+ */
+
+/** Which idempotency the lab demonstrates. */
+export const KEY_POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;
+export type LabKeyPolicy = (typeof KEY_POLICIES)[number];
+
+/** The three services of the chain. */
+export type ServiceName = 'gateway' | 'orders' | 'payments';
+
+export interface ServiceConfig {
+  service: ServiceName;
+  host: string;
+  port: number;
+  store: 'memory' | 'redis';
+  redisUrl: string;
+  keyPolicy: LabKeyPolicy;
+  inFlight: 'wait' | 'reject';
+  /** Fault hooks exist only when this is true (`LAB_FAULTS=1`). */
+  labFaults: boolean;
+  /** The next hop, for gateway and orders. */
+  downstreamUrl?: string;
+  /** Per-attempt timeout and attempt cap of the call to the next hop. */
+  attemptTimeoutMs: number;
+  maxAttempts: number;
+  leaseMs: number;
+  retentionMs: number;
+  logLevel: string;
+}
+
+/** Thrown for a bad environment value; its message is meant for the operator. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const DEFAULTS: Record<ServiceName, { port: number; downstream?: [string, string]; timeoutMs: number }> = {
+  gateway: { port: 3000, downstream: ['ORDERS_URL', 'http://127.0.0.1:3001'], timeoutMs: 600 },
+  orders: { port: 3001, downstream: ['PAYMENTS_URL', 'http://127.0.0.1:3002'], timeoutMs: 300 },
+  payments: { port: 3002, timeoutMs: 0 },
+};
+
+/** Read and validate the configuration of `service` from `env`. */
+export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const defaults = DEFAULTS[service];
+  const read = reader(env);
+  const redisUrl = read.string('REDIS_URL', 'redis://127.0.0.1:6379');
+  return {
+    service,
+    host: read.string('HOST', '127.0.0.1'),
+    port: read.int('PORT', defaults.port, 0, 65535),
+    store: read.oneOf('IDEMPOTENCY_STORE', ['memory', 'redis'], env.REDIS_URL ? 'redis' : 'memory'),
+    redisUrl: read.url('REDIS_URL', redisUrl, ['redis:', 'rediss:']),
+    keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
+    inFlight: read.oneOf('IN_FLIGHT', ['wait', 'reject'], 'wait'),
+    labFaults: read.oneOf('LAB_FAULTS', ['0', '1'], '0') === '1',
+    downstreamUrl: defaults.downstream
+      ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:'])
+      : undefined,
+    attemptTimeoutMs: read.int('DOWNSTREAM_TIMEOUT_MS', defaults.timeoutMs, 1, 600_000),
+    maxAttempts: read.int('DOWNSTREAM_ATTEMPTS', 2, 1, 10),
+    leaseMs: read.int('IDEMPOTENCY_LEASE_MS', 10_000, 100, 3_600_000),
+    retentionMs: read.int('IDEMPOTENCY_RETENTION_MS', 24 * 3_600_000, 100, 30 * 24 * 3_600_000),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  };
+}
+
+function reader(env: NodeJS.ProcessEnv) {
+  const fail = (name: string, value: string, expected: string): never => {
+    throw new ConfigError(`${name}=${JSON.stringify(value)} is not valid: expected ${expected}`);
+  };
+  const raw = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : (env[name] as string));
+  return {
+    string: (name: string, fallback: string) => raw(name) ?? fallback,
+    int(name: string, fallback: number, min: number, max: number): number {
+      const value = raw(name);
+      if (value === undefined) return fallback;
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed < min || parsed > max) fail(name, value, `an integer from ${min} to ${max}`);
+      return parsed;
+    },
+    oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+      const value = raw(name) ?? fallback;
+      if (!allowed.includes(value as T)) fail(name, value, `one of ${allowed.join(', ')}`);
+      return value as T;
+    },
+    url(name: string, fallback: string, protocols: string[]): string {
+      const value = raw(name) ?? fallback;
+      let url: URL | undefined;
+      try {
+        url = new URL(value);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !protocols.includes(url.protocol)) fail(name, value, `a URL (${protocols.join(' or ')})`);
+      return value;
+    },
+  };
+}

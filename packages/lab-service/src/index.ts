@@ -1,0 +1,14 @@
+/** How a lab service boots: configuration, store, logs, health, metrics, faults. */
+export { createServiceApp, runService } from './bootstrap';
+export { ConfigError, KEY_POLICIES, loadConfig } from './config';
+export type { LabKeyPolicy, ServiceConfig, ServiceName } from './config';
+export { callNextHop, clientKeyPolicy } from './downstream';
+export { LabFaults } from './lab-faults';
+export type { FaultPlan } from './lab-faults';
+export { LabServiceModule, serverKeyMode } from './lab-service.module';
+export type { StoreBinding } from './store.factory';
+export { DOWNSTREAM, SERVICE_CONFIG, STORE } from './tokens';
+export { OrderPaymentDto } from './order-payment.dto';
+export type { PaidOrder } from './order-payment.dto';
+export { bootService } from './testing';
+export type { BootedService } from './testing';

@@ -1,0 +1,17 @@
+import { EXPECTED_CHARGES } from './report';
+import { OUTPUT, runAll } from './run-all';
+
+async function main(): Promise<void> {
+  const { runs, table } = await runAll();
+  process.stdout.write(`\n${table}\n\nwrote ${OUTPUT.markdown} and ${OUTPUT.results}\n`);
+  const off = runs.filter((run) => run.charges !== EXPECTED_CHARGES[run.policy]);
+  if (off.length > 0) {
+    process.stderr.write(`charges differ from the write-up for: ${off.map((run) => run.policy).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

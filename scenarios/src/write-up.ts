@@ -1,0 +1,113 @@
+import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Lab, type LabPorts } from './lab-processes';
+import type { LabEvent } from './timeline';
+
+/** The four policies of the write-up, in the order of its table. */
+export const POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;
+export type Policy = (typeof POLICIES)[number];
+
+/** The faults and budgets of the write-up, in one place. */
+export const SETUP = {
+  /** Payments answers a first attempt this late; the charge is already written. */
+  slowFirstAttemptMs: 1500,
+  /** Orders' first reply is lost after its work is done. */
+  ordersLostReplies: 1,
+  /** The caller sends one checkout and waits this long for it. */
+  callerBudgetMs: 3000,
+  /** Gateway -> orders and orders -> payments: per-attempt timeouts (ms), 2 attempts each. */
+  gatewayTimeoutMs: 600,
+  ordersTimeoutMs: 300,
+} as const;
+
+/** What one policy produced. */
+export interface PolicyRun {
+  scenario: 'write-up';
+  policy: Policy;
+  store: 'redis' | 'memory';
+  charges: number;
+  caller: { answered: boolean; status?: number; attempts: number; durationMs: number; failure?: string };
+  laterPress: { status?: number; latencyMs: number; replayed: boolean; chargedAgain: boolean; chargesAfter: number };
+  durationMs: number;
+  events: LabEvent[];
+  ledger: Array<{ chargeId: string; epoch: number; at: string }>;
+}
+
+interface LedgerView {
+  count: number;
+  charges: Array<{ chargeId: string; epoch: number; at: string }>;
+}
+
+/**
+ * One checkout through gateway -> orders -> payments under `policy`, with
+ * the write-up's faults, then the user's later press once all has settled.
+ * The ledger's count is the answer.
+ */
+export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', ports: LabPorts, redisUrl?: string): Promise<PolicyRun> {
+  const started = Date.now();
+  const lab = new Lab({
+    ports,
+    env: { KEY_POLICY: policy, IDEMPOTENCY_STORE: store, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), LOG_LEVEL: 'info' },
+  });
+  await lab.start();
+  try {
+    await lab.arm('payments', { slowFirstAttemptMs: SETUP.slowFirstAttemptMs });
+    await lab.arm('orders', { loseReplies: SETUP.ordersLostReplies });
+    const caller = new IdempotentHttpClient({
+      baseUrl: lab.url('gateway'),
+      keyPolicy: policy === 'propagated' ? 'propagate' : 'none',
+      maxAttempts: 1,
+      attemptTimeoutMs: SETUP.callerBudgetMs,
+      onAttempt: (event) => lab.events.push({ ...event, event: 'attempt', service: 'caller', time: event.startedAt }),
+    });
+    const order = { orderId: `order-${policy}-${randomUUID().slice(0, 8)}`, account: 'acct-42', amountCents: 500 };
+    const key = policy === 'propagated' ? randomUUID() : undefined;
+
+    const first = await press(caller, order, key);
+    // Settled: the slow first attempt has answered (into the void) and every retry is over.
+    await sleep(Math.max(0, started + SETUP.slowFirstAttemptMs * 2 - Date.now()));
+    await lab.arm('payments', {});
+    const charges = (await ledger(lab, order.orderId)).count;
+
+    const later = await press(caller, order, key);
+    const after = await ledger(lab, order.orderId);
+    await caller.close();
+    return {
+      scenario: 'write-up',
+      policy,
+      store,
+      charges,
+      caller: first,
+      laterPress: {
+        status: later.status,
+        latencyMs: later.durationMs,
+        replayed: later.replayed,
+        chargedAgain: after.count > charges,
+        chargesAfter: after.count,
+      },
+      durationMs: Date.now() - started,
+      events: lab.events,
+      ledger: after.charges.map(({ chargeId, epoch, at }) => ({ chargeId, epoch, at })),
+    };
+  } finally {
+    await lab.stop();
+  }
+}
+
+async function press(caller: IdempotentHttpClient, order: object, key?: string) {
+  const started = performance.now();
+  try {
+    const response = await caller.post('/checkout', order, key ? { key } : {});
+    const durationMs = Math.round(performance.now() - started);
+    return { answered: true, status: response.status, attempts: response.attempts, durationMs, replayed: response.replayed };
+  } catch (error) {
+    const durationMs = Math.round(performance.now() - started);
+    return { answered: false, attempts: 1, durationMs, replayed: false, failure: (error as Error).message };
+  }
+}
+
+async function ledger(lab: Lab, orderId: string): Promise<LedgerView> {
+  const response = await fetch(`${lab.url('payments')}/charges?orderId=${encodeURIComponent(orderId)}`);
+  return (await response.json()) as LedgerView;
+}

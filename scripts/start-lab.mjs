@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Start payments, orders and gateway (in that order, each once the previous
+// answers /health), with the environment passed through. Ctrl-C stops all.
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const services = [
+  { name: 'payments', port: process.env.PAYMENTS_PORT ?? '3002' },
+  { name: 'orders', port: process.env.ORDERS_PORT ?? '3001' },
+  { name: 'gateway', port: process.env.GATEWAY_PORT ?? '3000' },
+];
+const children = [];
+
+async function ready(port) {
+  for (let i = 0; i < 100; i += 1) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`service on port ${port} did not become ready`);
+}
+
+function stop(code = 0) {
+  for (const child of children) child.kill('SIGTERM');
+  process.exitCode = code;
+}
+process.on('SIGINT', () => stop());
+process.on('SIGTERM', () => stop());
+
+for (const { name, port } of services) {
+  const child = spawn(process.execPath, [`apps/${name}/dist/main.js`], {
+    env: { ...process.env, PORT: port },
+    stdio: 'inherit',
+  });
+  child.on('exit', (code, signal) => {
+    if (signal !== 'SIGTERM' && code !== 0) {
+      console.error(`${name} exited (${signal ?? code}); stopping the lab`);
+      stop(1);
+    }
+  });
+  children.push(child);
+  await ready(port);
+  console.error(`${name} ready on http://127.0.0.1:${port}`);
+}
