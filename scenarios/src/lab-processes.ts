@@ -35,9 +35,9 @@ export class Lab {
     return `http://127.0.0.1:${this.settings.ports[service]}`;
   }
 
-  /** Start payments, orders, gateway; resolve once each answers `/health`. */
+  /** Start the three services; resolve once each answers `/health`. */
   async start(): Promise<void> {
-    for (const service of [...SERVICES].reverse()) await this.startService(service);
+    await Promise.all(SERVICES.map((service) => this.startService(service)));
   }
 
   async startService(service: Service): Promise<void> {

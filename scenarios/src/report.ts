@@ -24,7 +24,7 @@ function callerText(run: PolicyRun): string {
 
 function laterText(run: PolicyRun): string {
   const press = run.laterPress;
-  const how = press.replayed ? 'replayed' : `${press.status ?? 'no answer'}`;
+  const how = press.replayed ? `${press.status} from ${press.replayedBy}'s store` : `${press.status ?? 'no answer'}`;
   return `${how} in ${press.latencyMs} ms, ${press.chargedAgain ? `charged again (${press.chargesAfter} in all)` : 'not charged'}`;
 }
 
@@ -64,7 +64,7 @@ function firstPressEnd(run: PolicyRun): number {
 /** RESULTS.md, from this run only. */
 export function resultsMarkdown(runs: PolicyRun[], env: ReturnType<typeof environment>): string {
   const sections = runs.map((run) => {
-    const origin = Math.min(...run.events.map((e) => e.startedAt ?? e.time));
+    const origin = Math.min(...run.events.filter((e) => e.service === 'caller').map((e) => e.startedAt ?? e.time));
     return [
       `### \`${run.policy}\`: ${run.charges} charge${run.charges === 1 ? '' : 's'}`,
       '',

@@ -1,8 +1,10 @@
-import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { IdempotentHttpClient, isHttpCallError } from '@idempotency-chain/http-client';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, type LabPorts } from './lab-processes';
 import type { LabEvent } from './timeline';
+
+const NEXT_HOP: Record<string, string> = { caller: 'gateway', gateway: 'orders', orders: 'payments' };
 
 /** The four policies of the write-up, in the order of its table. */
 export const POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;
@@ -19,6 +21,8 @@ export const SETUP = {
   /** Gateway -> orders and orders -> payments: per-attempt timeouts (ms), 2 attempts each. */
   gatewayTimeoutMs: 600,
   ordersTimeoutMs: 300,
+  /** Wait this long after the slow first attempt before the later press. */
+  settleMarginMs: 1000,
 } as const;
 
 /** What one policy produced. */
@@ -28,7 +32,15 @@ export interface PolicyRun {
   store: 'redis' | 'memory';
   charges: number;
   caller: { answered: boolean; status?: number; attempts: number; durationMs: number; failure?: string };
-  laterPress: { status?: number; latencyMs: number; replayed: boolean; chargedAgain: boolean; chargesAfter: number };
+  laterPress: {
+    status?: number;
+    latencyMs: number;
+    /** Some hop answered from its store; `replayedBy` names the outermost. */
+    replayed: boolean;
+    replayedBy?: string;
+    chargedAgain: boolean;
+    chargesAfter: number;
+  };
   durationMs: number;
   events: LabEvent[];
   ledger: Array<{ chargeId: string; epoch: number; at: string }>;
@@ -64,13 +76,17 @@ export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', port
     const order = { orderId: `order-${policy}-${randomUUID().slice(0, 8)}`, account: 'acct-42', amountCents: 500 };
     const key = policy === 'propagated' ? randomUUID() : undefined;
 
+    const pressed = Date.now();
     const first = await press(caller, order, key);
     // Settled: the slow first attempt has answered (into the void) and every retry is over.
-    await sleep(Math.max(0, started + SETUP.slowFirstAttemptMs * 2 - Date.now()));
+    await sleep(Math.max(0, pressed + SETUP.slowFirstAttemptMs + SETUP.settleMarginMs - Date.now()));
     await lab.arm('payments', {});
     const charges = (await ledger(lab, order.orderId)).count;
 
+    const laterFrom = Date.now();
     const later = await press(caller, order, key);
+    // Answered from a store at some hop: the outermost one that replayed says where.
+    const replayedBy = lab.events.find((e) => e.event === 'attempt' && (e.startedAt ?? 0) >= laterFrom && e.replayed);
     const after = await ledger(lab, order.orderId);
     await caller.close();
     return {
@@ -82,7 +98,8 @@ export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', port
       laterPress: {
         status: later.status,
         latencyMs: later.durationMs,
-        replayed: later.replayed,
+        replayed: Boolean(replayedBy),
+        replayedBy: replayedBy ? NEXT_HOP[replayedBy.service] : undefined,
         chargedAgain: after.count > charges,
         chargesAfter: after.count,
       },
@@ -103,7 +120,9 @@ async function press(caller: IdempotentHttpClient, order: object, key?: string) 
     return { answered: true, status: response.status, attempts: response.attempts, durationMs, replayed: response.replayed };
   } catch (error) {
     const durationMs = Math.round(performance.now() - started);
-    return { answered: false, attempts: 1, durationMs, replayed: false, failure: (error as Error).message };
+    // A retryable answer (502, 503, 504) ends the caller's only attempt as an error: report what it said.
+    const status = isHttpCallError(error) ? error.lastStatus : undefined;
+    return { answered: status !== undefined, status, attempts: 1, durationMs, replayed: false, failure: (error as Error).message };
   }
 }
 

@@ -90,7 +90,12 @@ function is<T extends HttpCallError>(name: string) {
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
 }
 
-/** True for any error a call through the client ends with. */
+/**
+ * Guards that hold across two loaded copies of the package.
+ *
+ * @example
+ * catch (error) { if (isHttpCallError(error)) return reply(503, error.limit); throw error; }
+ */
 export const isHttpCallError = (error: unknown): error is HttpCallError =>
   typeof error === 'object' && error !== null && marker in error;
 export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');

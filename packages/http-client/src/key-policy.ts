@@ -35,6 +35,10 @@ export interface KeySources {
  * the same children. `per-attempt` and `none` resolve nothing here.
  *
  * @throws when the explicit key is not a key every hop would accept.
+ * @example
+ * resolveIntentKey('propagate', { inboundKey: 'k-1' });                     // 'k-1'
+ * resolveIntentKey('propagate', { inboundKey: 'k-1', callName: 'charge' }); // deriveChildKey('k-1', 'charge')
+ * resolveIntentKey('propagate', {});                                        // a fresh UUID, once per call
  */
 export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {
   if (policy !== 'propagate') return undefined;
@@ -45,7 +49,13 @@ export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string
   return sources.callName === undefined ? parent : deriveChildKey(parent, sources.callName);
 }
 
-/** The key sent on one attempt: the intent's, or a fresh one under `per-attempt`. */
+/**
+ * The key sent on one attempt: the intent's, or a fresh one under `per-attempt`.
+ *
+ * @example
+ * const intent = resolveIntentKey(policy, sources); // before the loop
+ * for (...) send(keyForAttempt(policy, intent));    // inside it
+ */
 export function keyForAttempt(policy: KeyPolicy, intentKey: string | undefined): string | undefined {
   return policy === 'per-attempt' ? randomUUID() : intentKey;
 }

@@ -32,7 +32,12 @@ export function runWithRequestContext<T>(context: RequestContext, fn: () => T): 
   return storage.run(Object.freeze({ ...context }), fn);
 }
 
-/** The context bound to the code running now, if any. */
+/**
+ * The context bound to the code running now, if any.
+ *
+ * @example
+ * logger.info({ keyHash: hashKey(currentRequestContext()?.key ?? '') }, 'charging');
+ */
 export function currentRequestContext(): RequestContext | undefined {
   return storage.getStore();
 }

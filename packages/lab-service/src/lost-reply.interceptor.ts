@@ -1,7 +1,13 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { NEVER, catchError, mergeMap, of, throwError, type Observable } from 'rxjs';
+import { catchError, tap, throwError, type Observable } from 'rxjs';
+import { HealthController } from './health.controller';
 import { LabFaults } from './lab-faults';
+import { LabFaultsController } from './lab-faults.controller';
+import { MetricsController } from './metrics.controller';
+
+/** The service's own plumbing: its replies are never the ones the lab drops. */
+const PLUMBING = new Set<unknown>([LabFaultsController, HealthController, MetricsController]);
 
 /**
  * Drops a reply after the work is done and stored: the caller sees the
@@ -14,15 +20,19 @@ export class LostReplyInterceptor implements NestInterceptor {
   constructor(private readonly faults: LabFaults) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const drop = (): boolean => {
-      if (!this.faults.takeLostReply()) return false;
-      context.switchToHttp().getResponse<FastifyReply>().raw.socket?.destroy();
-      return true;
+    if (PLUMBING.has(context.getClass())) return next.handle();
+    // The connection closes before the answer is written; the answer then
+    // goes nowhere and the request ends, so shutdown never waits for it.
+    const drop = () => {
+      if (this.faults.takeLostReply()) context.switchToHttp().getResponse<FastifyReply>().raw.socket?.destroy();
     };
     // Answers and errors alike: what is lost is the reply, whatever it said.
     return next.handle().pipe(
-      mergeMap((value) => (drop() ? NEVER : of(value))),
-      catchError((error: unknown) => (drop() ? NEVER : throwError(() => error))),
+      tap(() => drop()),
+      catchError((error: unknown) => {
+        drop();
+        return throwError(() => error);
+      }),
     );
   }
 }

@@ -50,7 +50,10 @@ describe.each([
   });
 
   afterAll(async () => {
-    await app.close(); // also closes the client's agent (onModuleDestroy)
+    const close = jest.spyOn(IdempotentHttpClient.prototype, 'close');
+    await app.close();
+    expect(close).toHaveBeenCalledTimes(1); // Nest's onModuleDestroy closed the client's agent
+    close.mockRestore();
     await downstream.close();
   });
 

@@ -65,9 +65,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     // Refused before the claim: a bad key or a missing required one leaves no record.
     const key = this.resolveKey(context);
-    const fingerprint = this.fingerprintOf(context, metadata);
     if (key === undefined && keyMode === 'required') throw new MissingKeyError('This operation requires an Idempotency-Key');
     if (key === undefined && keyMode === 'optional') return next.handle();
+    const fingerprint = this.fingerprintOf(context, metadata);
 
     const request: RunRequest = {
       operation: metadata.operation,

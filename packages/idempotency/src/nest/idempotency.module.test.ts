@@ -62,4 +62,16 @@ describe('IdempotencyModule', () => {
     expect(close).not.toHaveBeenCalled();
     await store.close();
   });
+
+  it('with isGlobal, serves @Idempotent routes of modules that do not import it', async () => {
+    @Module({ controllers: [PingController] })
+    class FeatureModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ service: 's', store: new MemoryStore(), metrics: false, isGlobal: true }), FeatureModule],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+
+    expect(app.get(IdempotencyCoordinator)).toBeInstanceOf(IdempotencyCoordinator);
+    await app.close();
+  });
 });

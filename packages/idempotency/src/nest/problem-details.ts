@@ -31,44 +31,44 @@ export function toProblem(exception: unknown, instance?: string): Problem {
   if (isIdempotencyError(exception)) {
     const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
     return {
-      document: problem(exception.httpStatus, exception.problemType, exception.message, instance),
+      document: problem({ status: exception.httpStatus, type: exception.problemType, detail: exception.message, instance }),
       headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
       unexpected: false,
     };
   }
   if (exception instanceof HttpException) {
-    const document = problem(exception.getStatus(), 'about:blank', undefined, instance);
-    const response = exception.getResponse();
-    if (typeof response === 'string') document.detail = response;
-    else describe(document, response as Record<string, unknown>, exception.message);
-    return { document, headers: {}, unexpected: false };
+    const fields = describe(exception.getResponse(), exception.message);
+    return { document: problem({ status: exception.getStatus(), ...fields, instance }), headers: {}, unexpected: false };
   }
   const status = clientErrorStatus(exception);
   if (status !== undefined) {
     const detail = (exception as Error).message;
-    return { document: problem(status, 'about:blank', detail, instance), headers: {}, unexpected: false };
+    return { document: problem({ status, detail, instance }), headers: {}, unexpected: false };
   }
-  const document = problem(HttpStatus.INTERNAL_SERVER_ERROR, 'about:blank', 'An unexpected error occurred', instance);
+  const document = problem({ status: HttpStatus.INTERNAL_SERVER_ERROR, detail: 'An unexpected error occurred', instance });
   return { document, headers: {}, unexpected: true };
 }
 
-function problem(status: number, type: string, detail: string | undefined, instance: string | undefined): ProblemDocument {
-  const document: ProblemDocument = { type, title: STATUS_CODES[status] ?? 'Error', status };
+/** Members always in the same order, so equal problems serialise to equal bytes. */
+function problem(fields: Partial<ProblemDocument> & { status: number }): ProblemDocument {
+  const { status, type = 'about:blank', title = STATUS_CODES[status] ?? 'Error', detail, instance, errors } = fields;
+  const document: ProblemDocument = { type, title, status };
   if (detail !== undefined) document.detail = detail;
   if (instance !== undefined) document.instance = instance;
+  if (errors !== undefined) document.errors = errors;
   return document;
 }
 
 /** Nest's `{ statusCode, message, error }` body: `message` may be a list (ValidationPipe). */
-function describe(document: ProblemDocument, response: Record<string, unknown>, fallback: string): void {
-  const { message, error } = response;
-  if (typeof error === 'string' && error !== document.title) document.title = error;
+function describe(response: string | object, fallback: string): Partial<ProblemDocument> {
+  if (typeof response === 'string') return { detail: response };
+  const { message, error } = response as Record<string, unknown>;
+  const title = typeof error === 'string' ? error : undefined;
   if (Array.isArray(message)) {
-    document.errors = message.map(String);
-    document.detail = document.errors.join('; ');
-  } else {
-    document.detail = typeof message === 'string' ? message : fallback;
+    const errors = message.map(String);
+    return { title, detail: errors.join('; '), errors };
   }
+  return { title, detail: typeof message === 'string' ? message : fallback };
 }
 
 /**
