@@ -1,0 +1,68 @@
+import { isStoreUnavailableError } from '../../src/errors';
+import { eventually, latch, within } from '../support/async';
+import { charge, newKey, SAFETY_MS, withPolicy, type ConformanceContext } from './context';
+
+/**
+ * The store stops (its harness's `outage.stop()`): fail closed by default,
+ * fail open only when the operation opts in, and never hang. Skipped for a
+ * store whose harness cannot stop it.
+ */
+export function describeOutageCases({ setup }: ConformanceContext): void {
+  const outageIt = it;
+
+  outageIt('fails closed when the store is down: StoreUnavailableError, and the action does not run', async () => {
+    const { coordinator, recorder, outage } = await setup({ outage: true });
+    expect(await coordinator.run(charge(newKey()), async () => ({ statusCode: 201 }))).toMatchObject({ replayed: false });
+    await outage?.stop();
+
+    let executions = 0;
+    const error = await within(
+      coordinator.run(charge(newKey()), async () => {
+        executions += 1;
+        return { statusCode: 201 };
+      }),
+      SAFETY_MS,
+      'a run against a stopped store',
+    ).catch((e: unknown) => e);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(executions).toBe(0);
+    expect(recorder.count('store_error')).toBeGreaterThanOrEqual(1);
+    expect(recorder.count('fail_open')).toBe(0);
+  });
+
+  outageIt('fails open when the operation opts in: the action runs exactly once, reported as fail_open', async () => {
+    const { coordinator, recorder, outage } = await setup({ outage: true });
+    await outage?.stop();
+
+    let executions = 0;
+    const result = await within(
+      coordinator.run(charge(newKey(), withPolicy({ onStoreFailure: 'fail-open' })), async ({ epoch }) => {
+        executions += 1;
+        return { statusCode: 201, epoch };
+      }),
+      SAFETY_MS,
+      'a fail-open run against a stopped store',
+    );
+    expect(result).toEqual({ value: { statusCode: 201, epoch: 0 }, replayed: false, waited: false });
+    expect(executions).toBe(1);
+    expect(recorder.count('fail_open')).toBe(1);
+  });
+
+  outageIt('still answers the caller when the store stops while its action runs', async () => {
+    const { coordinator, recorder, outage } = await setup({ outage: true });
+    const gate = latch();
+    let started = false;
+    const run = coordinator.run(charge(newKey()), async () => {
+      started = true;
+      await gate.promise;
+      return { statusCode: 201 };
+    });
+    await eventually(() => started, 'the action to start');
+    await outage?.stop();
+    gate.open();
+
+    expect(await within(run, SAFETY_MS, 'the run whose store stopped')).toMatchObject({ replayed: false, value: { statusCode: 201 } });
+    expect(recorder.count('store_error')).toBeGreaterThanOrEqual(1);
+    expect(recorder.count('executed')).toBe(0);
+  });
+}

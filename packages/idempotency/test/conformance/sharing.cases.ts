@@ -1,0 +1,159 @@
+import { isInFlightError, isKeyReusedError } from '../../src/errors';
+import { eventually, latch, track, within } from '../support/async';
+import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type Charge, type ConformanceContext } from './context';
+
+/** Duplicates of one request share one execution: they wait for it, replay it, or are refused. */
+export function describeSharingCases({ setup }: ConformanceContext): void {
+  it('executes once for 100 concurrent claims of one key; the other 99 replay the winner’s result', async () => {
+    const { coordinator, recorder } = await setup();
+    const key = newKey();
+    const gate = latch();
+    let executions = 0;
+    const action = async (): Promise<Charge> => {
+      executions += 1;
+      const chargeId = `ch_${executions}`;
+      await gate.promise;
+      return { statusCode: 201, body: { chargeId } };
+    };
+    const runs = Array.from({ length: 100 }, () => coordinator.run(charge(key), action));
+    await eventually(() => recorder.claims >= 100, 'every request to claim once');
+    gate.open();
+    const results = await within(Promise.all(runs), 20_000, '100 requests');
+
+    expect(executions).toBe(1);
+    expect(results.filter((result) => !result.replayed)).toHaveLength(1);
+    const replays = results.filter((result) => result.replayed);
+    expect(replays).toHaveLength(99);
+    expect(replays.every((result) => result.waited)).toBe(true);
+    for (const result of results) expect(result.value).toEqual({ statusCode: 201, body: { chargeId: 'ch_1' } });
+  });
+
+  it('wakes waiters with the winner’s result only after it completes, and promptly (by signal, not lease)', async () => {
+    const { coordinator, recorder } = await setup();
+    // A long lease: a waiter woken by anything but the completion signal would blow SAFETY_MS.
+    const request = charge(newKey(), withPolicy({ leaseMs: 60_000 }));
+    const gate = latch();
+    const winner = coordinator.run(request, async (): Promise<Charge> => {
+      recorder.mark('winner:started');
+      await gate.promise;
+      recorder.mark('winner:returning');
+      return { statusCode: 201, body: { chargeId: 'ch_winner' } };
+    });
+    await eventually(() => recorder.log.includes('winner:started'), 'the winner to start');
+    const waiters = [1, 2, 3].map(() =>
+      coordinator.run(request, neverRuns).then((result) => {
+        recorder.mark('waiter:answered');
+        return result;
+      }),
+    );
+    await eventually(() => recorder.claims >= 4, 'the waiters to find the key in progress');
+    gate.open();
+    const answers = await within(Promise.all(waiters), SAFETY_MS, 'waiters after the completion');
+    await winner;
+
+    const completed = recorder.log.indexOf('observer:executed');
+    expect(completed).toBeGreaterThan(recorder.log.indexOf('winner:returning'));
+    expect(recorder.positions('waiter:answered')).toHaveLength(3);
+    for (const position of recorder.positions('waiter:answered')) expect(position).toBeGreaterThan(completed);
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
+    }
+  });
+
+  it('refuses a different fingerprint with KeyReusedError while in progress and after completion', async () => {
+    const { coordinator, recorder } = await setup();
+    const key = newKey();
+    const gate = latch();
+    let started = false;
+    const winner = coordinator.run(charge(key), async (): Promise<Charge> => {
+      started = true;
+      await gate.promise;
+      return { statusCode: 201, body: { chargeId: 'ch_1' } };
+    });
+    await eventually(() => started, 'the winner to start');
+    const otherBody = { amountCents: 9_999 };
+
+    const inProgress = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
+    expect(isKeyReusedError(inProgress)).toBe(true);
+    gate.open();
+    await winner;
+    const completed = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
+    expect(isKeyReusedError(completed)).toBe(true);
+    expect(await coordinator.run(charge(key), neverRuns)).toMatchObject({ replayed: true });
+    expect(recorder.count('mismatched')).toBe(2);
+  });
+
+  it('does not cancel the shared execution when a waiter’s signal aborts; a later run replays', async () => {
+    const { coordinator, recorder } = await setup();
+    const request = charge(newKey());
+    const gate = latch();
+    let holderSignal: AbortSignal | undefined;
+    const winner = coordinator.run(request, async ({ signal }): Promise<Charge> => {
+      holderSignal = signal;
+      await gate.promise;
+      return { statusCode: 201, body: { chargeId: 'ch_shared' } };
+    });
+    await eventually(() => holderSignal !== undefined, 'the winner to start');
+    const caller = new AbortController();
+    const waiter = coordinator.run({ ...request, signal: caller.signal }, neverRuns);
+    const winnerState = track(winner);
+    await eventually(() => recorder.claims >= 2, 'the waiter to park');
+    caller.abort();
+
+    // Answered while the winner is still held at its gate: promptly, by the abort.
+    await expect(within(waiter, SAFETY_MS, 'the aborted waiter')).rejects.toMatchObject({ name: 'AbortError' });
+    expect(winnerState.settled).toBe(false);
+    expect(holderSignal?.aborted).toBe(false);
+    gate.open();
+    const result = await winner;
+    expect(result.replayed).toBe(false);
+    expect(await coordinator.run(request, neverRuns)).toMatchObject({ replayed: true, value: result.value });
+  });
+
+  it('answers InFlightError with retryAfterSeconds >= 1 under inFlight: reject, without waiting', async () => {
+    const { coordinator, recorder } = await setup();
+    const key = newKey();
+    const gate = latch();
+    let started = false;
+    const winner = coordinator.run(charge(key), async () => {
+      started = true;
+      await gate.promise;
+      return { statusCode: 201 };
+    });
+    await eventually(() => started, 'the winner to start');
+
+    const error = await coordinator.run(charge(key, withPolicy({ inFlight: 'reject' })), neverRuns).catch((e: unknown) => e);
+    expect(isInFlightError(error)).toBe(true);
+    expect(isInFlightError(error) && error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(recorder.count('rejected_in_flight')).toBe(1);
+    gate.open();
+    expect(await winner).toMatchObject({ replayed: false });
+  });
+
+  it.each([
+    ['its caller’s deadline', { deadlineInMs: 300, policy: {} }],
+    ['the operation’s maxWaitMs', { deadlineInMs: 60_000, policy: { maxWaitMs: 300 } }],
+  ])('gives a waiter InFlightError once %s passes, while the execution continues', async (_, bound) => {
+    const { coordinator, recorder } = await setup();
+    const key = newKey();
+    const gate = latch();
+    let executions = 0;
+    const winner = coordinator.run(charge(key), async (): Promise<Charge> => {
+      executions += 1;
+      await gate.promise;
+      return { statusCode: 201, body: { chargeId: 'ch_1' } };
+    });
+    await eventually(() => executions === 1, 'the winner to start');
+    const winnerState = track(winner);
+    const waiter = coordinator.run(charge(key, { deadline: Date.now() + bound.deadlineInMs, policy: bound.policy }), neverRuns);
+
+    const error = await within(waiter, SAFETY_MS, 'the bounded waiter').catch((e: unknown) => e);
+    expect(isInFlightError(error)).toBe(true);
+    expect(winnerState.settled).toBe(false);
+    expect(recorder.count('rejected_in_flight')).toBe(1);
+    gate.open();
+    expect(await winner).toMatchObject({ replayed: false });
+    expect(await coordinator.run(charge(key), neverRuns)).toMatchObject({ replayed: true });
+    expect(executions).toBe(1);
+  });
+}

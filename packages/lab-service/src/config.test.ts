@@ -1,0 +1,58 @@
+import { ConfigError, loadConfig } from './config';
+import { serverKeyMode } from './lab-service.module';
+import { clientKeyPolicy } from './downstream';
+
+describe('loadConfig', () => {
+  it('gives each service its port, next hop and timeout by default', () => {
+    expect(loadConfig('gateway', {})).toMatchObject({
+      port: 3000,
+      downstreamUrl: 'http://127.0.0.1:3001',
+      attemptTimeoutMs: 600,
+      maxAttempts: 2,
+      store: 'memory',
+      keyPolicy: 'propagated',
+      inFlight: 'wait',
+      labFaults: false,
+    });
+    expect(loadConfig('orders', {})).toMatchObject({ port: 3001, downstreamUrl: 'http://127.0.0.1:3002', attemptTimeoutMs: 300 });
+    expect(loadConfig('payments', {}).downstreamUrl).toBeUndefined();
+  });
+
+  it('uses Redis when REDIS_URL is set', () => {
+    expect(loadConfig('payments', { REDIS_URL: 'redis://10.0.0.1:6380' })).toMatchObject({
+      store: 'redis',
+      redisUrl: 'redis://10.0.0.1:6380',
+    });
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT="eighty" is not valid: expected an integer from 0 to 65535/],
+    ['KEY_POLICY', 'sometimes', /KEY_POLICY="sometimes" is not valid: expected one of none, per-attempt, propagated, fingerprint/],
+    ['IDEMPOTENCY_STORE', 'disk', /IDEMPOTENCY_STORE="disk"/],
+    ['IN_FLIGHT', 'queue', /IN_FLIGHT="queue"/],
+    ['REDIS_URL', 'localhost:6379', /REDIS_URL="localhost:6379" is not valid: expected a URL/],
+    ['ORDERS_URL', 'ftp://x', /ORDERS_URL="ftp:\/\/x"/],
+    ['DOWNSTREAM_TIMEOUT_MS', '0', /DOWNSTREAM_TIMEOUT_MS="0"/],
+    ['LAB_FAULTS', 'yes', /LAB_FAULTS="yes" is not valid: expected one of 0, 1/],
+  ])('refuses %s=%s with a message naming it', (name, value, message) => {
+    expect(() => loadConfig('gateway', { [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig('gateway', { [name]: value })).toThrow(message);
+  });
+});
+
+describe('the lab policies', () => {
+  const config = (service: 'gateway' | 'orders' | 'payments', KEY_POLICY: string) => loadConfig(service, { KEY_POLICY });
+
+  it('mints a key per attempt only in the outermost retry loop under per-attempt', () => {
+    expect(clientKeyPolicy(config('gateway', 'per-attempt'))).toBe('per-attempt');
+    expect(clientKeyPolicy(config('orders', 'per-attempt'))).toBe('propagate');
+  });
+
+  it('maps each policy to how a service keys its route', () => {
+    expect(serverKeyMode(config('payments', 'none'))).toBe('off');
+    expect(serverKeyMode(config('payments', 'propagated'))).toBe('required');
+    expect(serverKeyMode(config('gateway', 'propagated'))).toBe('fingerprint');
+    expect(serverKeyMode(config('payments', 'fingerprint'))).toBe('fingerprint');
+    expect(clientKeyPolicy(config('orders', 'fingerprint'))).toBe('none');
+  });
+});
