@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, newStoreKey, startPrivateRedis, uniquePrefix, waitUntil, type PrivateRedis } from './redis.test-support';
+import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
+import { connect, deleteKeys, newStoreKey, uniquePrefix, waitUntil } from './redis.test-support';
 
 /** "Fails fast": far below the 5 s a hanging client would take to be noticed. */
 const FAST_MS = 2_000;
@@ -29,12 +30,12 @@ describe('RedisStore when Redis goes away', () => {
 
   afterEach(async () => {
     await store.close();
-    await redis.kill();
+    await redis.stop();
   });
 
   test('claim, complete, release and renew reject quickly instead of hanging', async () => {
     expect((await store.claim(claimRequest())).status).toBe('claimed');
-    await redis.kill();
+    await redis.stop();
     const request = claimRequest();
     expect(await rejectsWithin(() => store.claim(request))).toBeLessThan(FAST_MS);
     expect(await rejectsWithin(() => store.complete(request.storeKey, 'owner-a', 'r', 60_000))).toBeLessThan(FAST_MS);
@@ -44,7 +45,7 @@ describe('RedisStore when Redis goes away', () => {
 
   test('a claim in flight when Redis dies rejects quickly', async () => {
     const inFlight = Promise.all(Array.from({ length: 50 }, (_, i) => store.claim(claimRequest(`owner-${i}`))));
-    const killed = redis.kill();
+    const killed = redis.stop();
     const start = Date.now();
     await inFlight.catch(() => undefined);
     await killed;
@@ -55,7 +56,7 @@ describe('RedisStore when Redis goes away', () => {
   test('waitForChange rejects quickly when its first subscription cannot be made', async () => {
     const request = claimRequest();
     await store.claim(request);
-    await redis.kill();
+    await redis.stop();
     expect(await rejectsWithin(() => store.waitForChange(request.storeKey, 10_000))).toBeLessThan(FAST_MS);
   });
 
@@ -66,7 +67,7 @@ describe('RedisStore when Redis goes away', () => {
       await polling.claim(request);
       const waiting = polling.waitForChange(request.storeKey, 10_000);
       await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.storeKey}}:done`)) as [string, number])[1]) === 1);
-      await redis.kill();
+      await redis.stop();
       expect(await rejectsWithin(() => waiting)).toBeLessThan(FAST_MS);
     } finally {
       await polling.close();
@@ -88,7 +89,7 @@ describe('RedisStore scripts', () => {
       expect(await store.complete(first.storeKey, 'owner-a', 'r', 60_000)).toBe(true);
     } finally {
       await store.close();
-      await redis.kill();
+      await redis.stop();
     }
   });
 });

@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createRedisClient } from './redis-client';
 
@@ -49,52 +46,4 @@ export function track<T>(promise: Promise<T>): { readonly settled: boolean; read
     () => (state.settled = true),
   );
   return state;
-}
-
-/** A throwaway redis-server child on a free port, for outage tests. */
-export interface PrivateRedis {
-  url: string;
-  kill(): Promise<void>;
-}
-
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
-  const child = spawn(
-    process.env.REDIS_SERVER_BIN ?? 'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const exited = once(child, 'exit');
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
-    child.once('error', reject);
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  child.stdout.resume();
-  child.stderr.resume();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('No TCP port');
-  return address.port;
 }
