@@ -1,7 +1,7 @@
-import { IdempotentHttpClient } from './client';
+import type { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
 import { isDeadlineExceededError, type DeadlineExceededError } from './errors';
-import { AttemptLog, FAKE_TIMERS, FaultServer, reply, type Script } from './fault-server.test-support';
+import { FAKE_TIMERS, reply, startClient, type AttemptLog, type FaultServer, type Script } from './fault-server.test-support';
 import { runWithRequestContext } from './request-context';
 
 // Fake timers: the clock only moves when the test moves it, and only once the
@@ -12,9 +12,7 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
   let log: AttemptLog;
 
   async function setup(script: Script, options: Partial<IdempotentClientOptions> = {}) {
-    server = await FaultServer.start(script);
-    log = new AttemptLog();
-    client = new IdempotentHttpClient({ baseUrl: server.url, onAttempt: log.listener, ...options });
+    ({ server, client, log } = await startClient(script, options));
   }
 
   beforeEach(() => jest.useFakeTimers(FAKE_TIMERS));

@@ -1,9 +1,9 @@
 import { hashKey } from '@idempotency-chain/idempotency';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IdempotentHttpClient } from './client';
+import type { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
 import { deriveChildKey } from './derived-key';
-import { AttemptLog, FaultServer, type Script } from './fault-server.test-support';
+import { startClient, type AttemptLog, type FaultServer, type Script } from './fault-server.test-support';
 import { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
 
 // Real timers: these tests are about which key travels, not about time. The
@@ -14,15 +14,11 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
   let log: AttemptLog;
 
   async function setup(script: Script, options: Partial<IdempotentClientOptions> = {}) {
-    server = await FaultServer.start(script);
-    log = new AttemptLog();
-    client = new IdempotentHttpClient({
-      baseUrl: server.url,
+    ({ server, client, log } = await startClient(script, {
       attemptTimeoutMs: 10_000,
       backoff: { initialMs: 1, maxMs: 1 },
-      onAttempt: log.listener,
       ...options,
-    });
+    }));
   }
 
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
 import { isRetriesExhaustedError, type RetriesExhaustedError } from './errors';
-import { AttemptLog, FAKE_TIMERS, FaultServer, reply, settle, type Script } from './fault-server.test-support';
+import { FAKE_TIMERS, reply, startClient, type AttemptLog, type FaultServer, settle, type Script } from './fault-server.test-support';
 
 // Fake timers: every wait between attempts is advanced by hand, by exactly the
 // wait the client announced, after the attempt has really finished over HTTP.
@@ -11,9 +11,7 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
   let log: AttemptLog;
 
   async function setup(script: Script, options: Partial<IdempotentClientOptions> = {}) {
-    server = await FaultServer.start(script);
-    log = new AttemptLog();
-    client = new IdempotentHttpClient({ baseUrl: server.url, onAttempt: log.listener, ...options });
+    ({ server, client, log } = await startClient(script, options));
   }
 
   beforeEach(() => jest.useFakeTimers(FAKE_TIMERS));

@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Headers, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import type { AttemptEvent } from './attempt-event';
+import { IdempotentHttpClient } from './client';
+import type { IdempotentClientOptions } from './client-options';
 
 /** A request as the downstream server saw it, body read in full. */
 export interface SeenRequest {
@@ -140,4 +142,19 @@ export async function settle<T>(call: Promise<T>, log: AttemptLog): Promise<T> {
     await jest.advanceTimersByTimeAsync(event.waitMs ?? 0);
   }
   return call;
+}
+
+/** A fault server with a client pointed at it, and the client's attempt log. */
+export interface ClientUnderTest {
+  server: FaultServer;
+  client: IdempotentHttpClient;
+  log: AttemptLog;
+}
+
+/** Start a fault server running `script` and a client for it. */
+export async function startClient(script: Script, options: Partial<IdempotentClientOptions> = {}): Promise<ClientUnderTest> {
+  const server = await FaultServer.start(script);
+  const log = new AttemptLog();
+  const client = new IdempotentHttpClient({ baseUrl: server.url, onAttempt: log.listener, ...options });
+  return { server, client, log };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RedisStore, createRedisClient } from '../src/redis';
+import { deleteKeys } from '../src/redis/redis.test-support';
 import { describeStoreConformance } from './store-conformance';
 import { redisUrl, startPrivateRedis, stopRedisContainer } from './support/redis';
 
@@ -61,12 +62,3 @@ describeStoreConformance(
   },
   { outage: true },
 );
-
-async function deleteKeys(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await client.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
