@@ -19,6 +19,8 @@ export interface LabSettings {
   ports: LabPorts;
   /** Environment for every service (KEY_POLICY, IDEMPOTENCY_STORE, ...). */
   env: Record<string, string>;
+  /** Environment for one service, over `env` (e.g. a next hop behind a proxy). */
+  perService?: Partial<Record<Service, Record<string, string>>>;
 }
 
 /**
@@ -27,12 +29,17 @@ export interface LabSettings {
  */
 export class Lab {
   readonly events: LabEvent[] = [];
-  private readonly children = new Map<Service, ChildProcess>();
+  private readonly children = new Map<string, ChildProcess>();
+  private readonly exits = new Map<string, Promise<void>>();
+  /** Extra processes (replicas): name -> the service they run and their port. */
+  private readonly replicas = new Map<string, { service: Service; port: number; env: Record<string, string> }>();
 
   constructor(private readonly settings: LabSettings) {}
 
-  url(service: Service): string {
-    return `http://127.0.0.1:${this.settings.ports[service]}`;
+  /** Where a service (or a replica, by name) listens. */
+  url(name: Service | string): string {
+    const port = this.replicas.get(name)?.port ?? this.settings.ports[name as Service];
+    return `http://127.0.0.1:${port}`;
   }
 
   /** Start the three services; resolve once each answers `/health`. */
@@ -40,38 +47,64 @@ export class Lab {
     await Promise.all(SERVICES.map((service) => this.startService(service)));
   }
 
-  async startService(service: Service): Promise<void> {
+  /** Start one more process of `service` under `name`, e.g. a second payments replica. */
+  async startReplica(name: string, service: Service, port: number, env: Record<string, string> = {}): Promise<void> {
+    this.replicas.set(name, { service, port, env });
+    await this.startService(name);
+  }
+
+  async startService(name: Service | string): Promise<void> {
     const { ports, env } = this.settings;
+    const replica = this.replicas.get(name);
+    const service = replica?.service ?? (name as Service);
     const child = spawn(process.execPath, [require.resolve(`@idempotency-chain/${service}/dist/main.js`)], {
       env: {
         ...process.env,
         ...env,
-        PORT: String(ports[service]),
+        PORT: String(replica?.port ?? ports[service]),
         ORDERS_URL: this.url('orders'),
         PAYMENTS_URL: this.url('payments'),
         LAB_FAULTS: '1',
+        ...this.settings.perService?.[service],
+        ...replica?.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    this.children.set(service, child);
+    this.children.set(name, child);
     createInterface({ input: child.stdout! }).on('line', (line) => this.collect(service, line));
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code, signal) => reject(new Error(`${service} exited (${signal ?? code}): ${stderr.trim()}`))),
+      child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? code}): ${stderr.trim()}`))),
     );
-    await Promise.race([this.waitHealthy(service), exited]);
-    exited.catch(() => undefined);
+    this.exits.set(name, exited.catch(() => undefined));
+    await Promise.race([this.waitHealthy(name), exited]);
+  }
+
+  /** Resolves when `service` has exited (a crash the lab injected, or a stop). */
+  exited(name: Service | string): Promise<void> {
+    return this.exits.get(name) ?? Promise.resolve();
+  }
+
+  /** Start a service again after it exited, as a process supervisor would. */
+  async restart(name: Service | string): Promise<void> {
+    await this.exited(name);
+    await this.startService(name);
+  }
+
+  /** The service's Prometheus text. */
+  async metrics(name: Service | string): Promise<string> {
+    return (await fetch(`${this.url(name)}/metrics`)).text();
   }
 
   /** Arm a service's fault hooks for the next checkout. */
-  async arm(service: Service, plan: Record<string, number>): Promise<void> {
-    const response = await fetch(`${this.url(service)}/lab/faults`, {
+  async arm(name: Service | string, plan: Record<string, number>): Promise<void> {
+    const response = await fetch(`${this.url(name)}/lab/faults`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(plan),
     });
-    if (response.status !== 204) throw new Error(`arming ${service} failed: ${response.status}`);
+    if (response.status !== 204) throw new Error(`arming ${name} failed: ${response.status}`);
   }
 
   /** Stop every service with SIGTERM (graceful shutdown) and wait for the exits. */
@@ -99,10 +132,10 @@ export class Lab {
     }
   }
 
-  private async waitHealthy(service: Service): Promise<void> {
+  private async waitHealthy(name: Service | string): Promise<void> {
     for (;;) {
       try {
-        const response = await fetch(`${this.url(service)}/health`);
+        const response = await fetch(`${this.url(name)}/health`);
         if (response.ok) return;
       } catch {
         // Not listening yet.

@@ -25,8 +25,12 @@ export class StaleWriteError extends Error {
 
 /**
  * The payments ledger, the lab's ground truth. A write carrying a fence is
- * refused when an execution with a newer epoch for the same record has been
- * seen: a holder that lost its lease cannot charge after its successor.
+ * checked twice, in one atomic step with the write:
+ * - refused when an execution with a newer epoch of the same record has been
+ *   seen: a holder that lost its lease cannot charge after its successor;
+ * - answered with the record's existing charge when there is one: an
+ *   execution that charged and crashed before completing its record is not
+ *   charged again by the retry that takes the record over.
  */
 export interface Ledger {
   charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge>;
@@ -41,13 +45,17 @@ function newCharge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fen
 export class MemoryLedger implements Ledger {
   private readonly charges = new Map<string, Charge[]>();
   private readonly fences = new Map<string, number>();
+  private readonly byRecord = new Map<string, Charge>();
 
   async charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge> {
     if (fence) {
       if ((this.fences.get(fence.recordKey) ?? 0) > fence.epoch) throw new StaleWriteError('stale fencing epoch');
       this.fences.set(fence.recordKey, fence.epoch);
+      const existing = this.byRecord.get(fence.recordKey);
+      if (existing) return existing;
     }
     const charge = newCharge(entry, fence);
+    if (fence) this.byRecord.set(fence.recordKey, charge);
     this.charges.set(entry.orderId, [...(this.charges.get(entry.orderId) ?? []), charge]);
     return charge;
   }
@@ -58,17 +66,22 @@ export class MemoryLedger implements Ledger {
 }
 
 /**
- * Check the fence and append the charge in one step: the refusal and the
- * write cannot interleave with another writer's.
- * KEYS[1] fence, KEYS[2] the order's charges; ARGV: epoch, charge JSON, fence TTL ms.
+ * Check the fence, look for the record's charge and append a new one in one
+ * step: the refusal, the lookup and the write cannot interleave with another
+ * writer's. KEYS[1] fence, KEYS[2] the record's charge (both empty without a
+ * fence), KEYS[3] the order's charges; ARGV: epoch, charge JSON, TTL ms.
+ * Returns 0 (stale), the existing charge's JSON, or 1 (written).
  */
 const CHARGE_SCRIPT = `
 if KEYS[1] ~= '' then
   local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
   if seen > tonumber(ARGV[1]) then return 0 end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  local existing = redis.call('GET', KEYS[2])
+  if existing then return existing end
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[2])
 return 1`;
 
 /** A ledger in Redis: it survives a restart of the payments process. */
@@ -83,15 +96,16 @@ export class RedisLedger implements Ledger {
     const charge = newCharge(entry, fence);
     const written = await this.redis.eval(
       CHARGE_SCRIPT,
-      2,
-      fence ? `${this.prefix}fence:${fence.recordKey}` : '',
+      3,
+      fence ? `${this.prefix}fence:{${fence.recordKey}}` : '',
+      fence ? `${this.prefix}charge:{${fence.recordKey}}` : '',
       this.chargesKey(entry.orderId),
       String(charge.epoch),
       JSON.stringify(charge),
       String(this.fenceTtlMs),
     );
-    if (written !== 1) throw new StaleWriteError('stale fencing epoch');
-    return charge;
+    if (written === 0) throw new StaleWriteError('stale fencing epoch');
+    return typeof written === 'string' ? (JSON.parse(written) as Charge) : charge;
   }
 
   async chargesOf(orderId: string): Promise<Charge[]> {
@@ -101,5 +115,21 @@ export class RedisLedger implements Ledger {
 
   private chargesKey(orderId: string): string {
     return `${this.prefix}charges:${encodeURIComponent(orderId)}`;
+  }
+}
+
+/**
+ * The naive ledger of the lab's demonstrations (`LAB_NAIVE=plain-ledger`):
+ * every write is a new charge, whatever record or epoch it came from.
+ */
+export class PlainLedger implements Ledger {
+  constructor(private readonly inner: Ledger) {}
+
+  charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>): Promise<Charge> {
+    return this.inner.charge(entry);
+  }
+
+  chargesOf(orderId: string): Promise<Charge[]> {
+    return this.inner.chargesOf(orderId);
   }
 }

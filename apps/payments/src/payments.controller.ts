@@ -23,6 +23,7 @@ export class PaymentsController {
   async charge(@Body() order: OrderPaymentDto, @Headers('request-attempt') attempt?: string): Promise<PaidOrder> {
     const execution = currentExecution();
     const fence = execution?.epoch ? { recordKey: execution.recordKey, epoch: execution.epoch } : undefined;
+    await this.faults.beforeSideEffect(Number(attempt ?? 1));
     let charge: Charge;
     try {
       charge = await this.ledger.charge(order, fence);

@@ -8,6 +8,14 @@
 export const KEY_POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;
 export type LabKeyPolicy = (typeof KEY_POLICIES)[number];
 
+/**
+ * The naive variants the lab can switch on, one mechanism at a time, to show
+ * what each one prevents: caching transient failures, running without the
+ * heartbeat, writing the ledger without its key and fence.
+ */
+export const NAIVE_VARIANTS = ['cache-failures', 'no-heartbeat', 'plain-ledger'] as const;
+export type NaiveVariant = (typeof NAIVE_VARIANTS)[number];
+
 /** The three services of the chain. */
 export type ServiceName = 'gateway' | 'orders' | 'payments';
 
@@ -19,6 +27,15 @@ export interface ServiceConfig {
   redisUrl: string;
   keyPolicy: LabKeyPolicy;
   inFlight: 'wait' | 'reject';
+  /** What a request gets when the store is down: 503 (default), or run unprotected. */
+  onStoreFailure: 'fail-closed' | 'fail-open';
+  /** Where payments keeps its ledger (default: the store's Redis). */
+  ledgerRedisUrl: string;
+  /** How orders sends charges to payments: HTTP (default) or a RabbitMQ queue. */
+  chargeTransport: 'http' | 'amqp';
+  amqpUrl: string;
+  /** Naive variants switched on for a lab demonstration (`LAB_NAIVE=a,b`); empty outside it. */
+  naive: ReadonlySet<NaiveVariant>;
   /** Fault hooks exist only when this is true (`LAB_FAULTS=1`). */
   labFaults: boolean;
   /** The next hop, for gateway and orders. */
@@ -55,6 +72,11 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     redisUrl: read.url('REDIS_URL', redisUrl, ['redis:', 'rediss:']),
     keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
     inFlight: read.oneOf('IN_FLIGHT', ['wait', 'reject'], 'wait'),
+    onStoreFailure: read.oneOf('IDEMPOTENCY_ON_STORE_FAILURE', ['fail-closed', 'fail-open'], 'fail-closed'),
+    ledgerRedisUrl: read.url('LEDGER_REDIS_URL', redisUrl, ['redis:', 'rediss:']),
+    chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
+    amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
+    naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
     labFaults: read.oneOf('LAB_FAULTS', ['0', '1'], '0') === '1',
     downstreamUrl: defaults.downstream
       ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:'])
@@ -85,6 +107,13 @@ function reader(env: NodeJS.ProcessEnv) {
       const value = raw(name) ?? fallback;
       if (!allowed.includes(value as T)) fail(name, value, `one of ${allowed.join(', ')}`);
       return value as T;
+    },
+    list<T extends string>(name: string, allowed: readonly T[]): T[] {
+      const values = (raw(name) ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+      for (const value of values) {
+        if (!allowed.includes(value as T)) fail(name, value, `a comma-separated list of ${allowed.join(', ')}`);
+      }
+      return values as T[];
     },
     url(name: string, fallback: string, protocols: string[]): string {
       const value = raw(name) ?? fallback;

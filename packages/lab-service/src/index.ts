@@ -1,11 +1,11 @@
 /** How a lab service boots: configuration, store, logs, health, metrics, faults. */
 export { createServiceApp, runService } from './bootstrap';
-export { ConfigError, KEY_POLICIES, loadConfig } from './config';
-export type { LabKeyPolicy, ServiceConfig, ServiceName } from './config';
+export { ConfigError, KEY_POLICIES, loadConfig, NAIVE_VARIANTS } from './config';
+export type { LabKeyPolicy, NaiveVariant, ServiceConfig, ServiceName } from './config';
 export { callNextHop, clientKeyPolicy } from './downstream';
 export { LabFaults } from './lab-faults';
 export type { FaultPlan } from './lab-faults';
-export { LabServiceModule, serverKeyMode } from './lab-service.module';
+export { idempotencyPolicy, LabServiceModule, serverKeyMode } from './lab-service.module';
 export type { StoreBinding } from './store.factory';
 export { DOWNSTREAM, SERVICE_CONFIG, STORE } from './tokens';
 export { OrderPaymentDto } from './order-payment.dto';

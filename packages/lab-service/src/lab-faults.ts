@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { HttpException, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -13,6 +13,12 @@ export interface FaultPlan {
   loseReplies?: number;
   /** Kill the process (SIGKILL) right after the side effect, this many times. */
   crashAfterSideEffect?: number;
+  /** Stall a first attempt this long before the side effect (a holder outliving its lease). */
+  stallBeforeSideEffectMs?: number;
+  /** Fail this many requests with 503 before the side effect (a transient failure). */
+  failBeforeSideEffect?: number;
+  /** Decline this many payments with 402 before the side effect (a final answer). */
+  declineBeforeSideEffect?: number;
 }
 
 /**
@@ -32,19 +38,29 @@ export class LabFaults {
     return { ...this.plan };
   }
 
+  /** Called before the side effect. */
+  async beforeSideEffect(attempt: number): Promise<void> {
+    if (attempt === 1 && this.plan.stallBeforeSideEffectMs) await sleep(this.plan.stallBeforeSideEffectMs);
+    if (this.take('failBeforeSideEffect')) throw new ServiceUnavailableException('Lab fault: transient failure before the charge');
+    if (this.take('declineBeforeSideEffect')) throw new HttpException('Lab fault: the card was declined', 402);
+  }
+
   /** Called between the side effect and the answer. */
   async afterSideEffect(attempt: number): Promise<void> {
-    if ((this.plan.crashAfterSideEffect ?? 0) > 0) {
-      this.plan.crashAfterSideEffect = (this.plan.crashAfterSideEffect ?? 1) - 1;
-      process.kill(process.pid, 'SIGKILL');
-    }
+    if (this.take('crashAfterSideEffect')) process.kill(process.pid, 'SIGKILL');
     if (attempt === 1 && this.plan.slowFirstAttemptMs) await sleep(this.plan.slowFirstAttemptMs);
   }
 
   /** True when this reply is to be dropped (consumes one). */
   takeLostReply(): boolean {
-    if (!this.plan.loseReplies) return false;
-    this.plan.loseReplies -= 1;
+    return this.take('loseReplies');
+  }
+
+  /** Consume one of a counted fault; true when one was armed. */
+  private take(fault: 'loseReplies' | 'crashAfterSideEffect' | 'failBeforeSideEffect' | 'declineBeforeSideEffect'): boolean {
+    const left = this.plan[fault] ?? 0;
+    if (left <= 0) return false;
+    this.plan[fault] = left - 1;
     return true;
   }
 }

@@ -12,6 +12,7 @@ import {
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
+import type { OperationPolicy } from '@idempotency-chain/idempotency';
 import type { ServiceConfig } from './config';
 import { createDownstreamClient } from './downstream';
 import { HealthController } from './health.controller';
@@ -40,6 +41,18 @@ export function serverKeyMode(config: ServiceConfig): KeyMode {
     case 'propagated':
       return config.service === 'gateway' ? 'fingerprint' : 'required';
   }
+}
+
+/** The operations' policy: the configured one, with any naive variant the lab switched on. */
+export function idempotencyPolicy(config: ServiceConfig): Partial<OperationPolicy> {
+  return {
+    leaseMs: config.leaseMs,
+    retentionMs: config.retentionMs,
+    inFlight: config.inFlight,
+    onStoreFailure: config.onStoreFailure,
+    ...(config.naive.has('no-heartbeat') ? { heartbeatMs: 0 } : {}),
+    ...(config.naive.has('cache-failures') ? { isFinal: () => true } : {}),
+  };
 }
 
 /**
@@ -86,7 +99,7 @@ export class LabServiceModule implements NestModule, OnModuleInit {
             service: config.service,
             store: binding.store,
             keyMode: serverKeyMode(config),
-            defaults: { leaseMs: config.leaseMs, retentionMs: config.retentionMs, inFlight: config.inFlight },
+            defaults: idempotencyPolicy(config),
             observers: [loggingObserver(logger.logger)],
             closeStore: true,
           }),

@@ -6,7 +6,7 @@ import { LabFaults } from './lab-faults';
 import { LabFaultsController } from './lab-faults.controller';
 import { MetricsController } from './metrics.controller';
 
-/** The service's own plumbing: its replies are never the ones the lab drops. */
+/** The service's own plumbing, and reads: their replies are never the ones the lab drops. */
 const PLUMBING = new Set<unknown>([LabFaultsController, HealthController, MetricsController]);
 
 /**
@@ -20,7 +20,8 @@ export class LostReplyInterceptor implements NestInterceptor {
   constructor(private readonly faults: LabFaults) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (PLUMBING.has(context.getClass())) return next.handle();
+    const method = context.switchToHttp().getRequest<{ method: string }>().method;
+    if (PLUMBING.has(context.getClass()) || method === 'GET') return next.handle();
     // The connection closes before the answer is written; the answer then
     // goes nowhere and the request ends, so shutdown never waits for it.
     const drop = () => {

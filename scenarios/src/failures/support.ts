@@ -1,0 +1,138 @@
+import { hashKey } from '@idempotency-chain/idempotency';
+import { randomUUID } from 'node:crypto';
+import { Lab, type LabSettings, type Service } from '../lab-processes';
+import type { LedgerLine, ScenarioContext, VariantRun } from '../scenario';
+
+/** A fresh order, so no run ever sees another's records or ledger lines. */
+export function newOrder(scenario: string, amountCents = 500) {
+  return { orderId: `order-${scenario}-${randomUUID().slice(0, 8)}`, account: 'acct-42', amountCents };
+}
+
+/** One answer the caller got. */
+export interface Answer {
+  status?: number;
+  body: string;
+  replayed: boolean;
+  retryAfter?: string;
+  ms: number;
+  error?: string;
+}
+
+/**
+ * One raw checkout at the gateway, as a user's client sends it: no retry of
+ * its own, so what happens below is the chain's doing alone.
+ */
+export async function checkout(lab: Lab, order: object, key?: string, budgetMs = 10_000): Promise<Answer> {
+  const started = Date.now();
+  try {
+    const response = await fetch(`${lab.url('gateway')}/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      body: JSON.stringify(order),
+      signal: AbortSignal.timeout(budgetMs),
+    });
+    const body = await response.text();
+    lab.events.push({
+      service: 'caller',
+      event: 'attempt',
+      time: started,
+      startedAt: started,
+      durationMs: Date.now() - started,
+      path: '/checkout',
+      attempt: 1,
+      keyHash: key ? hashKey(key) : undefined,
+      outcome: response.ok ? 'ok' : 'http-error',
+      status: response.status,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+    });
+    return {
+      status: response.status,
+      body,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+      retryAfter: response.headers.get('retry-after') ?? undefined,
+      ms: Date.now() - started,
+    };
+  } catch (error) {
+    return { body: '', replayed: false, ms: Date.now() - started, error: (error as Error).message };
+  }
+}
+
+/** The ledger lines of one order, read from one or more payments processes. */
+export async function ledgerOf(lab: Lab, orderId: string, processes: Array<Service | string> = ['payments']): Promise<LedgerLine[]> {
+  const lines = new Map<string, LedgerLine>();
+  for (const name of processes) {
+    const response = await fetch(`${lab.url(name)}/charges?orderId=${encodeURIComponent(orderId)}`);
+    const view = (await response.json()) as { charges: LedgerLine[] };
+    for (const line of view.charges) lines.set(line.chargeId, line);
+  }
+  return [...lines.values()].sort((a, b) => a.at.localeCompare(b.at));
+}
+
+/** Sum of a Prometheus counter's samples whose labels include `labels`. */
+export function counter(metrics: string, name: string, labels: Record<string, string> = {}): number {
+  return metrics
+    .split('\n')
+    .filter((line) => line.startsWith(name) && Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+}
+
+/** Count of each status among answers, e.g. `{ "201": 49, "409": 1 }`. */
+export function statusCounts(answers: Answer[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const answer of answers) {
+    const status = String(answer.status ?? 'none');
+    counts[status] = (counts[status] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** What a variant's body returns; the harness adds the timeline and the ledger. */
+export interface VariantOutcome {
+  orderId: string;
+  outcome: string;
+  details?: Record<string, unknown>;
+  /** Processes whose ledgers count (default payments). */
+  ledgers?: Array<Service | string>;
+}
+
+/**
+ * Run one variant on a fresh lab: start it, drive it, read the ledger, stop it.
+ * The lab's store is the run's unless the variant's env names another.
+ */
+export async function runVariant(
+  context: ScenarioContext,
+  variant: string,
+  expectedCharges: number,
+  settings: Omit<LabSettings, 'ports'>,
+  body: (lab: Lab) => Promise<VariantOutcome>,
+): Promise<VariantRun> {
+  const started = Date.now();
+  const lab = new Lab({
+    ports: context.ports,
+    ...settings,
+    env: {
+      IDEMPOTENCY_STORE: context.store,
+      ...(context.redisUrl ? { REDIS_URL: context.redisUrl } : {}),
+      LOG_LEVEL: 'info',
+      ...settings.env,
+    },
+  });
+  context.log(`  ${variant} ...`);
+  try {
+    await lab.start();
+    const result = await body(lab);
+    const ledger = await ledgerOf(lab, result.orderId, result.ledgers);
+    return {
+      variant,
+      charges: ledger.length,
+      expectedCharges,
+      outcome: result.outcome,
+      details: result.details ?? {},
+      durationMs: Date.now() - started,
+      events: lab.events,
+      ledger,
+    };
+  } finally {
+    await lab.stop();
+  }
+}
