@@ -1,9 +1,23 @@
 import type { Scenario } from '../scenario';
+import { crashAfterSideEffect } from './crash-after-side-effect';
 import { doubleClick } from './double-click';
 import { failureBeforeCommit } from './failure-before-commit';
 import { keyReuse } from './key-reuse';
+import { leaseLost } from './lease-lost';
+import { replicas } from './replicas';
 import { retention } from './retention';
 import { retryMultiplication } from './retry-multiplication';
+import { storeOutage } from './store-outage';
 
 /** The failures the write-up does not cover, in the order RESULTS.md tells them. */
-export const FAILURE_SCENARIOS: Scenario[] = [doubleClick, keyReuse, failureBeforeCommit, retention, retryMultiplication];
+export const FAILURE_SCENARIOS: Scenario[] = [
+  doubleClick,
+  replicas,
+  keyReuse,
+  failureBeforeCommit,
+  crashAfterSideEffect,
+  leaseLost,
+  storeOutage,
+  retention,
+  retryMultiplication,
+];

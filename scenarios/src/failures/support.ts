@@ -1,7 +1,10 @@
 import { hashKey } from '@idempotency-chain/idempotency';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, type LabSettings, type Service } from '../lab-processes';
-import type { LedgerLine, ScenarioContext, VariantRun } from '../scenario';
+import type { LedgerLine, ScenarioContext, ScenarioResult, VariantRun } from '../scenario';
 
 /** A fresh order, so no run ever sees another's records or ledger lines. */
 export function newOrder(scenario: string, amountCents = 500) {
@@ -135,4 +138,40 @@ export async function runVariant(
   } finally {
     await lab.stop();
   }
+}
+
+/** The repository's root, from src/failures or dist/failures alike. */
+const REPO_ROOT = resolve(__dirname, '../../..');
+
+/**
+ * `file:line` of the first line of `file` (from the repository root) that
+ * contains `needle`: looked up when the scenario runs, so the reference
+ * follows the code as it moves. The bare path when the line is not found.
+ */
+export function codeRef(file: string, needle: string): string {
+  const path = resolve(REPO_ROOT, file);
+  if (!existsSync(path)) return file;
+  const index = readFileSync(path, 'utf8').split('\n').findIndex((line) => line.includes(needle));
+  return index < 0 ? file : `${file}:${index + 1}`;
+}
+
+/** Poll `check` every `everyMs` until it is truthy or `timeoutMs` has passed; the last value. */
+export async function until<T>(check: () => T | Promise<T>, timeoutMs: number, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value || Date.now() >= deadline) return value;
+    await sleep(everyMs);
+  }
+}
+
+/** The `ScenarioResult` of a scenario that could not run here, and why. */
+export function skippedResult(base: Omit<ScenarioResult, 'variants' | 'skipped'>, reason: string): ScenarioResult {
+  return { ...base, variants: [], skipped: reason };
+}
+
+/** Why a Redis-only scenario cannot run in `context`, or undefined when it can. */
+export function needsRedis(context: ScenarioContext, what: string): string | undefined {
+  if (context.store === 'redis' && context.redisUrl) return undefined;
+  return `needs Redis (${what}); this run has only the in-memory store: set REDIS_URL or install Docker`;
 }
