@@ -3,7 +3,7 @@ import { InFlightError, KeyReusedError, LeaseLostError, StoreUnavailableError } 
 import { hashKey } from './fingerprint';
 import { IdempotencyOutcome, type IdempotencyObserver } from './observer';
 import { resolvePolicy, type OperationPolicy } from './policy';
-import type { ClaimResult, IdempotencyStore } from './store';
+import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction, type TransactionalStore } from './store';
 
 /** How a coordinator is set up, once per service. */
 export interface IdempotencyOptions {
@@ -53,6 +53,24 @@ export interface ExecutionContext {
    * and key): what a protected resource keys its fence on.
    */
   recordKey: string;
+  /**
+   * The store's open transaction, when the operation's policy sets
+   * `transactional: true` (and the store is a `TransactionalStore`, e.g.
+   * `PostgresStore`, whose transaction is a `pg` `PoolClient`). Write the side
+   * effect through it: the record's completion commits in the same
+   * transaction, so either both are kept or neither is. `undefined`
+   * otherwise, including under fail-open.
+   *
+   * @example
+   * // PostgresStore, operation policy { transactional: true }
+   * await idempotency.run(request, async ({ transaction }) => {
+   *   const tx = transaction as PoolClient; // or postgresTransaction(context) from ./postgres
+   *   const { rows } = await tx.query(
+   *     'INSERT INTO ledger (order_id, amount_cents) VALUES ($1, $2) RETURNING id', [orderId, amountCents]);
+   *   return { statusCode: 201, body: { chargeId: rows[0].id } };
+   * }); // ledger row and completed record: one COMMIT
+   */
+  transaction?: unknown;
 }
 
 /** The answer to a protected request. */
@@ -104,6 +122,9 @@ export class IdempotencyCoordinator {
   /** Execute `action` once for this request's key, or answer from the store. */
   async run<T>(request: RunRequest, action: (context: ExecutionContext) => Promise<T>): Promise<RunResult<T>> {
     const policy = this.policyFor(request.operation, request.policy);
+    if (policy.transactional && !isTransactionalStore(this.options.store)) {
+      throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
+    }
     const storeKey = this.storeKey(request.operation, request.scope ?? '', request.key);
     const keyHash = hashKey(request.key);
     const report = (outcome: IdempotencyOutcome, extra: { epoch?: number; error?: unknown } = {}) =>
@@ -127,7 +148,9 @@ export class IdempotencyCoordinator {
 
       if (claim.status === 'claimed') {
         const execution = new Execution(this.options.store, storeKey, owner, claim.epoch, policy, report);
-        const value = await execution.run(() => action({ epoch: claim.epoch, signal: execution.signal, keyHash, recordKey: storeKey }));
+        const value = await execution.run((transaction) =>
+          action({ epoch: claim.epoch, signal: execution.signal, keyHash, recordKey: storeKey, ...(transaction && { transaction: transaction.handle }) }),
+        );
         return { value, replayed: false, waited, epoch: claim.epoch };
       }
       if (claim.fingerprint !== request.fingerprint) {
@@ -190,7 +213,8 @@ class Execution {
     return this.lease.signal;
   }
 
-  async run<T>(action: () => Promise<T>): Promise<T> {
+  async run<T>(action: (transaction?: StoreTransaction) => Promise<T>): Promise<T> {
+    if (this.policy.transactional) return this.runInTransaction(action, this.store as TransactionalStore);
     const stopHeartbeat = this.startHeartbeat();
     let value: T;
     try {
@@ -207,6 +231,60 @@ class Execution {
     }
     // JSON has no `undefined`: store a void result as null, or its replay could not be parsed.
     await this.complete(JSON.stringify(value ?? null));
+    return value;
+  }
+
+  /**
+   * The action and the completion in one store transaction:
+   *
+   * ```text
+   *  claim (own statement, committed) ── BEGIN ── action: side effect ── complete CAS ── COMMIT
+   *                                                 │ throws / not final ──► ROLLBACK, release
+   *                                                 └ CAS fails (lease lost) ──► ROLLBACK, LeaseLostError
+   * ```
+   * A crash anywhere before COMMIT leaves neither the side effect nor the
+   * completion; the claim frees itself after one lease and the retry executes.
+   */
+  private async runInTransaction<T>(action: (transaction: StoreTransaction) => Promise<T>, store: TransactionalStore): Promise<T> {
+    let transaction: StoreTransaction;
+    try {
+      transaction = await store.begin(this.storeKey, this.owner);
+    } catch (error) {
+      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+      await this.release();
+      throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
+    }
+    const stopHeartbeat = this.startHeartbeat();
+    let value: T;
+    try {
+      value = await action(transaction);
+    } catch (error) {
+      stopHeartbeat();
+      await transaction.rollback();
+      await this.release();
+      throw error;
+    }
+    stopHeartbeat();
+    if (!this.policy.isFinal(value)) {
+      // The key is released for a retry, so the side effect must not stay behind.
+      await transaction.rollback();
+      await this.release();
+      return value;
+    }
+    let stored: boolean;
+    try {
+      stored = await transaction.complete(JSON.stringify(value ?? null), this.policy.retentionMs);
+    } catch (error) {
+      // Unknown outcome, but never half of one: side effect and completion are
+      // both committed (a retry replays) or both gone (the lease frees the key).
+      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+      throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
+    }
+    if (!stored) {
+      this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
+      throw new LeaseLostError('This execution lost its lease; its side effect was rolled back');
+    }
+    this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
     return value;
   }
 

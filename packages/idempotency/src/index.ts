@@ -19,5 +19,5 @@ export { isFinalOutcome } from './outcome';
 export type { OutcomeRule, StatusBearing } from './outcome';
 export { DEFAULT_POLICY, resolvePolicy } from './policy';
 export type { InFlightPolicy, OperationPolicy, StoreFailurePolicy } from './policy';
-export { RecordStatus } from './store';
-export type { ClaimRequest, ClaimResult, IdempotencyStore } from './store';
+export { isTransactionalStore, RecordStatus } from './store';
+export type { ClaimRequest, ClaimResult, IdempotencyStore, StoreTransaction, TransactionalStore } from './store';

@@ -33,6 +33,16 @@ export interface OperationPolicy {
   onStoreFailure: StoreFailurePolicy;
   /** Which results are stored; the others release the key. */
   isFinal: OutcomeRule;
+  /**
+   * Run the action inside a store transaction and complete the record in
+   * that same transaction (stores that implement `TransactionalStore`, e.g.
+   * `PostgresStore`): the action finds it as `ExecutionContext.transaction`
+   * and writes its side effect through it, so the side effect and the
+   * completion commit together or not at all. A thrown error, a result that
+   * is not final, or a lost lease rolls the side effect back. Unset (the
+   * default): the store's ordinary completion after the action.
+   */
+  transactional?: boolean;
 }
 
 /** The defaults every operation starts from. */

@@ -79,3 +79,40 @@ export interface IdempotencyStore {
   /** Release connections and timers. */
   close(): Promise<void>;
 }
+
+/**
+ * One open store transaction that an execution's side effect joins, so the
+ * side effect and the record's completion commit together or not at all.
+ * Made by {@link TransactionalStore.begin}; the coordinator ends it exactly
+ * once, with `complete` or `rollback`.
+ */
+export interface StoreTransaction<Tx = unknown> {
+  /** What the action writes its side effect through (for `PostgresStore`, a `pg` `PoolClient`). */
+  readonly handle: Tx;
+  /**
+   * Complete the record inside this transaction - the same owner
+   * compare-and-set as `IdempotencyStore.complete` - then commit. When the
+   * owner no longer holds the record, roll everything back (the side effect
+   * too) and resolve `false`. Rejects when the outcome is unknown (the
+   * connection died before the commit was acknowledged): then the side effect
+   * and the completion are either both committed or both absent.
+   */
+  complete(result: string, retentionMs: number): Promise<boolean>;
+  /** Undo everything the transaction did. Never rejects; a dead connection rolls back by itself. */
+  rollback(): Promise<void>;
+}
+
+/**
+ * A store that can open a transaction the action's side effect shares with
+ * the record's completion (`PostgresStore`). Used for operations whose policy
+ * sets `transactional: true`.
+ */
+export interface TransactionalStore<Tx = unknown> extends IdempotencyStore {
+  /** Open a transaction for the execution `owner` holds on `storeKey`. */
+  begin(storeKey: string, owner: string): Promise<StoreTransaction<Tx>>;
+}
+
+/** Whether `store` offers transactional completion. */
+export function isTransactionalStore(store: IdempotencyStore): store is TransactionalStore {
+  return typeof (store as Partial<TransactionalStore>).begin === 'function';
+}

@@ -1,7 +1,18 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { closeConnection } from './redis-client';
 
 type Listener = () => void;
+
+/**
+ * Which pub/sub the completion signal travels on.
+ * - `classic`: PUBLISH/SUBSCRIBE. On a single Redis the natural choice (any
+ *   version); on a Cluster every message is broadcast over the cluster bus
+ *   to every node, which stops scaling as the cluster grows.
+ * - `sharded`: SPUBLISH/SSUBSCRIBE (Redis 7.0+). A channel belongs to the
+ *   slot of its name, so the message stays on the shard that owns the
+ *   record (master and its replicas), and subscribers connect to that shard.
+ */
+export type PubSubMode = 'classic' | 'sharded';
 
 /**
  * One subscriber connection shared by every waiter of a store, with the
@@ -14,14 +25,22 @@ type Listener = () => void;
  * follows an UNSUBSCRIBE still in flight leaves the channel subscribed.
  */
 export class CompletionChannels {
-  private subscriber: Redis | undefined;
+  private subscriber: Redis | Cluster | undefined;
   private connecting: Promise<void> | undefined;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly subscriptions = new Map<string, Promise<unknown>>();
   private closed = false;
 
-  /** `connect` creates the (not yet connected) subscriber on first use. */
-  constructor(private readonly connect: () => Redis) {}
+  /**
+   * `connect` creates the (not yet connected) subscriber on first use: a
+   * `Redis` connection, or for sharded pub/sub on a Cluster a `Cluster` with
+   * `shardedSubscribers`, which keeps one subscriber per master and routes
+   * each SSUBSCRIBE to the shard that owns the channel's slot.
+   */
+  constructor(
+    private readonly connect: () => Redis | Cluster,
+    private readonly mode: PubSubMode = 'classic',
+  ) {}
 
   /**
    * Call `listener` on every message on `channel` until {@link leave}.
@@ -34,7 +53,9 @@ export class CompletionChannels {
     listeners.add(listener);
     let subscribed = this.subscriptions.get(channel);
     if (!subscribed) {
-      const attempt = this.connection().then((subscriber) => subscriber.subscribe(channel));
+      const attempt = this.connection().then((subscriber) =>
+        this.mode === 'sharded' ? subscriber.ssubscribe(channel) : subscriber.subscribe(channel),
+      );
       // A failed SUBSCRIBE is forgotten so that the next waiter tries again.
       attempt.catch(() => {
         if (this.subscriptions.get(channel) === attempt) this.subscriptions.delete(channel);
@@ -60,7 +81,8 @@ export class CompletionChannels {
     if (this.closed || !this.subscriber) return;
     // A failed UNSUBSCRIBE means the connection is down; ioredis may restore
     // the subscription on reconnect, where its messages find no listener.
-    this.subscriber.unsubscribe(channel).catch(() => undefined);
+    const left = this.mode === 'sharded' ? this.subscriber.sunsubscribe(channel) : this.subscriber.unsubscribe(channel);
+    left.catch(() => undefined);
   }
 
   /** Drop every listener and close the subscriber connection. */
@@ -73,7 +95,7 @@ export class CompletionChannels {
     if (subscriber) await closeConnection(subscriber);
   }
 
-  private connection(): Promise<Redis> {
+  private connection(): Promise<Redis | Cluster> {
     if (this.closed) return Promise.reject(new Error('The completion subscriber is closed'));
     let subscriber = this.subscriber;
     if (!subscriber) {
@@ -81,7 +103,7 @@ export class CompletionChannels {
       // Failures reach waiters as rejected SUBSCRIBEs; the connection's own
       // error events would only be console noise.
       subscriber.on('error', () => undefined);
-      subscriber.on('message', (channel: string) => this.dispatch(channel));
+      subscriber.on(this.mode === 'sharded' ? 'smessage' : 'message', (channel: string) => this.dispatch(channel));
       this.subscriber = subscriber;
       // A failed first connect surfaces as the SUBSCRIBE's rejection.
       this.connecting = subscriber.connect().catch(() => undefined);

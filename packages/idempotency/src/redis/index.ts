@@ -1,6 +1,7 @@
 /**
  * The Redis store, its own subpath (`@idempotency-chain/idempotency/redis`)
- * so that the core never loads ioredis.
+ * so that the core never loads ioredis. A single `Redis` or a `Cluster`.
  */
 export { RedisStore, type RedisStoreOptions } from './redis-store';
-export { FAIL_FAST_REDIS_OPTIONS, createRedisClient } from './redis-client';
+export type { PubSubMode } from './completion-channels';
+export { FAIL_FAST_REDIS_OPTIONS, createRedisClient, createRedisCluster } from './redis-client';

@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 /**
  * Client options that make an unreachable Redis fail fast instead of hanging
@@ -45,11 +45,40 @@ export function createRedisClient(url: string, options: RedisOptions = {}): Redi
 }
 
 /**
+ * Create an ioredis `Cluster` that fails fast like {@link createRedisClient}:
+ * no offline queue, a command timeout, `lazyConnect` (await `connect()`),
+ * and {@link FAIL_FAST_REDIS_OPTIONS} on every node connection. Unlike a
+ * single client it keeps ioredis's retries on MOVED/ASK and on
+ * `CLUSTERDOWN` during a failover (`retryDelayOnFailover`,
+ * `retryDelayOnClusterDown`, bounded by `maxRedirections`), so a failover
+ * costs latency rather than errors once a replica has taken over.
+ * `options` override these one by one.
+ *
+ * @example
+ * const cluster = createRedisCluster(process.env.REDIS_CLUSTER_NODES!.split(','));
+ * await cluster.connect();
+ * const store = new RedisStore({ client: cluster, ownsClient: true }); // sharded pub/sub
+ */
+export function createRedisCluster(nodes: ClusterNode[], options: ClusterOptions = {}): Cluster {
+  const nodeOptions: RedisOptions = { ...FAIL_FAST_REDIS_OPTIONS };
+  delete nodeOptions.lazyConnect; // the Cluster connects its nodes itself
+  return new Cluster(nodes, {
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    maxRedirections: 16,
+    ...options,
+    redisOptions: { ...nodeOptions, ...options.redisOptions },
+  });
+}
+
+/**
  * Close a connection without waiting on a dead server: QUIT lets pending
  * replies arrive when the connection is up; otherwise there is nothing to
  * wait for, and QUIT itself could queue or be refused.
  */
-export async function closeConnection(client: Redis): Promise<void> {
+export async function closeConnection(client: Redis | Cluster): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();

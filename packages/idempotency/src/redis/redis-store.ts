@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
-import { CompletionChannels } from './completion-channels';
+import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { closeConnection } from './redis-client';
-import { CLAIM_SCRIPT, COMPLETE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './scripts';
+import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -11,7 +11,29 @@ export interface RedisStoreOptions {
    * (`FAIL_FAST_REDIS_OPTIONS`, or `createRedisClient`): a store
    * call must reject while Redis is down, not wait for it to come back.
    */
-  client: Redis;
+  client: Redis | Cluster;
+  /**
+   * Which pub/sub wakes waiters: `sharded` (SPUBLISH/SSUBSCRIBE, Redis 7.0+)
+   * by default on a `Cluster`, so a completion travels only within the shard
+   * that owns the record; `classic` (PUBLISH/SUBSCRIBE) by default on a
+   * single `Redis`, which works on any version.
+   */
+  pubsub?: PubSubMode;
+  /**
+   * Wait until this many replicas acknowledge a claim or a completion
+   * (`WAIT replicas timeoutMs`) before answering it. Redis replicates
+   * asynchronously: without this, a master that fails right after
+   * acknowledging a claim can lose it to a promoted replica, and a second
+   * request claims the same key. WAIT cannot run inside a script, so it is
+   * pipelined right behind the script on the same connection (the same
+   * node on a Cluster): no extra network round trip, but the answer now
+   * waits for the replica's acknowledgement. A write acknowledged by fewer
+   * replicas than asked within `timeoutMs` rejects (the coordinator then
+   * fails closed; the claim stays until its lease ends). WAIT narrows the
+   * window; it does not make Redis a consensus store: a replica that
+   * acknowledged can still lose the race to be promoted. Off by default.
+   */
+  waitForReplicas?: { replicas: number; timeoutMs: number };
   /** Prepended to every key and channel name. Default `idem:`. */
   prefix?: string;
   /**
@@ -34,13 +56,23 @@ const EPOCH_TTL_FLOOR_MS = 24 * 60 * 60 * 1000;
 /** Longest delay `setTimeout` honours; longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The client once the scripts are defined on it; every argument is a key or a string. */
-type ScriptedRedis = Redis & {
-  idempotencyClaim(record: string, epoch: string, fp: string, owner: string, leaseMs: string, epochTtlMs: string): Promise<unknown>;
-  idempotencyComplete(record: string, owner: string, result: string, retentionMs: string, channel: string): Promise<unknown>;
-  idempotencyRelease(record: string, owner: string, channel: string): Promise<unknown>;
-  idempotencyRenew(record: string, owner: string, leaseMs: string): Promise<unknown>;
-};
+/** The scripts once defined on a client or pipeline; every argument is a key or a string. */
+interface Scripts<R> {
+  idempotencyClaim(record: string, epoch: string, fp: string, owner: string, leaseMs: string, epochTtlMs: string): R;
+  idempotencyComplete(record: string, owner: string, result: string, retentionMs: string, channel: string): R;
+  idempotencyCompleteSharded(record: string, owner: string, result: string, retentionMs: string, channel: string): R;
+  idempotencyRelease(record: string, owner: string, channel: string): R;
+  idempotencyReleaseSharded(record: string, owner: string, channel: string): R;
+  idempotencyRenew(record: string, owner: string, leaseMs: string): R;
+}
+type ScriptedRedis = (Redis | Cluster) & Scripts<Promise<unknown>>;
+type ScriptedPipeline = ChainableCommander & Scripts<ScriptedPipeline>;
+
+/** Script command names per pub/sub mode: two stores on one client may use different modes. */
+const COMMANDS = {
+  classic: { complete: 'idempotencyComplete', release: 'idempotencyRelease' },
+  sharded: { complete: 'idempotencyCompleteSharded', release: 'idempotencyReleaseSharded' },
+} as const;
 
 /**
  * A store shared by every replica of a service, in Redis. Each operation is
@@ -57,7 +89,12 @@ type ScriptedRedis = Redis & {
  * - `<prefix>{<storeKey>}:done`: the channel completion and release publish on.
  *
  * Waiters share one subscriber connection, created with `client.duplicate()`
- * on the first wait and always closed by `close()`.
+ * on the first wait and always closed by `close()`. On a `Cluster` the
+ * duplicate has `shardedSubscribers` on: one subscriber per master, each
+ * SSUBSCRIBE sent to the shard that owns the channel's slot, where the
+ * completion script SPUBLISHes it. A waiter on any node is woken, and after
+ * a failover ioredis re-subscribes on the promoted replica (the poll covers
+ * a message lost in between).
  *
  * ```text
  * waiter:  SUBSCRIBE :done --ok--> HGET status --in_progress--> wait for message
@@ -82,6 +119,9 @@ export class RedisStore implements IdempotencyStore {
   private readonly prefix: string;
   private readonly pollIntervalMs: number;
   private readonly ownsClient: boolean;
+  private readonly pubsub: PubSubMode;
+  private readonly commands: (typeof COMMANDS)[PubSubMode];
+  private readonly waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   private readonly channels: CompletionChannels;
   /** Settles each pending wait; `close()` resolves them all. */
   private readonly waiters = new Set<(error?: unknown) => void>();
@@ -94,31 +134,46 @@ export class RedisStore implements IdempotencyStore {
     this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
     this.ownsClient = options.ownsClient ?? false;
     const client = options.client;
+    this.pubsub = options.pubsub ?? (isCluster(client) ? 'sharded' : 'classic');
+    this.waitForReplicas = options.waitForReplicas && {
+      replicas: Math.max(1, Math.floor(options.waitForReplicas.replicas)),
+      timeoutMs: positiveMs('waitForReplicas.timeoutMs', options.waitForReplicas.timeoutMs),
+    };
+    const publish = this.pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH';
+    const names = COMMANDS[this.pubsub];
     client.defineCommand('idempotencyClaim', { lua: CLAIM_SCRIPT, numberOfKeys: 2 });
-    client.defineCommand('idempotencyComplete', { lua: COMPLETE_SCRIPT, numberOfKeys: 1 });
-    client.defineCommand('idempotencyRelease', { lua: RELEASE_SCRIPT, numberOfKeys: 1 });
+    client.defineCommand(names.complete, { lua: completeScript(publish), numberOfKeys: 1 });
+    client.defineCommand(names.release, { lua: releaseScript(publish), numberOfKeys: 1 });
     client.defineCommand('idempotencyRenew', { lua: RENEW_SCRIPT, numberOfKeys: 1 });
+    this.commands = names;
     this.client = client as ScriptedRedis;
-    this.channels = new CompletionChannels(() => client.duplicate({ lazyConnect: true }));
+    const sharded = this.pubsub === 'sharded';
+    this.channels = new CompletionChannels(
+      () => (isCluster(client) ? client.duplicate([], { shardedSubscribers: sharded, lazyConnect: true }) : client.duplicate({ lazyConnect: true })),
+      this.pubsub,
+    );
   }
 
   async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
     const keys = this.keys(storeKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
-    const reply = await this.client.idempotencyClaim(keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl);
-    return toClaimResult(reply);
+    const args = [keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl] as const;
+    if (!this.waitForReplicas) return toClaimResult(await this.client.idempotencyClaim(...args));
+    return toClaimResult(await this.replicated((pipeline) => pipeline.idempotencyClaim(...args), 'claim'));
   }
 
   async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const { record, channel } = this.keys(storeKey);
-    const retention = String(positiveMs('retentionMs', retentionMs));
-    return (await this.client.idempotencyComplete(record, owner, result, retention, channel)) === 1;
+    const args = [record, owner, result, String(positiveMs('retentionMs', retentionMs)), channel] as const;
+    const complete = this.commands.complete;
+    if (!this.waitForReplicas) return (await this.client[complete](...args)) === 1;
+    return (await this.replicated((pipeline) => pipeline[complete](...args), 'completion')) === 1;
   }
 
   async release(storeKey: string, owner: string): Promise<boolean> {
     const { record, channel } = this.keys(storeKey);
-    return (await this.client.idempotencyRelease(record, owner, channel)) === 1;
+    return (await this.client[this.commands.release](record, owner, channel)) === 1;
   }
 
   async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
@@ -162,6 +217,22 @@ export class RedisStore implements IdempotencyStore {
     if (this.ownsClient) await closeConnection(this.client);
   }
 
+  /**
+   * Run one script and `WAIT` in one pipeline: same connection, same node,
+   * one round trip. Rejects when fewer replicas than asked acknowledged.
+   */
+  private async replicated(script: (pipeline: ScriptedPipeline) => ScriptedPipeline, what: string): Promise<unknown> {
+    const { replicas, timeoutMs } = this.waitForReplicas as { replicas: number; timeoutMs: number };
+    const replies = (await script(this.client.pipeline() as ScriptedPipeline).call('WAIT', String(replicas), String(timeoutMs)).exec()) ?? [];
+    const [[scriptError, reply] = [], [waitError, acknowledged] = []] = replies;
+    if (scriptError) throw scriptError;
+    if (waitError) throw waitError;
+    if (Number(acknowledged) < replicas) {
+      throw new Error(`The ${what} reached ${Number(acknowledged)} of ${replicas} replicas within ${timeoutMs} ms`);
+    }
+    return reply;
+  }
+
   private keys(storeKey: string): { record: string; epoch: string; channel: string } {
     if (this.closed) throw new Error('RedisStore is closed');
     // The store key must not end the hash tag early; it is a hash, so this never trips in use.
@@ -169,6 +240,11 @@ export class RedisStore implements IdempotencyStore {
     const record = `${this.prefix}{${storeKey}}`;
     return { record, epoch: `${record}:epoch`, channel: `${record}:done` };
   }
+}
+
+/** `isCluster` rather than `instanceof`, which fails when two copies of ioredis are loaded. */
+function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
 }
 
 function positiveMs(name: string, value: number): number {

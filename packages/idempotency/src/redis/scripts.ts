@@ -58,16 +58,18 @@ return {'claimed', epoch}
  * lease ran out, and whose key someone else claimed since, fails the check
  * and cannot overwrite the new owner's record. The PUBLISH happens in the
  * same step, so a waiter that re-reads the record after being woken always
- * sees the result.
+ * sees the result. `SPUBLISH` (sharded pub/sub) is legal here on a Cluster
+ * because the channel carries the record's hash tag: same slot, same node.
  */
-export const COMPLETE_SCRIPT = `
+export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PUBLISH', ARGV[4], 'completed')
+redis.call('${publish}', ARGV[4], 'completed')
 return 1
 `;
+export const COMPLETE_SCRIPT = completeScript('PUBLISH');
 
 /**
  * Delete the in-progress record if `owner` still holds it, then wake waiters.
@@ -77,13 +79,14 @@ return 1
  * Atomic for the same reason as completion: a stale holder cannot delete a
  * record that a newer claim created under the same key.
  */
-export const RELEASE_SCRIPT = `
+export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], 'released')
+redis.call('${publish}', ARGV[2], 'released')
 return 1
 `;
+export const RELEASE_SCRIPT = releaseScript('PUBLISH');
 
 /**
  * Extend the lease to `leaseMs` from now if `owner` still holds it.

@@ -47,8 +47,8 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
 }
 
 /** Whether a promise has settled, readable without awaiting it. */
-export function track<T>(promise: Promise<T>): { readonly settled: boolean } {
-  const state = { settled: false };
+export function track<T>(promise: Promise<T>): { readonly settled: boolean; readonly promise: Promise<T> } {
+  const state = { settled: false, promise };
   promise.then(
     () => (state.settled = true),
     () => (state.settled = true),

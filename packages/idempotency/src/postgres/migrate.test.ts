@@ -1,0 +1,64 @@
+import { createPostgresPool, migrate } from '.';
+import { MIGRATIONS } from './migrations';
+import { DATABASE_URL } from '../../test/support/postgres';
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+
+let pool: Pool;
+const schemas: string[] = [];
+const newSchema = () => {
+  const schema = `idem_migrate_${randomBytes(6).toString('hex')}`;
+  schemas.push(schema);
+  return schema;
+};
+const versions = async (schema: string) =>
+  (await pool.query<{ version: number }>(`SELECT version FROM "${schema}".idempotency_schema_versions ORDER BY version`)).rows.map((r) => r.version);
+
+beforeAll(() => {
+  pool = createPostgresPool(DATABASE_URL, { max: 6 });
+});
+
+afterAll(async () => {
+  for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+});
+
+describe('migrate', () => {
+  test('creates the schema and its tables, records every version, and applies nothing the second time', async () => {
+    const schema = newSchema();
+    expect(await migrate(pool, { schema })).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(await versions(schema)).toEqual([1]);
+    expect(await migrate(pool, { schema })).toEqual([]);
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".idempotency_records`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  test('two concurrent callers take turns under the advisory lock: one applies, the other finds the work done', async () => {
+    const schema = newSchema();
+    const results = await Promise.all([migrate(pool, { schema }), migrate(pool, { schema }), migrate(pool, { schema })]);
+    expect(results.map((done) => done.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
+    expect(await versions(schema)).toEqual([1]);
+  });
+
+  test('applies only the versions not yet recorded, in order', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const extra = [...MIGRATIONS, { version: 3, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` }, { version: 2, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` }];
+    expect(await migrate(pool, { schema, migrations: extra })).toEqual([2, 3]);
+    expect(await versions(schema)).toEqual([1, 2, 3]);
+  });
+
+  test('a failing migration rolls back everything the call applied', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const broken = [...MIGRATIONS, { version: 2, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` }, { version: 3, name: 'bad', sql: () => 'SELECT * FROM no_such_table' }];
+    await expect(migrate(pool, { schema, migrations: broken })).rejects.toThrow('no_such_table');
+    expect(await versions(schema)).toEqual([1]);
+    const { rows } = await pool.query(`SELECT to_regclass('"${schema}".two') AS t`);
+    expect(rows[0].t).toBeNull();
+  });
+
+  test('refuses a schema name that would need quoting', async () => {
+    await expect(migrate(pool, { schema: 'Bad"; DROP' })).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * The schema of `PostgresStore`, as numbered migrations that `migrate()`
+ * applies in order and records in `<schema>.idempotency_schema_versions`.
+ * A released migration is never edited: a change is a new entry.
+ *
+ * `idempotency_records` holds one row per store key. The row outlives its
+ * record: once a lease ends, a key is released, or retention passes, the row
+ * stays (with `expires_at` in the past) until the sweep removes it
+ * `fenceRetentionMs` later, because its `epoch` is the fence the next claim
+ * of the key must exceed.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  /** The statements, for the schema whose quoted name is `schema`. */
+  sql(schema: string): string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'create idempotency_records',
+    sql: (schema) => `
+      CREATE TABLE ${schema}.idempotency_records (
+        store_key   text        PRIMARY KEY,
+        status      text        NOT NULL CHECK (status IN ('in_progress', 'completed', 'released')),
+        fingerprint text        NOT NULL,
+        owner       text        NOT NULL,
+        epoch       bigint      NOT NULL CHECK (epoch > 0),
+        result      text,
+        expires_at  timestamptz NOT NULL
+      );
+      CREATE INDEX idempotency_records_expires_at ON ${schema}.idempotency_records (expires_at);
+    `,
+  },
+];

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { PostgresStore } from '.';
+import { createTestSchema, type TestSchema } from '../../test/support/postgres';
+import { eventually, track, within } from '../../test/support/async';
+
+let db: TestSchema;
+let store: PostgresStore;
+
+beforeAll(async () => {
+  db = await createTestSchema('idem_store');
+  store = new PostgresStore({ pool: db.pool, schema: db.schema, pollIntervalMs: 60_000, sweepIntervalMs: 0 });
+});
+
+afterAll(async () => {
+  await store.close();
+  await db.drop();
+});
+
+const newKey = () => randomBytes(16).toString('hex');
+const row = async (storeKey: string) =>
+  (await db.pool.query(`SELECT status, epoch::text AS epoch FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [storeKey])).rows[0] as
+    | { status: string; epoch: string }
+    | undefined;
+const claimed = async (target: PostgresStore, storeKey: string, owner: string, leaseMs = 60_000): Promise<number> => {
+  const result = await target.claim({ storeKey, fingerprint: 'fp', owner, leaseMs });
+  if (result.status !== 'claimed') throw new Error(`expected a claim, got ${result.status}`);
+  return result.epoch;
+};
+const listeners = async () =>
+  Number((await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1`, [`LISTEN "idempotency:${db.schema}"`])).rows[0].n);
+
+describe('PostgresStore records and fences', () => {
+  test('a claim’s epoch comes from the server clock in ms; release keeps the row as the fence, and the next epoch exceeds it', async () => {
+    const storeKey = newKey();
+    const before = Date.now();
+    const first = await claimed(store, storeKey, 'a');
+    expect(first).toBeGreaterThanOrEqual(before - 5_000); // server and test clocks are one machine's
+    expect(await store.release(storeKey, 'a')).toBe(true);
+    expect(await row(storeKey)).toEqual({ status: 'released', epoch: String(first) });
+    const second = await claimed(store, storeKey, 'b');
+    expect(second).toBeGreaterThan(first);
+    // A fence ahead of the clock (claims within one ms, a clock that stepped back) still orders the next claim.
+    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET epoch = $2, expires_at = clock_timestamp() WHERE store_key = $1`, [storeKey, String(second + 1_000_000)]);
+    expect(await claimed(store, storeKey, 'c')).toBe(second + 1_000_001);
+  });
+
+  test('the sweep deletes rows that ended more than fenceRetentionMs ago, and nothing live', async () => {
+    const sweeping = new PostgresStore({ pool: db.pool, schema: db.schema, sweepIntervalMs: 0, fenceRetentionMs: 200 });
+    try {
+      const [ended, live, completed] = [newKey(), newKey(), newKey()];
+      await claimed(sweeping, ended, 'a');
+      await sweeping.release(ended, 'a');
+      await claimed(sweeping, live, 'a');
+      await claimed(sweeping, completed, 'a');
+      await sweeping.complete(completed, 'a', '"r"', 60_000);
+      await eventually(async () => (await sweeping.sweep(), (await row(ended)) === undefined), 'the ended row to be swept');
+      expect(await row(live)).toMatchObject({ status: 'in_progress' });
+      expect(await row(completed)).toMatchObject({ status: 'completed' });
+    } finally {
+      await sweeping.close();
+    }
+  });
+});
+
+describe('PostgresStore waiters', () => {
+  test('100 waiters on 10 keys share one LISTEN connection and are all woken by the completions', async () => {
+    const keys = Array.from({ length: 10 }, newKey);
+    for (const storeKey of keys) await claimed(store, storeKey, 'holder');
+    const waiters = keys.flatMap((storeKey) => Array.from({ length: 10 }, () => track(store.waitForChange(storeKey, 30_000))));
+    const settled = Promise.all(waiters.map((w) => w.promise));
+    await eventually(async () => (await listeners()) === 1, 'the LISTEN');
+    expect(waiters.some((w) => w.settled)).toBe(false);
+    for (const storeKey of keys) expect(await store.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+    await within(settled, 3_000, 'the woken waiters');
+    expect(await listeners()).toBe(1);
+  });
+
+  test('a LISTEN connection that dies wakes its waiters, and the next waiter listens on a new one', async () => {
+    const storeKey = newKey();
+    await claimed(store, storeKey, 'holder');
+    const waiter = track(store.waitForChange(storeKey, 30_000));
+    await eventually(async () => (await listeners()) === 1, 'the LISTEN');
+    await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [`LISTEN "idempotency:${db.schema}"`]);
+    await within(waiter.promise, 3_000, 'the waiter of the dead connection');
+    const next = track(store.waitForChange(storeKey, 30_000));
+    await eventually(async () => (await listeners()) === 1, 'a new LISTEN');
+    expect(await store.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+    await within(next.promise, 3_000, 'the next waiter');
+  });
+
+  test('close() resolves pending waiters, ends its LISTEN connection, and refuses calls afterwards', async () => {
+    const baseline = await listeners();
+    const closing = new PostgresStore({ pool: db.pool, schema: db.schema, pollIntervalMs: 60_000 });
+    const storeKey = newKey();
+    await claimed(closing, storeKey, 'holder');
+    const waiter = track(closing.waitForChange(storeKey, 30_000));
+    await eventually(async () => (await listeners()) === baseline + 1, 'the LISTEN');
+    await closing.close();
+    await within(waiter.promise, 3_000, 'the waiter of the closed store');
+    await eventually(async () => (await listeners()) === baseline, 'the LISTEN connection to end');
+    await expect(closing.claim({ storeKey, fingerprint: 'fp', owner: 'x', leaseMs: 1_000 })).rejects.toThrow('closed');
+  });
+});

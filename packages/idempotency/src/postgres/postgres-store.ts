@@ -1,0 +1,297 @@
+import { Client, type Pool, type PoolClient } from 'pg';
+import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
+import { CompletionListener } from './completion-listener';
+import { quoteSchema } from './migrate';
+import { statements, type Statements } from './sql';
+
+/** Options of {@link PostgresStore}. */
+export interface PostgresStoreOptions {
+  /**
+   * The pool every statement and every transaction runs on. Give it a
+   * `connectionTimeoutMillis` (and an `error` listener): a store call must
+   * reject while the database is unreachable, not hang (`createPostgresPool`).
+   */
+  pool: Pool;
+  /** The schema `migrate()` created the tables in. Default `public`. */
+  schema?: string;
+  /**
+   * While waiting, how often the record is re-read in case it left
+   * `in_progress` without a notification (a lease that ran out). Default 1000 ms.
+   */
+  pollIntervalMs?: number;
+  /** How often ended rows are swept; `0` turns the timer off (call `sweep()` yourself). Default 60 s. */
+  sweepIntervalMs?: number;
+  /**
+   * How long a row is kept after its lease, release or retention ended, as
+   * the fence the next claim's epoch must exceed. Default 24 h, the floor
+   * `RedisStore` keeps its epoch counter for.
+   */
+  fenceRetentionMs?: number;
+  /** Creates the dedicated LISTEN connection. Default: `new Client(pool.options)`. */
+  listenClient?: () => Client;
+  /** Whether `close()` also ends `pool`. Default `false`. */
+  ownsPool?: boolean;
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A claim re-runs when its snapshot predates a concurrent claim; more than a few in a row is a bug. */
+const MAX_CLAIM_ATTEMPTS = 5;
+const SWEEP_BATCH = 10_000;
+
+interface ClaimRow {
+  status: string;
+  epoch: string | null;
+  fingerprint: string | null;
+  result: string | null;
+  remaining_ms: number | null;
+}
+
+/**
+ * A store in PostgreSQL, through node-postgres. Each operation is one
+ * statement; `complete`, `release` and `renew` are compare-and-set on the
+ * owner token and a live lease. Waiters are woken by `LISTEN/NOTIFY` on one
+ * dedicated connection, with a poll as the safety net only. Ended rows are
+ * swept by a timer.
+ *
+ * Its distinguishing feature is **transactional completion**
+ * (`TransactionalStore`): an operation whose policy sets
+ * `transactional: true` runs its action inside a transaction of this store,
+ * handed over as `ExecutionContext.transaction` (a `PoolClient`); the side
+ * effect written through it and the record's completion commit together.
+ *
+ * ```text
+ *  claim: INSERT .. ON CONFLICT DO UPDATE WHERE expired   (autocommit, before the action)
+ *  BEGIN
+ *    INSERT INTO ledger ...                                 (the action, through `transaction`)
+ *    UPDATE idempotency_records SET completed ... WHERE owner = $me AND lease live; pg_notify
+ *  COMMIT                                                   (or ROLLBACK: neither survives)
+ * ```
+ *
+ * The schema comes from {@link migrate}, which must have run first.
+ *
+ * @example
+ * import { Pool } from 'pg';
+ * import { PostgresStore, migrate, postgresTransaction } from '@idempotency-chain/idempotency/postgres';
+ *
+ * const pool = createPostgresPool(process.env.DATABASE_URL!);
+ * await migrate(pool);
+ * const store = new PostgresStore({ pool });
+ * const idempotency = new IdempotencyCoordinator({
+ *   service: 'payments', store, operations: { 'payments.charge': { transactional: true } },
+ * });
+ * await idempotency.run({ operation: 'payments.charge', key, fingerprint }, async (execution) => {
+ *   const tx = postgresTransaction(execution);
+ *   const { rows } = await tx.query('INSERT INTO ledger (order_id, amount_cents) VALUES ($1, $2) RETURNING id', [orderId, 500]);
+ *   return { statusCode: 201, body: { chargeId: rows[0].id } };
+ * });
+ */
+export class PostgresStore implements TransactionalStore<PoolClient> {
+  private readonly pool: Pool;
+  private readonly sql: Statements;
+  private readonly channel: string;
+  private readonly pollIntervalMs: number;
+  private readonly fenceRetentionMs: number;
+  private readonly ownsPool: boolean;
+  private readonly listener: CompletionListener;
+  private readonly sweeper: NodeJS.Timeout | undefined;
+  private readonly waiters = new Set<(error?: unknown) => void>();
+  private closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    const schema = options.schema ?? 'public';
+    this.pool = options.pool;
+    this.sql = statements(quoteSchema(schema));
+    this.channel = `idempotency:${schema}`;
+    this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
+    this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
+    this.ownsPool = options.ownsPool ?? false;
+    const pool = this.pool;
+    this.listener = new CompletionListener(options.listenClient ?? (() => new Client(pool.options)), `"${this.channel}"`);
+    const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+    if (sweepIntervalMs > 0) {
+      // A failed sweep (database down) is retried on the next tick.
+      this.sweeper = setInterval(() => this.sweep().catch(() => undefined), Math.min(sweepIntervalMs, MAX_TIMER_MS));
+      this.sweeper.unref();
+    }
+  }
+
+  async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+    this.assertOpen();
+    const lease = positiveMs('leaseMs', leaseMs);
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
+      const { rows } = await this.pool.query<ClaimRow>(this.sql.claim, [storeKey, fingerprint, owner, lease]);
+      const row = rows[0];
+      if (row?.status === 'claimed') return { status: 'claimed', epoch: Number(row.epoch) };
+      const remaining = Math.ceil(row?.remaining_ms ?? 0);
+      // No row, or one that had ended: the snapshot predates a concurrent claim; read again.
+      if (!row || remaining <= 0 || row.status === 'released') continue;
+      if (row.status === 'completed') return { status: 'completed', fingerprint: String(row.fingerprint), result: String(row.result) };
+      return { status: 'in_progress', fingerprint: String(row.fingerprint), leaseRemainingMs: remaining };
+    }
+    throw new Error(`The claim of an idempotency record lost ${MAX_CLAIM_ATTEMPTS} races in a row`);
+  }
+
+  async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+    this.assertOpen();
+    const retention = positiveMs('retentionMs', retentionMs);
+    return (await this.pool.query(this.sql.complete, [storeKey, owner, result, retention, this.channel])).rowCount === 1;
+  }
+
+  async release(storeKey: string, owner: string): Promise<boolean> {
+    this.assertOpen();
+    return (await this.pool.query(this.sql.release, [storeKey, owner, this.channel])).rowCount === 1;
+  }
+
+  async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
+    this.assertOpen();
+    return (await this.pool.query(this.sql.renew, [storeKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
+  }
+
+  /**
+   * Open the transaction an execution's side effect joins (see the class
+   * doc). Its `complete` runs the same compare-and-set as {@link complete}
+   * inside it, then COMMITs; a lost lease rolls the whole transaction back.
+   */
+  async begin(storeKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
+    this.assertOpen();
+    const client = await this.pool.connect();
+    // A checked-out connection that dies emits 'error', fatal when nobody listens;
+    // the failure reaches the transaction as a rejected query instead.
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      client.off('error', ignore);
+      client.release(true);
+      throw error;
+    }
+    return new PostgresTransaction(client, this.sql, [storeKey, owner], this.channel, () => client.off('error', ignore));
+  }
+
+  async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    this.assertOpen();
+    if (signal?.aborted || !(timeoutMs > 0)) return;
+    return new Promise<void>((resolve, reject) => {
+      let poll: NodeJS.Timeout | undefined;
+      const settle = (error?: unknown): void => {
+        if (!this.waiters.delete(settle)) return;
+        clearTimeout(deadline);
+        clearTimeout(poll);
+        signal?.removeEventListener('abort', onWake);
+        this.listener.leave(storeKey, onWake);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onWake = (): void => settle();
+      // Read only once LISTEN is in force: a completion lands before the read (seen) or after it (notified).
+      const recheck = async (): Promise<void> => {
+        if (!this.waiters.has(settle)) return;
+        if ((await this.pool.query(this.sql.inProgress, [storeKey])).rowCount === 0) return settle();
+        if (this.waiters.has(settle)) poll = setTimeout(() => recheck().catch(settle), this.pollIntervalMs);
+      };
+      const deadline = setTimeout(onWake, Math.min(timeoutMs, MAX_TIMER_MS));
+      this.waiters.add(settle);
+      signal?.addEventListener('abort', onWake, { once: true });
+      this.listener.join(storeKey, onWake).then(recheck).catch(settle);
+    });
+  }
+
+  /**
+   * Delete rows that ended more than `fenceRetentionMs` ago, in batches.
+   * Runs on the store's timer; call it yourself with `sweepIntervalMs: 0`.
+   * @returns How many rows were deleted.
+   */
+  async sweep(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query(this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]);
+      total += rowCount ?? 0;
+      if ((rowCount ?? 0) < SWEEP_BATCH) return total;
+    }
+  }
+
+  /** Resolve pending waits, stop the sweep, end the LISTEN connection, and the pool if owned. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweeper);
+    for (const settle of [...this.waiters]) settle();
+    await this.listener.close();
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('PostgresStore is closed');
+  }
+}
+
+/** One execution's transaction: the action's side effect, then the completion, then COMMIT. */
+class PostgresTransaction implements StoreTransaction<PoolClient> {
+  private ended = false;
+
+  constructor(
+    readonly handle: PoolClient,
+    private readonly sql: Statements,
+    private readonly record: [storeKey: string, owner: string],
+    private readonly channel: string,
+    private readonly detach: () => void,
+  ) {}
+
+  async complete(result: string, retentionMs: number): Promise<boolean> {
+    this.end();
+    const [storeKey, owner] = this.record;
+    let completed: boolean;
+    try {
+      const update = await this.handle.query(this.sql.complete, [storeKey, owner, result, positiveMs('retentionMs', retentionMs), this.channel]);
+      completed = update.rowCount === 1;
+    } catch (error) {
+      await this.discard();
+      throw error;
+    }
+    if (!completed) {
+      await this.discard();
+      return false;
+    }
+    try {
+      // COMMIT of a transaction the action left aborted answers ROLLBACK, not an error.
+      const commit = await this.handle.query('COMMIT');
+      if (commit.command !== 'COMMIT') throw new Error('The transaction was rolled back at COMMIT (did the action swallow an error?)');
+    } catch (error) {
+      this.giveBack(true);
+      throw error;
+    }
+    this.giveBack(false);
+    return true;
+  }
+
+  async rollback(): Promise<void> {
+    this.end();
+    await this.discard();
+  }
+
+  /** ROLLBACK and give the connection back; a connection that cannot roll back is destroyed, which rolls back too. */
+  private async discard(): Promise<void> {
+    try {
+      await this.handle.query('ROLLBACK');
+      this.giveBack(false);
+    } catch {
+      this.giveBack(true);
+    }
+  }
+
+  private giveBack(destroy: boolean): void {
+    this.detach();
+    this.handle.release(destroy);
+  }
+
+  private end(): void {
+    if (this.ended) throw new Error('This idempotency transaction has already ended');
+    this.ended = true;
+  }
+}
+
+function positiveMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
+  return Math.ceil(value);
+}

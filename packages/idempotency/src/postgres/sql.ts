@@ -1,0 +1,90 @@
+/**
+ * The statements behind `PostgresStore`, for the schema whose quoted name is
+ * `s`. Each is one statement, so each is atomic on its own; times come from
+ * `clock_timestamp()` (the server's clock at that moment, not the start of an
+ * enclosing transaction), so a completion that runs late inside a long
+ * transaction still sees the lease as it is now.
+ */
+export function statements(s: string) {
+  const records = `${s}.idempotency_records`;
+  const held = `store_key = $1 AND owner = $2 AND status = 'in_progress' AND expires_at > clock_timestamp()`;
+  return {
+    /**
+     * Insert the record, or take over a row whose lease, release or
+     * retention has ended; otherwise report the live row. Of any number of
+     * concurrent claims exactly one inserts or takes over: the primary key
+     * makes the others wait for it and then re-check the takeover condition
+     * against the row it left (ON CONFLICT DO UPDATE ... WHERE).
+     *
+     * Epoch: `greatest(previous + 1, clock ms)`. The previous epoch is in the
+     * row, which outlives the record (see `migrations.ts`), so epochs grow
+     * across release and expiry; once the sweep removed the row, the clock
+     * has long passed every epoch it held.
+     *
+     * The report half reads the statement's snapshot, which may predate a
+     * row a concurrent claim just committed: it then returns no row, or one
+     * that looks expired, and the store runs the statement again.
+     *
+     * $1 store key, $2 fingerprint, $3 owner, $4 lease ms.
+     */
+    claim: `
+      WITH claimed AS (
+        INSERT INTO ${records} AS r (store_key, status, fingerprint, owner, epoch, result, expires_at)
+        SELECT $1, 'in_progress', $2, $3, floor(extract(epoch FROM now.t) * 1000)::bigint, NULL, now.t + $4 * interval '1 millisecond'
+          FROM (SELECT clock_timestamp() AS t) AS now
+        ON CONFLICT (store_key) DO UPDATE
+          SET status = 'in_progress', fingerprint = excluded.fingerprint, owner = excluded.owner,
+              epoch = greatest(r.epoch + 1, excluded.epoch), result = NULL, expires_at = excluded.expires_at
+          WHERE r.expires_at <= clock_timestamp()
+        RETURNING r.epoch
+      )
+      SELECT 'claimed' AS status, epoch::text AS epoch, NULL AS fingerprint, NULL AS result, NULL::float8 AS remaining_ms
+        FROM claimed
+      UNION ALL
+      SELECT r.status, NULL, r.fingerprint, r.result, extract(epoch FROM r.expires_at - clock_timestamp()) * 1000
+        FROM ${records} r
+       WHERE r.store_key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+
+    /**
+     * Store the result if `owner` still holds a live lease, then notify the
+     * waiters (delivered when the surrounding transaction commits).
+     * $1 store key, $2 owner, $3 result, $4 retention ms, $5 channel.
+     */
+    complete: `
+      WITH done AS (
+        UPDATE ${records}
+           SET status = 'completed', result = $3, expires_at = clock_timestamp() + $4 * interval '1 millisecond'
+         WHERE ${held}
+        RETURNING store_key
+      )
+      SELECT pg_notify($5, store_key) FROM done`,
+
+    /**
+     * End the record if `owner` still holds it: the row stays as the fence,
+     * already expired, so the next claim takes it over. $1 key, $2 owner, $3 channel.
+     */
+    release: `
+      WITH gone AS (
+        UPDATE ${records} SET status = 'released', result = NULL, expires_at = clock_timestamp()
+         WHERE ${held}
+        RETURNING store_key
+      )
+      SELECT pg_notify($3, store_key) FROM gone`,
+
+    /** Extend a live lease. $1 key, $2 owner, $3 lease ms. */
+    renew: `UPDATE ${records} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE ${held}`,
+
+    /** Whether a waiter on $1 should keep waiting. */
+    inProgress: `SELECT 1 FROM ${records} WHERE store_key = $1 AND status = 'in_progress' AND expires_at > clock_timestamp()`,
+
+    /** Delete up to $2 rows that ended more than $1 ms ago. */
+    sweep: `
+      DELETE FROM ${records} WHERE store_key IN (
+        SELECT store_key FROM ${records}
+         WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'
+         LIMIT $2
+      )`,
+  };
+}
+
+export type Statements = ReturnType<typeof statements>;

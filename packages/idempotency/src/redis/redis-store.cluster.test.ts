@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { RedisStore } from './redis-store';
+import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
+import { connect, deleteKeys, newStoreKey, track, waitUntil } from './redis.test-support';
+
+/** Generous: a wake-up that works takes milliseconds; this only catches a missing one. */
+const PROMPTLY_MS = 3_000;
+const WAIT_MS = 30_000;
+const prefix = `test-cluster:${randomUUID()}:`;
+
+let cluster: Cluster;
+let store: RedisStore;
+
+beforeAll(async () => {
+  cluster = await connectCluster();
+  store = new RedisStore({ client: cluster, prefix, pollIntervalMs: 60_000 });
+});
+
+afterAll(async () => {
+  await store.close();
+  await deleteClusterKeys(cluster, prefix);
+  await cluster.quit();
+});
+
+const record = (storeKey: string) => `${prefix}{${storeKey}}`;
+/** Subscribers of a shard channel, asked of the master that owns its slot. */
+async function shardSubscribers(channel: string): Promise<number> {
+  let total = 0;
+  for (const node of cluster.nodes('master')) {
+    const [, count] = (await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
+    total += Number(count);
+  }
+  return total;
+}
+
+describe('RedisStore on a Redis Cluster', () => {
+  test('every key and the channel of one record hash to one slot; records spread over every master', async () => {
+    const owners = new Set<string>();
+    const slotOwner = new Map<number, string>();
+    for (const [start, end, master] of await cluster.cluster('SLOTS')) {
+      for (let slot = start; slot <= end; slot += 1) slotOwner.set(slot, `${master?.[0]}:${master?.[1]}`);
+    }
+    for (let i = 0; i < 30; i += 1) {
+      const storeKey = newStoreKey();
+      const key = record(storeKey);
+      const [a, b, c] = await Promise.all([key, `${key}:epoch`, `${key}:done`].map((k) => cluster.cluster('KEYSLOT', k) as Promise<number>));
+      expect(b).toBe(a);
+      expect(c).toBe(a);
+      owners.add(slotOwner.get(a as number) as string);
+      expect((await store.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
+    }
+    expect(owners.size).toBe(3);
+  });
+
+  test('waiters on keys of every shard are woken by SPUBLISH from a store on another client, via SSUBSCRIBE on the owning shard', async () => {
+    const other = new RedisStore({ client: await connectCluster(), prefix, pollIntervalMs: 60_000, ownsClient: true });
+    try {
+      const keys = Array.from({ length: 6 }, () => newStoreKey());
+      for (const storeKey of keys) await other.claim({ storeKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
+      const waiters = keys.map((storeKey) => track(store.waitForChange(storeKey, WAIT_MS)));
+      for (const storeKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(storeKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
+      expect(waiters.some((w) => w.settled)).toBe(false);
+      const start = Date.now();
+      for (const storeKey of keys) expect(await other.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+      await Promise.all(waiters.map((w) => w.promise));
+      expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
+      for (const storeKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(storeKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('waitForReplicas: a claim acknowledged by the shard’s replica succeeds; asking for more replicas than exist rejects', async () => {
+    const replicated = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2_000 } });
+    const storeKey = newStoreKey();
+    expect((await replicated.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
+    expect(await replicated.complete(storeKey, 'o', '"r"', 60_000)).toBe(true);
+    const greedy = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 2, timeoutMs: 200 } });
+    await expect(greedy.claim({ storeKey: newStoreKey(), fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).rejects.toThrow(
+      'The claim reached 1 of 2 replicas within 200 ms',
+    );
+  });
+});
+
+describe('RedisStore with sharded pub/sub on a single Redis 7', () => {
+  let client: Redis;
+  const singlePrefix = `test-sharded:${randomUUID()}:`;
+  beforeAll(async () => {
+    client = await connect();
+  });
+  afterAll(async () => {
+    await deleteKeys(client, singlePrefix);
+    await client.quit();
+  });
+
+  test('a waiter is woken by SPUBLISH over SSUBSCRIBE', async () => {
+    const sharded = new RedisStore({ client, prefix: singlePrefix, pubsub: 'sharded', pollIntervalMs: 60_000 });
+    try {
+      const storeKey = newStoreKey();
+      await sharded.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 60_000 });
+      const waiter = track(sharded.waitForChange(storeKey, WAIT_MS));
+      const channel = `${singlePrefix}{${storeKey}}:done`;
+      await waitUntil(async () => Number(((await client.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]) === 1);
+      expect(waiter.settled).toBe(false);
+      const start = Date.now();
+      expect(await sharded.complete(storeKey, 'o', '"r"', 60_000)).toBe(true);
+      await waiter.promise;
+      expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
+    } finally {
+      await sharded.close();
+    }
+  });
+});

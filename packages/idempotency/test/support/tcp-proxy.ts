@@ -1,0 +1,48 @@
+import { once } from 'node:events';
+import { connect, createServer, type Socket } from 'node:net';
+
+/**
+ * A loopback TCP proxy in front of a shared server (PostgreSQL, a Redis
+ * Cluster node), for outage tests that must not stop the server other tests
+ * use. `stop()` is what a client sees when its server dies: every open
+ * connection is reset and new ones are refused, because nothing listens on
+ * the port any more.
+ */
+export interface TcpProxy {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  };
+  const server = createServer((client) => {
+    track(client);
+    const upstream = connect(target);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The proxy has no TCP port');
+  let stopped: Promise<void> | undefined;
+  return {
+    port: address.port,
+    stop() {
+      stopped ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const socket of sockets) socket.resetAndDestroy();
+        await closed;
+      })();
+      return stopped;
+    },
+  };
+}
