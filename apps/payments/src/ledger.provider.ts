@@ -1,14 +1,15 @@
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import { SERVICE_CONFIG, STORE, type ServiceConfig, type StoreBinding } from '@idempotency-chain/lab-service';
 import type { Provider } from '@nestjs/common';
-import { MemoryLedger, PlainLedger, RedisLedger, type Ledger } from './ledger';
+import { MemoryLedger, PlainLedger, PostgresLedger, RedisLedger, type Ledger } from './ledger';
 
 /** Injection token of the ledger. */
 export const LEDGER = Symbol('LEDGER');
 
 /**
- * The ledger lives beside the idempotency records: in Redis when they are
- * (`LEDGER_REDIS_URL` may name another Redis, so a store outage leaves it up).
+ * The ledger lives beside the idempotency records: in PostgreSQL or Redis
+ * when they are (`LEDGER_REDIS_URL` may name another Redis, so a store
+ * outage leaves it up).
  */
 export const ledgerProvider: Provider = {
   provide: LEDGER,
@@ -20,6 +21,7 @@ export const ledgerProvider: Provider = {
 };
 
 async function openLedger(config: ServiceConfig, binding: StoreBinding): Promise<Ledger> {
+  if (binding.pool) return new PostgresLedger(binding.pool).open();
   if (!binding.redis) return new MemoryLedger();
   if (config.ledgerRedisUrl === config.redisUrl) return new RedisLedger(binding.redis, config.retentionMs);
   const redis = createRedisClient(config.ledgerRedisUrl);

@@ -22,7 +22,9 @@ export class PaymentsController {
   @Idempotent('payments.charge')
   async charge(@Body() order: OrderPaymentDto, @Headers('request-attempt') attempt?: string): Promise<PaidOrder> {
     const execution = currentExecution();
-    const fence = execution?.epoch ? { recordKey: execution.recordKey, epoch: execution.epoch } : undefined;
+    const fence = execution?.epoch
+      ? { recordKey: execution.recordKey, epoch: execution.epoch, transaction: execution.transaction }
+      : undefined;
     await this.faults.beforeSideEffect(Number(attempt ?? 1));
     let charge: Charge;
     try {

@@ -130,3 +130,32 @@ describe('payments with the lab enabled', () => {
     expect(await (await fetch(`${payments.url}/lab/faults`)).json()).toEqual({ slowFirstAttemptMs: 10 });
   });
 });
+
+describe('payments on PostgreSQL (records and ledger in one database)', () => {
+  let payments: BootedService;
+  beforeAll(async () => {
+    payments = await bootService('payments', register, {
+      KEY_POLICY: 'propagated',
+      IDEMPOTENCY_STORE: 'postgres',
+      DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    });
+  });
+  afterAll(() => payments.app.close());
+
+  it('charges once, in the transaction that completes the record, and replays', async () => {
+    const body = { orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 };
+    const key = randomUUID();
+    const first = await post(payments, body, key);
+    const again = await post(payments, body, key);
+    expect(first.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await ledgerCount(payments, body.orderId)).toBe(1);
+  });
+
+  it('refuses a bad body before anything is written', async () => {
+    const body = { orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: -1 };
+    expect((await post(payments, body, randomUUID())).status).toBe(400);
+    expect(await ledgerCount(payments, body.orderId)).toBe(0);
+  });
+});

@@ -23,8 +23,10 @@ export interface ServiceConfig {
   service: ServiceName;
   host: string;
   port: number;
-  store: 'memory' | 'redis';
+  store: 'memory' | 'redis' | 'postgres';
   redisUrl: string;
+  /** PostgreSQL, for `IDEMPOTENCY_STORE=postgres` (records and the payments ledger). */
+  databaseUrl: string;
   keyPolicy: LabKeyPolicy;
   inFlight: 'wait' | 'reject';
   /** What a request gets when the store is down: 503 (default), or run unprotected. */
@@ -68,7 +70,8 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     service,
     host: read.string('HOST', '127.0.0.1'),
     port: read.int('PORT', defaults.port, 0, 65535),
-    store: read.oneOf('IDEMPOTENCY_STORE', ['memory', 'redis'], env.REDIS_URL ? 'redis' : 'memory'),
+    store: read.oneOf('IDEMPOTENCY_STORE', ['memory', 'redis', 'postgres'], env.REDIS_URL ? 'redis' : 'memory'),
+    databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
     redisUrl: read.url('REDIS_URL', redisUrl, ['redis:', 'rediss:']),
     keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
     inFlight: read.oneOf('IN_FLIGHT', ['wait', 'reject'], 'wait'),

@@ -50,6 +50,8 @@ export function idempotencyPolicy(config: ServiceConfig): Partial<OperationPolic
     retentionMs: config.retentionMs,
     inFlight: config.inFlight,
     onStoreFailure: config.onStoreFailure,
+    // On Postgres the action's writes commit with the record's completion.
+    ...(config.store === 'postgres' ? { transactional: true } : {}),
     ...(config.naive.has('no-heartbeat') ? { heartbeatMs: 0 } : {}),
     ...(config.naive.has('cache-failures') ? { isFinal: () => true } : {}),
   };

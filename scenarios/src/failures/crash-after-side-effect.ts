@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
@@ -27,15 +28,25 @@ export const crashAfterSideEffect: Scenario = {
       title: this.title,
       broke:
         'Payments is killed after writing the charge and before completing its record: once the lease has run out the retry with the same key re-executes, and a plain ledger charges a second time.',
-      fix: 'The ledger write is keyed by the idempotency record and done in one atomic step: the re-execution (a newer epoch of the same record) gets the charge that is already there instead of writing a new one, and the retry is answered with the first charge.',
+      fix: 'On Redis the ledger write is keyed by the idempotency record and done in one atomic step: the re-execution (a newer epoch of the same record) gets the charge that is already there instead of writing a new one. On Postgres the charge is inserted in the transaction that completes the record, so a crash before the commit leaves neither.',
       code: codeRef('apps/payments/src/ledger.ts', 'if existing then return existing end'),
       store: context.store,
     };
     const missing = needsRedis(context, 'the record and the ledger must outlive the payments process');
     if (missing) return skippedResult(base, missing);
-    const naive = await crashVariant(context, 'naive: plain ledger (a new line per write)', 2, { LAB_NAIVE: 'plain-ledger' });
-    const ours = await crashVariant(context, 'ours: ledger keyed and fenced by the record', 1, {});
-    return { ...base, variants: [naive, ours] };
+    const naive = await crashVariant(context, 'naive: plain ledger (a new line per write)', 2, {}, { LAB_NAIVE: 'plain-ledger' });
+    const ours = await crashVariant(context, 'ours: ledger keyed and fenced by the record', 1, {}, {});
+    const variants = [naive, ours];
+    // On Postgres nothing is keyed in the ledger: the charge commits with the record or not at all.
+    const database = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    if (await reachable(database)) {
+      variants.push(
+        await crashVariant(context, 'ours: Postgres, the charge commits with the record', 1, { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL: database }, {}),
+      );
+    } else {
+      context.log(`  Postgres variant not run: nothing answers at ${new URL(database).host}`);
+    }
+    return { ...base, variants };
   },
 };
 
@@ -43,13 +54,14 @@ async function crashVariant(
   context: ScenarioContext,
   variant: string,
   expectedCharges: number,
+  env: Record<string, string>,
   paymentsEnv: Record<string, string>,
 ): Promise<VariantRun> {
   return runVariant(
     context,
     variant,
     expectedCharges,
-    { env: { KEY_POLICY: 'propagated' }, perService: { payments: { IDEMPOTENCY_LEASE_MS: String(LEASE_MS), ...paymentsEnv } } },
+    { env: { KEY_POLICY: 'propagated', ...env }, perService: { payments: { IDEMPOTENCY_LEASE_MS: String(LEASE_MS), ...paymentsEnv } } },
     async (lab: Lab) => {
       await lab.arm('payments', { crashAfterSideEffect: 1 });
       const order = newOrder('crash');
@@ -64,7 +76,7 @@ async function crashVariant(
           throw new Error(`payments did not crash within ${CRASH_BOUND_MS} ms`);
         }),
       ]);
-      // A supervisor brings it back; the ledger (in Redis) kept the charge.
+      // A supervisor brings it back; the ledger kept the charge (Redis) or rolled it back with the record (Postgres).
       await lab.restart('payments');
       const chargesAfterCrash = (await ledgerOf(lab, order.orderId)).length;
 
@@ -80,7 +92,11 @@ async function crashVariant(
         outcome:
           `first checkout ${first.status ?? first.error} (payments killed after charging, ${chargesAfterCrash} charge in the ledger); ` +
           `retry with the same key after the lease: ${retry.status ?? retry.error}, ` +
-          (sameCharge ? 'answered with the first charge' : `charged again (${ledger.length} lines)`),
+          (chargesAfterCrash === 0
+            ? `charged once (${ledger.length} line: the crashed charge was rolled back with its record)`
+            : sameCharge
+              ? 'answered with the first charge'
+              : `charged again (${ledger.length} lines)`),
         details: {
           firstStatus: first.status ?? first.error,
           chargesAfterCrash,
@@ -92,4 +108,18 @@ async function crashVariant(
       };
     },
   );
+}
+
+/** True when something accepts TCP connections at the database URL's host and port. */
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 5432) });
+    socket.setTimeout(1000, () => socket.destroy());
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('close', () => resolve(false));
+  });
 }
