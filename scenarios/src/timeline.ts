@@ -8,7 +8,7 @@ import type { Service } from './lab-processes';
 export interface LabEvent {
   service: Service | 'caller';
   time: number;
-  event?: 'attempt' | 'idempotency';
+  event?: 'attempt' | 'idempotency' | 'message';
   msg?: string;
   // attempt
   callId?: string;
@@ -16,7 +16,7 @@ export interface LabEvent {
   attempt?: number;
   keyHash?: string;
   outcome?: string;
-  status?: number;
+  status?: number | string;
   retried?: boolean;
   startedAt?: number;
   durationMs?: number;

@@ -28,10 +28,17 @@ export async function createServiceApp(
   return app;
 }
 
+/** What a service may add between creating its app and listening. */
+export interface RunOptions {
+  /** E.g. attach and start a message consumer, so `/health` answers only once it runs. */
+  beforeListen?: (app: NestFastifyApplication, config: ServiceConfig) => Promise<void>;
+}
+
 /** Start `service` from the environment; exit with a clear message on bad configuration. */
 export async function runService(
   service: ServiceName,
   rootModule: (config: ServiceConfig) => DynamicModule,
+  options: RunOptions = {},
 ): Promise<void> {
   let config: ServiceConfig;
   try {
@@ -44,5 +51,6 @@ export async function runService(
     throw error;
   }
   const app = await createServiceApp(rootModule, config);
+  await options.beforeListen?.(app, config);
   await app.listen(config.port, config.host);
 }

@@ -36,6 +36,8 @@ export interface ServiceConfig {
   /** How orders sends charges to payments: HTTP (default) or a RabbitMQ queue. */
   chargeTransport: 'http' | 'amqp';
   amqpUrl: string;
+  /** The charge queue (`CHARGE_QUEUE`); a lab run names its own. */
+  chargeQueue: string;
   /** Naive variants switched on for a lab demonstration (`LAB_NAIVE=a,b`); empty outside it. */
   naive: ReadonlySet<NaiveVariant>;
   /** Fault hooks exist only when this is true (`LAB_FAULTS=1`). */
@@ -79,6 +81,7 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     ledgerRedisUrl: read.url('LEDGER_REDIS_URL', redisUrl, ['redis:', 'rediss:']),
     chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
     amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
+    chargeQueue: read.name('CHARGE_QUEUE', 'payments.charges'),
     naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
     labFaults: read.oneOf('LAB_FAULTS', ['0', '1'], '0') === '1',
     downstreamUrl: defaults.downstream
@@ -110,6 +113,11 @@ function reader(env: NodeJS.ProcessEnv) {
       const value = raw(name) ?? fallback;
       if (!allowed.includes(value as T)) fail(name, value, `one of ${allowed.join(', ')}`);
       return value as T;
+    },
+    name(name: string, fallback: string): string {
+      const value = raw(name) ?? fallback;
+      if (!/^[\w.:-]{1,200}$/.test(value)) fail(name, value, 'a name of 1 to 200 letters, digits, dots, colons, dashes or underscores');
+      return value;
     },
     list<T extends string>(name: string, allowed: readonly T[]): T[] {
       const values = (raw(name) ?? '').split(',').map((v) => v.trim()).filter(Boolean);

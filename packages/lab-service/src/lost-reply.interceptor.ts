@@ -20,8 +20,8 @@ export class LostReplyInterceptor implements NestInterceptor {
   constructor(private readonly faults: LabFaults) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const method = context.switchToHttp().getRequest<{ method: string }>().method;
-    if (PLUMBING.has(context.getClass()) || method === 'GET') return next.handle();
+    if (context.getType() !== 'http' || PLUMBING.has(context.getClass())) return next.handle();
+    if (context.switchToHttp().getRequest<{ method: string }>().method === 'GET') return next.handle();
     // The connection closes before the answer is written; the answer then
     // goes nowhere and the request ends, so shutdown never waits for it.
     const drop = () => {

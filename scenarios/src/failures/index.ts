@@ -2,8 +2,10 @@ import type { Scenario } from '../scenario';
 import { crashAfterSideEffect } from './crash-after-side-effect';
 import { doubleClick } from './double-click';
 import { failureBeforeCommit } from './failure-before-commit';
+import { fingerprintMerge } from './fingerprint-merge';
 import { keyReuse } from './key-reuse';
 import { leaseLost } from './lease-lost';
+import { queueRedelivery } from './queue-redelivery';
 import { replicas } from './replicas';
 import { retention } from './retention';
 import { retryMultiplication } from './retry-multiplication';
@@ -20,4 +22,6 @@ export const FAILURE_SCENARIOS: Scenario[] = [
   storeOutage,
   retention,
   retryMultiplication,
+  queueRedelivery,
+  fingerprintMerge,
 ];

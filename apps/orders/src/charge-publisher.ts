@@ -1,0 +1,72 @@
+import { currentRequestContext } from '@idempotency-chain/http-client';
+import { formatIdempotencyKey, Headers } from '@idempotency-chain/idempotency';
+import {
+  CHARGE_PATTERN,
+  chargeQueueOptions,
+  clientKeyPolicy,
+  SERVICE_CONFIG,
+  type OrderPaymentDto,
+  type ServiceConfig,
+} from '@idempotency-chain/lab-service';
+import {
+  Inject,
+  Injectable,
+  ServiceUnavailableException,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
+import { PinoLogger } from 'nestjs-pino';
+import { lastValueFrom, timeout } from 'rxjs';
+
+/** Longest wait for the broker to confirm a charge request; past it the order answers 503 and may be retried. */
+const CONFIRM_TIMEOUT_MS = 5000;
+
+/**
+ * Sends charge requests to payments over RabbitMQ, fire-and-forget: the
+ * order is answered once the broker has confirmed the message (publisher
+ * confirms, persistent), not once it is charged. The key of the request
+ * being handled travels in the message's `idempotency-key` header, as it
+ * would in an HTTP header, so a message published twice (a retried order)
+ * or delivered twice (a consumer killed before acking) is charged once.
+ */
+@Injectable()
+export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly client: ClientRMQ;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly logger: PinoLogger,
+  ) {
+    const queue = config.chargeQueue;
+    this.client = new ClientRMQ({ urls: [config.amqpUrl], queue, queueOptions: chargeQueueOptions(queue), persistent: true });
+  }
+
+  /** Connect before serving; a broker that does not answer yet is not fatal: publishing retries it. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.client.connect().catch((error: unknown) => this.logger.warn({ err: error }, 'RabbitMQ not reachable at start'));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** Queue the charge of `order`; resolves once the broker holds it. */
+  async publish(order: OrderPaymentDto): Promise<void> {
+    const key = this.outboundKey();
+    const record = new RmqRecordBuilder({ orderId: order.orderId, account: order.account, amountCents: order.amountCents })
+      .setOptions({ persistent: true, ...(key === undefined ? {} : { headers: { [Headers.IdempotencyKey]: formatIdempotencyKey(key) } }) })
+      .build();
+    try {
+      await lastValueFrom(this.client.emit(CHARGE_PATTERN, record).pipe(timeout(CONFIRM_TIMEOUT_MS)), { defaultValue: undefined });
+    } catch (error) {
+      // Transient: the order's key is released, and its retry publishes again under the same key.
+      throw new ServiceUnavailableException('The charge could not be queued', { cause: error });
+    }
+  }
+
+  /** The inbound key, forwarded as the HTTP client would: not under `none` or `fingerprint`. */
+  private outboundKey(): string | undefined {
+    return clientKeyPolicy(this.config) === 'propagate' ? currentRequestContext()?.key : undefined;
+  }
+}

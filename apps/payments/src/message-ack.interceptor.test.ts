@@ -1,0 +1,47 @@
+import {
+  InFlightError,
+  InvalidKeyError,
+  KeyReusedError,
+  LeaseLostError,
+  MissingKeyError,
+  StoreUnavailableError,
+} from '@idempotency-chain/idempotency';
+import { BadRequestException, HttpException, ServiceUnavailableException } from '@nestjs/common';
+import { StaleWriteError } from './ledger';
+import { deliveryAttempt, settlementOf } from './message-ack.interceptor';
+
+describe('settlementOf', () => {
+  it.each([
+    ['a missing key', new MissingKeyError('no key')],
+    ['a malformed key', new InvalidKeyError('bad key')],
+    ['a key reused with another body', new KeyReusedError('reused')],
+    ['a body that fails validation', new BadRequestException(['amountCents must not be less than 1'])],
+    ['a declined payment', new HttpException('declined', 402)],
+  ])('dead-letters %s: it can never succeed as sent', (_name, error) => {
+    expect(settlementOf(error)).toBe('dead-letter');
+  });
+
+  it.each([
+    ['a key still in flight', new InFlightError('in flight', 1)],
+    ['a store that is down', new StoreUnavailableError('down')],
+    ['a 503 of our own', new ServiceUnavailableException()],
+    ['a 429', new HttpException('slow down', 429)],
+    ['an unexpected error', new Error('boom')],
+  ])('requeues %s: the same message may succeed later', (_name, error) => {
+    expect(settlementOf(error)).toBe('requeue');
+  });
+
+  it.each([
+    ['a stale write refused by the fence', new StaleWriteError('stale')],
+    ['a lost lease', new LeaseLostError('taken over')],
+  ])('acks %s: a newer execution of the same key owns the outcome', (_name, error) => {
+    expect(settlementOf(error)).toBe('ack');
+  });
+});
+
+describe('deliveryAttempt', () => {
+  it('is 1 on a first delivery and 2 on a redelivery', () => {
+    expect(deliveryAttempt({ fields: { deliveryTag: 1, redelivered: false }, properties: {} })).toBe(1);
+    expect(deliveryAttempt({ fields: { deliveryTag: 1, redelivered: true }, properties: {} })).toBe(2);
+  });
+});
