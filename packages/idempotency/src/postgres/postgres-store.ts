@@ -1,6 +1,7 @@
 import { Client, type Pool, type PoolClient } from 'pg';
 import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
 import { CompletionListener } from './completion-listener';
+import { MAX_TIMER_MS, signalledWait } from '../signalled-wait';
 import { quoteSchema } from './migrate';
 import { statements, type Statements } from './sql';
 
@@ -33,7 +34,6 @@ export interface PostgresStoreOptions {
   ownsPool?: boolean;
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A claim re-runs when its snapshot predates a concurrent claim; more than a few in a row is a bug. */
 const MAX_CLAIM_ATTEMPTS = 5;
 const SWEEP_BATCH = 10_000;
@@ -171,30 +171,14 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
 
   async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.assertOpen();
-    if (signal?.aborted || !(timeoutMs > 0)) return;
-    return new Promise<void>((resolve, reject) => {
-      let poll: NodeJS.Timeout | undefined;
-      const settle = (error?: unknown): void => {
-        if (!this.waiters.delete(settle)) return;
-        clearTimeout(deadline);
-        clearTimeout(poll);
-        signal?.removeEventListener('abort', onWake);
-        this.listener.leave(storeKey, onWake);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onWake = (): void => settle();
-      // Read only once LISTEN is in force: a completion lands before the read (seen) or after it (notified).
-      const recheck = async (): Promise<void> => {
-        if (!this.waiters.has(settle)) return;
-        if ((await this.pool.query(this.sql.inProgress, [storeKey])).rowCount === 0) return settle();
-        if (this.waiters.has(settle)) poll = setTimeout(() => recheck().catch(settle), this.pollIntervalMs);
-      };
-      const deadline = setTimeout(onWake, Math.min(timeoutMs, MAX_TIMER_MS));
-      this.waiters.add(settle);
-      signal?.addEventListener('abort', onWake, { once: true });
-      this.listener.join(storeKey, onWake).then(recheck).catch(settle);
-    });
+    return signalledWait(
+      {
+        join: (wake) => this.listener.join(storeKey, wake),
+        leave: (wake) => this.listener.leave(storeKey, wake),
+        inProgress: async () => ((await this.pool.query(this.sql.inProgress, [storeKey])).rowCount ?? 0) > 0,
+      },
+      { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
+    );
   }
 
   /**

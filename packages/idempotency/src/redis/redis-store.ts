@@ -1,6 +1,7 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
+import { signalledWait } from '../signalled-wait';
 import { closeConnection } from './redis-client';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
 
@@ -54,7 +55,6 @@ export interface RedisStoreOptions {
  */
 const EPOCH_TTL_FLOOR_MS = 24 * 60 * 60 * 1000;
 /** Longest delay `setTimeout` honours; longer ones fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The scripts once defined on a client or pipeline; every argument is a key or a string. */
 interface Scripts<R> {
@@ -183,29 +183,14 @@ export class RedisStore implements IdempotencyStore {
 
   async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const { record, channel } = this.keys(storeKey);
-    if (signal?.aborted || !(timeoutMs > 0)) return;
-    return new Promise<void>((resolve, reject) => {
-      let poll: NodeJS.Timeout | undefined;
-      const settle = (error?: unknown): void => {
-        if (!this.waiters.delete(settle)) return;
-        clearTimeout(deadline);
-        clearTimeout(poll);
-        signal?.removeEventListener('abort', onWake);
-        this.channels.leave(channel, onWake);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onWake = (): void => settle();
-      const recheck = async (): Promise<void> => {
-        if (!this.waiters.has(settle)) return;
-        if ((await this.client.hget(record, 'status')) !== RecordStatus.InProgress) return settle();
-        if (this.waiters.has(settle)) poll = setTimeout(() => recheck().catch(settle), this.pollIntervalMs);
-      };
-      const deadline = setTimeout(onWake, Math.min(timeoutMs, MAX_TIMER_MS));
-      this.waiters.add(settle);
-      signal?.addEventListener('abort', onWake, { once: true });
-      this.channels.join(channel, onWake).then(recheck).catch(settle);
-    });
+    return signalledWait(
+      {
+        join: (wake) => this.channels.join(channel, wake),
+        leave: (wake) => this.channels.leave(channel, wake),
+        inProgress: async () => (await this.client.hget(record, 'status')) === RecordStatus.InProgress,
+      },
+      { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
+    );
   }
 
   /** Resolve pending waits, close the subscriber, and quit `client` if owned. */
