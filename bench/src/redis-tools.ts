@@ -1,0 +1,135 @@
+import { createRedisClient } from '@idempotency-chain/idempotency/redis';
+import type { Redis } from 'ioredis';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+/** The Redis every measurement runs against. */
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * Every key this run writes starts with it; the run deletes them at the end
+ * (the Redis is shared, so FLUSHDB is out of the question).
+ */
+export const RUN_PREFIX = `bench:${Date.now().toString(36)}${randomBytes(3).toString('hex')}:`;
+
+/** A connected client with the store's fail-fast options. */
+export async function connect(): Promise<Redis> {
+  const client = createRedisClient(REDIS_URL);
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/** Redis commands a client sends, by name: each is one round trip. */
+export interface CommandCounter {
+  total(): number;
+  byName(): Record<string, number>;
+  reset(): void;
+}
+
+/** Count every command `client` sends from now on. */
+export function countCommands(client: Redis): CommandCounter {
+  let counts: Record<string, number> = {};
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
+    counts[command.name] = (counts[command.name] ?? 0) + 1;
+    return send(command as never, stream as never);
+  }) as Redis['sendCommand'];
+  return {
+    total: () => Object.values(counts).reduce((a, b) => a + b, 0),
+    byName: () => ({ ...counts }),
+    reset: () => {
+      counts = {};
+    },
+  };
+}
+
+/** Delete every key matching `<prefix>*`; resolves with how many were deleted. */
+export function deleteByPrefix(client: Redis, prefix: string): Promise<number> {
+  return deleteMatching(client, `${prefix}*`);
+}
+
+/** Delete every key matching the glob `pattern`; resolves with how many were deleted. */
+export async function deleteMatching(client: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
+    if (keys.length > 0) deleted += await client.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** Delete every key under `prefix` on a connection of its own; resolves with the count. */
+export async function cleanUpPrefix(prefix: string): Promise<number> {
+  const client = await connect();
+  try {
+    return await deleteByPrefix(client, prefix);
+  } finally {
+    await client.quit();
+  }
+}
+
+/** Latencies of `count` sequential PINGs, in ms: the floor under anything that needs a round trip. */
+export async function pingLatencies(client: Redis, count: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    await client.ping();
+    samples.push(performance.now() - started);
+  }
+  return samples;
+}
+
+/** One section of `INFO`, as a map. */
+export async function info(client: Redis, section: string): Promise<Map<string, string>> {
+  const text = await client.info(section);
+  const entries = text
+    .split(/\r?\n/)
+    .filter((line) => line.includes(':') && !line.startsWith('#'))
+    .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)] as [string, string]);
+  return new Map(entries);
+}
+
+/** `calls` per command from `INFO commandstats` (server-wide: every client counts). */
+export async function commandCalls(client: Redis): Promise<Record<string, number>> {
+  const stats = await info(client, 'commandstats');
+  const calls: Record<string, number> = {};
+  for (const [name, value] of stats) {
+    const match = /calls=(\d+)/.exec(value);
+    if (name.startsWith('cmdstat_') && match) calls[name.slice('cmdstat_'.length)] = Number(match[1]);
+  }
+  return calls;
+}
+
+/** The `redis-benchmark` arguments that reach the same server as `REDIS_URL`. */
+function serverArgs(): string[] {
+  const url = new URL(REDIS_URL);
+  const args = ['-h', url.hostname || '127.0.0.1', '-p', url.port || '6379'];
+  if (url.password) args.push('-a', decodeURIComponent(url.password));
+  if (url.username && url.password) args.push('--user', decodeURIComponent(url.username));
+  const db = url.pathname.replace('/', '');
+  if (db) args.push('--dbnum', db);
+  return args;
+}
+
+/** The exact `redis-benchmark` command line used for a SET baseline. */
+export function redisBenchmarkArgs(clients: number, requests: number, key: string): string[] {
+  // One fixed key under the run's prefix: `-t set` would write `key:__rand_int__` into the shared Redis.
+  return [...serverArgs(), '-c', String(clients), '-n', String(requests), '-q', 'SET', key, 'xxx'];
+}
+
+/** Run `redis-benchmark` SET; resolves with requests per second. */
+export function redisBenchmarkSet(clients: number, requests: number, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-benchmark', redisBenchmarkArgs(clients, requests, key), { timeout: 60_000 }, (error, stdout) => {
+      if (error) return reject(error);
+      // -q prints progress with \r, then "SET ...: 123456.79 requests per second, p50=..."
+      const matches = [...stdout.matchAll(/([\d.]+) requests per second/g)];
+      const last = matches.at(-1);
+      if (!last) return reject(new Error(`unexpected redis-benchmark output: ${stdout.slice(-300)}`));
+      resolve(Number(last[1]));
+    });
+  });
+}

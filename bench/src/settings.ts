@@ -1,0 +1,34 @@
+/**
+ * How long and how often each figure is measured. The defaults keep the whole
+ * run near four minutes on a two-core machine; `BENCH_QUICK=1` is for working
+ * on the benchmark itself (one short run per figure, no BENCHMARKS.md).
+ */
+const quick = process.env.BENCH_QUICK === '1';
+
+export const SETTINGS = {
+  quick,
+  /** Runs per figure; every figure reported is the median of these. */
+  runs: quick ? 1 : 3,
+  /**
+   * autocannon: fixed concurrency; rounds (each runs every variant once, so
+   * more and shorter runs beat fewer and longer ones on a noisy machine);
+   * warm-up before a variant's first run, and a shorter one before each later run.
+   */
+  connections: 16,
+  httpRuns: quick ? 1 : 5,
+  warmupS: 1,
+  rewarmS: 0.5,
+  durationS: 2,
+  /** In-process store loops: seconds per run. */
+  storeRunS: quick ? 1 : 2,
+  storeConcurrency: [1, 16, 64],
+  /** Waiters per trial, and trials per run for each count. */
+  waiterCounts: [1, 10, 100],
+  waiterTrials: { 1: quick ? 5 : 30, 10: quick ? 3 : 10, 100: quick ? 2 : 4 } as Record<number, number>,
+  /** End-to-end replays timed per run. */
+  e2eReplays: quick ? 100 : 300,
+  e2ePorts: { gateway: 3200, orders: 3201, payments: 3202 },
+  /** Memory churn: distinct keys and their retention. */
+  churnKeys: quick ? 200_000 : 1_000_000,
+  churnRetentionMs: 1000,
+};
