@@ -38,12 +38,4 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
   }
 }
 
-/** Track whether a promise has settled, without awaiting it. */
-export function track<T>(promise: Promise<T>): { readonly settled: boolean; readonly promise: Promise<T> } {
-  const state = { settled: false, promise };
-  promise.then(
-    () => (state.settled = true),
-    () => (state.settled = true),
-  );
-  return state;
-}
+export { track } from '../../test/support/async';
