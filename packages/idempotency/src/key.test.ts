@@ -25,6 +25,7 @@ describe('parseIdempotencyKey', () => {
   it('ignores whitespace around the header value, keeps spaces inside a string', () => {
     expect(parseIdempotencyKey('  abc\t')).toBe('abc');
     expect(parseIdempotencyKey(' "a b" ')).toBe('a b');
+    expect(parseIdempotencyKey('\t \t"abc"\t \t')).toBe('abc');
   });
 
   it(`accepts ${MAX_KEY_LENGTH} characters, bare or quoted`, () => {
@@ -50,6 +51,19 @@ describe('parseIdempotencyKey', () => {
     ['an unterminated string', '"abc'],
     ['a string with parameters', '"a";x=1'],
     ['a list of two strings in one header', '"a", "b"'],
+    // Only SP and HTAB are whitespace around a header value (RFC 9110 OWS).
+    ['a leading no-break space', '\u00a0abc'],
+    ['a trailing no-break space', 'abc\u00a0'],
+    ['an ideographic space', '\u3000abc'],
+    ['an em space', 'abc\u2003'],
+    ['a byte order mark', '\ufeffabc'],
+    ['a leading line feed', '\nabc'],
+    ['a trailing carriage return', 'abc\r'],
+    ['a vertical tab', '\vabc'],
+    ['a form feed', 'abc\f'],
+    ['a no-break space before a string', '\u00a0"abc"'],
+    ['a no-break space after a string', '"abc"\u00a0'],
+    ['a line feed after a string', '"abc"\n'],
   ])('refuses %s with InvalidKeyError', (_, header) => {
     expect(isInvalidKeyError(refusal(header))).toBe(true);
   });

@@ -26,7 +26,7 @@ export function parseIdempotencyKey(header: string | string[]): string {
     if (header.length !== 1) throw new InvalidKeyError('Idempotency-Key must be sent exactly once');
     return parseIdempotencyKey(header[0] as string);
   }
-  const value = header.trim();
+  const value = trimOws(header);
   const key = value.startsWith('"') ? parseString(value) : value;
   if (key.length === 0) throw new InvalidKeyError('Idempotency-Key is empty');
   if (key.length > MAX_KEY_LENGTH) {
@@ -43,6 +43,16 @@ export function parseIdempotencyKey(header: string | string[]): string {
  */
 export function formatIdempotencyKey(key: string): string {
   return serializeBareItem(key);
+}
+
+// RFC 9110 OWS is SP and HTAB only. String#trim would also strip U+00A0,
+// U+3000, a BOM or a line break, turning "\u00a0abc" into the valid key "abc".
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
+  return value.slice(start, end);
 }
 
 function parseString(value: string): string {
