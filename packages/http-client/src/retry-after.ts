@@ -1,7 +1,14 @@
+import { parseHttpDate } from './http-date';
+
 /**
  * Milliseconds a `Retry-After` header asks the client to wait: either
- * delay-seconds (`"1"`) or an HTTP-date, measured from `now`. Anything else
- * (absent, negative, garbage) is `undefined`: the backoff decides instead.
+ * delay-seconds (`"1"`) or an HTTP-date in any of its three forms, measured
+ * from `now`. Anything else (absent, negative, garbage) is `undefined`: the
+ * backoff decides instead.
+ *
+ * The result is what the server asked for, unbounded (a huge delay-seconds
+ * may even be `Infinity`): the client compares it with
+ * `backoff.maxRetryAfterMs` and the call's deadline before it sleeps.
  *
  * @example
  * parseRetryAfter('2', Date.now());                              // 2000
@@ -9,10 +16,9 @@
  */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  // Only an IMF-fixdate-like value, so Date.parse's leniency ("1", "soon") never turns garbage into a time.
-  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(trimmed)) return undefined;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+  // SP and HTAB may surround the value (OWS); a Unicode space or a line break makes it garbage.
+  const seconds = /^[ \t]*(\d+)[ \t]*$/.exec(value);
+  if (seconds) return Number(seconds[1]) * 1000;
+  const at = parseHttpDate(value, now);
+  return at === undefined ? undefined : Math.max(0, at - now);
 }
