@@ -11,6 +11,7 @@ import { keyForAttempt, resolveIntentKey, type KeyPolicy } from './key-policy';
 import { currentRequestContext } from './request-context';
 import { classifyAttempt, type AttemptClassification } from './retry-classification';
 import { retryDelay, type BackoffOptions } from './retry-delay';
+import { refuseWait } from './retry-wait';
 
 /** A client's settings, defaults applied. */
 export interface CallSettings {
@@ -20,7 +21,7 @@ export interface CallSettings {
   keyPolicy: KeyPolicy;
   attemptTimeoutMs: number;
   maxAttempts: number;
-  backoff: BackoffOptions;
+  backoff: Readonly<Required<BackoffOptions>>;
   deadlineMs?: number;
   onAttempt?: AttemptListener;
 }
@@ -44,6 +45,10 @@ class AttemptFailed extends Error {
  * start budget │  attempt 2 ── classify ── wait ───────────────────────────────── ┤
  *              └─ ... until an answer, the attempt cap, or the deadline ──────────┘
  * ```
+ *
+ * A wait is slept only when it leads somewhere: a `Retry-After` longer than
+ * `backoff.maxRetryAfterMs`, or any wait that reaches the deadline, ends the
+ * call at once (`refuseWait`).
  *
  * An attempt's event is held until cockatiel decides whether another attempt
  * follows, so `retried` is known when the event is reported.
@@ -73,10 +78,14 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
     ),
     {
       maxAttempts: settings.maxAttempts - 1,
-      backoff: retryDelay(settings.backoff, (waitMs) => {
-        const retried = budget.allows(waitMs, Date.now());
-        report(retried, retried ? waitMs : undefined);
-        if (!retried) throw deadlineError(); // never sleep into (or past) the deadline
+      backoff: retryDelay(settings.backoff, (wait) => {
+        const refusal = refuseWait(wait, settings.backoff.maxRetryAfterMs, budget, Date.now());
+        report(refusal === undefined, refusal === undefined ? wait.ms : undefined);
+        if (refusal === 'deadline') throw deadlineError(); // never sleep into (or past) the deadline
+        if (refusal === 'too-long') {
+          const asked = `a Retry-After of ${wait.ms} ms (more than backoff.maxRetryAfterMs, ${settings.backoff.maxRetryAfterMs} ms)`;
+          throw new RetriesExhaustedError(label, last, asked);
+        }
       }),
     },
   );

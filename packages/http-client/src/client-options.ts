@@ -9,11 +9,11 @@ export interface IdempotentClientOptions {
   baseUrl: string;
   /** Where the `Idempotency-Key` comes from (default `propagate`). */
   keyPolicy?: KeyPolicy;
-  /** Timeout of each attempt, in ms (default 2000). */
+  /** Timeout of each attempt, in ms (default 2000; at most 2^31-1, Node's longest timer). */
   attemptTimeoutMs?: number;
   /** Attempts per call, the first included (default 3). */
   maxAttempts?: number;
-  /** Wait between attempts (capped, jittered exponential; `Retry-After` wins). */
+  /** Wait between attempts (capped, jittered exponential; `Retry-After` wins, up to `maxRetryAfterMs`). */
   backoff?: BackoffOptions;
   /** Budget of one call across all attempts, in ms. The inbound deadline still applies when sooner. */
   deadlineMs?: number;

@@ -1,6 +1,8 @@
 import { Agent } from 'undici';
 import { runCall, type CallSettings } from './call';
 import type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
+import { resolveBackoff } from './retry-delay';
+import { timerMs } from './timer-limit';
 
 /**
  * An outbound HTTP client whose idempotency key belongs to the intent, not
@@ -20,12 +22,18 @@ export class IdempotentHttpClient {
   private readonly settings: CallSettings;
   private readonly ownsDispatcher: boolean;
 
+  /**
+   * @throws RangeError naming the first option out of range: `maxAttempts`, a
+   *   timer value (`attemptTimeoutMs`, `backoff.*`: finite, > 0, at most 2^31-1 ms)
+   *   or `deadlineMs`.
+   */
   constructor(options: IdempotentClientOptions) {
     const base = new URL(options.baseUrl);
     const maxAttempts = options.maxAttempts ?? 3;
-    const attemptTimeoutMs = options.attemptTimeoutMs ?? 2000;
+    // Each attempt arms a timer for its timeout: it must be one Node can keep.
+    const attemptTimeoutMs = timerMs('attemptTimeoutMs', options.attemptTimeoutMs ?? 2000);
+    const backoff = resolveBackoff(options.backoff);
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be an integer >= 1');
-    if (!(attemptTimeoutMs > 0)) throw new RangeError('attemptTimeoutMs must be > 0');
     if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) throw new RangeError('deadlineMs must be > 0');
     this.ownsDispatcher = options.dispatcher === undefined;
     this.settings = {
@@ -35,7 +43,7 @@ export class IdempotentHttpClient {
       keyPolicy: options.keyPolicy ?? 'propagate',
       attemptTimeoutMs,
       maxAttempts,
-      backoff: options.backoff ?? {},
+      backoff,
       ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
       ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
     };
@@ -45,7 +53,8 @@ export class IdempotentHttpClient {
    * Make one logical call. Resolves with the first non-retryable response of
    * any status (a 422 is an answer, not an error).
    *
-   * @throws RetriesExhaustedError when every attempt allowed ended in an unknown outcome.
+   * @throws RetriesExhaustedError when every attempt allowed ended in an unknown outcome,
+   *   or a `Retry-After` asked for longer than `backoff.maxRetryAfterMs`.
    * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
    */
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {

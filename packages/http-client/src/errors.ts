@@ -46,9 +46,11 @@ export abstract class HttpCallError extends Error {
     readonly limit: CallLimit,
     call: string,
     last: LastAttempt,
+    /** What ended the call, in words, when more precise than the limit's name. */
+    reason: string = LIMIT_TEXT[limit],
   ) {
     const seen = last.status !== undefined ? `status ${last.status}` : (last.outcome ?? 'nothing');
-    super(`${call}: ${LIMIT_TEXT[limit]} ended the call after ${last.attempts} attempt(s); last: ${seen}`, {
+    super(`${call}: ${reason} ended the call after ${last.attempts} attempt(s); last: ${seen}`, {
       cause: last.cause,
     });
     this.name = new.target.name;
@@ -60,15 +62,17 @@ export abstract class HttpCallError extends Error {
 }
 
 /**
- * Every attempt allowed ended in an unknown outcome (timeout, reset, 502/503/504, 409).
+ * Every attempt allowed ended in an unknown outcome (timeout, reset, 502/503/504, 409),
+ * or the last one's `Retry-After` asked for longer than `backoff.maxRetryAfterMs`
+ * (the call ends at once rather than sleep; `lastResponse` carries that answer).
  *
  * @example
  * try { await client.post('/charges', charge); }
  * catch (error) { if (isRetriesExhaustedError(error)) log.warn(error.lastStatus); }
  */
 export class RetriesExhaustedError extends HttpCallError {
-  constructor(call: string, last: LastAttempt) {
-    super('attempts', call, last);
+  constructor(call: string, last: LastAttempt, reason?: string) {
+    super('attempts', call, last, reason);
   }
 }
 

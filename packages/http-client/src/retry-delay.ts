@@ -8,13 +8,58 @@ import {
 } from 'cockatiel';
 import type { AttemptResult } from './attempt';
 import { parseRetryAfter } from './retry-after';
+import { timerMs } from './timer-limit';
 
-/** Capped, jittered exponential backoff between attempts. */
+/**
+ * The wait between attempts: capped, jittered exponential backoff, or the
+ * server's `Retry-After` up to a bound. Every value is a positive, finite
+ * number of ms no longer than Node's longest timer (2^31-1 ms).
+ */
 export interface BackoffOptions {
   /** Scale of the first wait, in ms (default 100). */
   initialMs?: number;
-  /** No wait is longer than this, in ms (default 2000). */
+  /** No computed backoff is longer than this, in ms (default 2000). */
   maxMs?: number;
+  /**
+   * The longest `Retry-After` the client honours, in ms (default 30 000). A
+   * server that asks for more ends the call at once with
+   * `RetriesExhaustedError`: the caller's own request is held for as long as
+   * the client sleeps, and nobody upstream waits that long.
+   */
+  maxRetryAfterMs?: number;
+}
+
+/**
+ * Defaults. 30 s of `Retry-After` covers an in-flight lease of a few seconds
+ * (the 409 says when it ends) with room to spare, and is about as long as an
+ * upstream caller waits: a longer sleep holds the inbound request, its socket
+ * and memory for an answer nobody is likely to read.
+ */
+export const BACKOFF_DEFAULTS: Readonly<Required<BackoffOptions>> = Object.freeze({
+  initialMs: 100,
+  maxMs: 2000,
+  maxRetryAfterMs: 30_000,
+});
+
+/**
+ * The backoff a client uses, defaults applied and every value checked, copied
+ * so that mutating the caller's object later changes nothing.
+ *
+ * @throws RangeError naming the option (`backoff.maxMs`...) that is out of range.
+ */
+export function resolveBackoff(options: BackoffOptions = {}): Readonly<Required<BackoffOptions>> {
+  return Object.freeze({
+    initialMs: timerMs('backoff.initialMs', options.initialMs ?? BACKOFF_DEFAULTS.initialMs),
+    maxMs: timerMs('backoff.maxMs', options.maxMs ?? BACKOFF_DEFAULTS.maxMs),
+    maxRetryAfterMs: timerMs('backoff.maxRetryAfterMs', options.maxRetryAfterMs ?? BACKOFF_DEFAULTS.maxRetryAfterMs),
+  });
+}
+
+/** The wait chosen before the next attempt, and whether the server asked for it. */
+export interface PlannedWait {
+  ms: number;
+  /** From the response's `Retry-After`, unbounded; otherwise the backoff, at most `maxMs`. */
+  retryAfter: boolean;
 }
 
 /**
@@ -25,23 +70,24 @@ export interface BackoffOptions {
  * guesses. Otherwise cockatiel's decorrelated-jitter exponential backoff,
  * capped at `maxMs`, so a fleet of clients does not retry in lockstep.
  *
- * `beforeWait` sees each chosen wait before cockatiel sleeps; it may end the
- * call by throwing (the call's deadline would pass during the wait).
+ * `beforeWait` sees each planned wait before cockatiel sleeps; it ends the
+ * call by throwing when the wait is not to be slept (see `refuseWait`).
  */
 export function retryDelay(
-  options: BackoffOptions,
-  beforeWait: (waitMs: number) => void,
+  options: Required<BackoffOptions>,
+  beforeWait: (wait: PlannedWait) => void,
 ): IBackoffFactory<IRetryBackoffContext<unknown>> {
   const exponential = new ExponentialBackoff({
-    initialDelay: options.initialMs ?? 100,
-    maxDelay: options.maxMs ?? 2000,
+    initialDelay: options.initialMs,
+    maxDelay: options.maxMs,
     generator: decorrelatedJitterGenerator,
   });
   return new DelegateBackoff<IRetryBackoffContext<unknown>, IBackoff<unknown>>((context, previous) => {
     const step = previous ? previous.next(undefined) : exponential.next();
-    const wait = Math.round(retryAfterOf(context.result) ?? step.duration);
+    const retryAfter = retryAfterOf(context.result);
+    const wait = { ms: Math.round(retryAfter ?? step.duration), retryAfter: retryAfter !== undefined };
     beforeWait(wait);
-    return { delay: wait, state: step };
+    return { delay: wait.ms, state: step };
   });
 }
 
