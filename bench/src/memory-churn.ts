@@ -41,9 +41,9 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
     const started = performance.now();
     for (let i = 0; i < SETTINGS.churnKeys; i++) {
       // Shaped like the coordinator's store keys (64 hex digits), without paying for a hash here.
-      const storeKey = `${run.toString(16)}${i.toString(16).padStart(63, '0')}`;
-      await store.claim({ storeKey, fingerprint: storeKey, owner: 'o', leaseMs: 10_000 });
-      await store.complete(storeKey, 'o', RESULT, SETTINGS.churnRetentionMs);
+      const recordKey = `${run.toString(16)}${i.toString(16).padStart(63, '0')}`;
+      await store.claim({ recordKey, fingerprint: recordKey, owner: 'o', leaseMs: 10_000 });
+      await store.complete(recordKey, 'o', RESULT, SETTINGS.churnRetentionMs);
       if (i % 20_000 === 0) {
         peakSize = Math.max(peakSize, store.size);
         peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);

@@ -23,22 +23,22 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
   let n = 0;
   const nextKey = () => `k${(n++).toString(36)}`;
   const cycle = async () => {
-    const storeKey = nextKey();
-    const owner = storeKey;
-    const claim = await store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs: LEASE_MS });
+    const recordKey = nextKey();
+    const owner = recordKey;
+    const claim = await store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs: LEASE_MS });
     if (claim.status !== 'claimed') throw new Error(`fresh key not claimed: ${claim.status}`);
-    if (!(await store.complete(storeKey, owner, RESULT, RETENTION_MS))) throw new Error('completion refused');
+    if (!(await store.complete(recordKey, owner, RESULT, RETENTION_MS))) throw new Error('completion refused');
   };
   const replayKey = nextKey();
   const replay = async () => {
-    const claim = await store.claim({ storeKey: replayKey, fingerprint: 'fp', owner: 'replayer', leaseMs: LEASE_MS });
+    const claim = await store.claim({ recordKey: replayKey, fingerprint: 'fp', owner: 'replayer', leaseMs: LEASE_MS });
     if (claim.status !== 'completed') throw new Error(`replay found ${claim.status}`);
   };
   const rbKey = `${prefix}redis-benchmark`;
   try {
     // Warm-up: loads the scripts (the first EVALSHA of each falls back to EVAL once).
     for (let i = 0; i < 200; i++) await cycle();
-    await store.claim({ storeKey: replayKey, fingerprint: 'fp', owner: 'first', leaseMs: LEASE_MS });
+    await store.claim({ recordKey: replayKey, fingerprint: 'fp', owner: 'first', leaseMs: LEASE_MS });
     await store.complete(replayKey, 'first', RESULT, RETENTION_MS);
 
     // Round trips, counted on the client and cross-checked server-side.

@@ -41,9 +41,9 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
     return at;
   };
   const pollingWaiter = async (key: string): Promise<number> => {
-    const storeKey = waiters.storeKey(OPERATION, '', key);
+    const recordKey = waiters.recordKey(OPERATION, '', key);
     for (;;) {
-      const claim = await waiterStore.claim({ storeKey, fingerprint: 'fp', owner: randomUUID(), leaseMs: 10_000 });
+      const claim = await waiterStore.claim({ recordKey, fingerprint: 'fp', owner: randomUUID(), leaseMs: 10_000 });
       if (claim.status === 'completed') return performance.now();
       if (claim.status === 'claimed') throw new Error('a polling waiter claimed the key: the winner did not hold it');
       await sleep(POLL_MS);

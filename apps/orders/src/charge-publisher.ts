@@ -1,5 +1,5 @@
 import { currentRequestContext } from '@idempotency-chain/http-client';
-import { formatIdempotencyKey, Headers } from '@idempotency-chain/idempotency';
+import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency';
 import {
   CHARGE_PATTERN,
   chargeQueueOptions,
@@ -55,7 +55,7 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
   async publish(order: OrderPaymentDto): Promise<void> {
     const key = this.outboundKey();
     const record = new RmqRecordBuilder({ orderId: order.orderId, account: order.account, amountCents: order.amountCents })
-      .setOptions({ persistent: true, ...(key === undefined ? {} : { headers: { [Headers.IdempotencyKey]: formatIdempotencyKey(key) } }) })
+      .setOptions({ persistent: true, ...(key === undefined ? {} : { headers: { [HeaderName.IdempotencyKey]: formatIdempotencyKey(key) } }) })
       .build();
     try {
       await lastValueFrom(this.client.emit(CHARGE_PATTERN, record).pipe(timeout(CONFIRM_TIMEOUT_MS)), { defaultValue: undefined });

@@ -1,4 +1,4 @@
-import { hashKey, Headers, isLeaseLostError, parseIdempotencyKey } from '@idempotency-chain/idempotency';
+import { hashKey, HeaderName, isLeaseLostError, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import { toProblem } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { RmqContext } from '@nestjs/microservices';
@@ -117,7 +117,7 @@ export class MessageAckInterceptor implements NestInterceptor {
 
 /** Hash of the message's key for the logs (never the key itself); none when absent or malformed. */
 function keyHashOf(message: Delivery): string | undefined {
-  const raw = message.properties.headers?.[Headers.IdempotencyKey];
+  const raw = message.properties.headers?.[HeaderName.IdempotencyKey];
   const value = Buffer.isBuffer(raw) ? raw.toString('latin1') : raw;
   if (typeof value !== 'string') return undefined;
   try {

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { Headers } from '@idempotency-chain/idempotency';
+import { HeaderName } from '@idempotency-chain/idempotency';
 
 /** One attempt, fully resolved: headers set, timeout chosen. */
 export interface AttemptRequest {
@@ -66,7 +66,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptRespo
       status: response.statusCode,
       headers,
       body: parseBody(text, headers['content-type']),
-      replayed: headers[Headers.Replayed] === 'true',
+      replayed: headers[HeaderName.Replayed] === 'true',
     };
   } finally {
     clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { formatIdempotencyKey, hashKey, Headers } from '@idempotency-chain/idempotency';
+import { formatIdempotencyKey, hashKey, HeaderName } from '@idempotency-chain/idempotency';
 import { handleWhen, retry } from 'cockatiel';
 import type { Dispatcher } from 'undici';
 import { sendAttempt, type AttemptResult } from './attempt';
@@ -99,9 +99,9 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
     const headers: Record<string, string> = {
       ...(contentType !== undefined && { 'content-type': contentType }),
       ...lowerCaseNames(request.headers),
-      [Headers.RequestAttempt]: String(attempts),
-      [Headers.RequestTimeout]: String(Math.floor(timeout.ms)),
-      ...(sentKey !== undefined && { [Headers.IdempotencyKey]: formatIdempotencyKey(sentKey) }),
+      [HeaderName.RequestAttempt]: String(attempts),
+      [HeaderName.RequestTimeout]: String(Math.floor(timeout.ms)),
+      ...(sentKey !== undefined && { [HeaderName.IdempotencyKey]: formatIdempotencyKey(sentKey) }),
     };
     const event = { callId, method, path: request.path, attempt: attempts, startedAt };
     const keyHash = sentKey === undefined ? {} : { keyHash: hashKey(sentKey) };

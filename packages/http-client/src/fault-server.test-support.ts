@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Headers, parseIdempotencyKey } from '@idempotency-chain/idempotency';
+import { HeaderName, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import type { AttemptEvent } from './attempt-event';
 import { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
@@ -79,15 +79,15 @@ export class FaultServer {
   }
 
   private record(method: string, path: string, headers: IncomingHttpHeaders, body: string): SeenRequest {
-    const rawKey = headers[Headers.IdempotencyKey];
+    const rawKey = headers[HeaderName.IdempotencyKey];
     const seen: SeenRequest = {
       method,
       path,
       headers,
       body,
       ...(rawKey !== undefined && { key: parseIdempotencyKey(rawKey) }),
-      ...(headers[Headers.RequestAttempt] !== undefined && { attempt: Number(headers[Headers.RequestAttempt]) }),
-      ...(headers[Headers.RequestTimeout] !== undefined && { timeoutMs: Number(headers[Headers.RequestTimeout]) }),
+      ...(headers[HeaderName.RequestAttempt] !== undefined && { attempt: Number(headers[HeaderName.RequestAttempt]) }),
+      ...(headers[HeaderName.RequestTimeout] !== undefined && { timeoutMs: Number(headers[HeaderName.RequestTimeout]) }),
     };
     this.seen.push(seen);
     for (const waiter of this.waiters) {

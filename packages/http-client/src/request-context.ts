@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Headers, parseIdempotencyKey } from '@idempotency-chain/idempotency';
+import { HeaderName, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 
 /**
  * What an inbound request hands to every outbound call made on its behalf,
@@ -58,8 +58,8 @@ export function requestContextFromHeaders(
   headers: Record<string, string | string[] | undefined>,
   now: number = Date.now(),
 ): RequestContext {
-  const rawKey = header(headers, Headers.IdempotencyKey);
-  const rawTimeout = header(headers, Headers.RequestTimeout);
+  const rawKey = header(headers, HeaderName.IdempotencyKey);
+  const rawTimeout = header(headers, HeaderName.RequestTimeout);
   const key = rawKey === undefined ? undefined : validKey(rawKey);
   const timeout = typeof rawTimeout === 'string' && /^\s*\d+\s*$/.test(rawTimeout) ? Number(rawTimeout) : undefined;
   return {

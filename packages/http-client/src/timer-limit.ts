@@ -1,13 +1,10 @@
-/**
- * Node's longest timer, in ms (2^31-1, about 24.8 days). A longer
- * `setTimeout` does not wait longer: Node warns and fires it after 1 ms, so a
- * wait past this bound would turn into retries back to back.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '@idempotency-chain/idempotency';
 
 /**
  * `value` when it is a wait a timer can keep: a finite number of ms above 0
- * and at most `MAX_TIMER_MS`.
+ * and at most `MAX_TIMER_MS`. A longer `setTimeout` does not wait longer:
+ * Node warns and fires it after 1 ms, so a wait past that bound would turn
+ * into retries back to back.
  *
  * @throws RangeError naming the option otherwise, at construction, so a bad
  *   setting never surfaces as a retry storm in production.

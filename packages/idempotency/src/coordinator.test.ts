@@ -1,7 +1,8 @@
 import { eventually, latch, within } from '../test/support/async';
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
-import { isInFlightError, isKeyReusedError, isLeaseLostError, isStoreUnavailableError } from './errors';
+import { isInFlightError, isKeyReusedError, isLeaseLostError, isResultNotStoredError, isStoreUnavailableError } from './errors';
+import { InvalidPolicyError } from './policy';
 import { hashKey } from './fingerprint';
 import { MemoryStore } from './memory-store';
 import type { IdempotencyStore } from './store';
@@ -37,26 +38,139 @@ class UnreachableStore implements IdempotencyStore {
   close = async () => undefined;
 }
 
-describe('storeKey', () => {
+describe('fail-open', () => {
+  it('runs the action unprotected only when the claim itself failed', async () => {
+    const unreachable = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), observer: recorder });
+    const result = await unreachable.run(request({ policy: { onStoreFailure: 'fail-open' } }), async (execution) => ({ epoch: execution.epoch }));
+    expect(result).toEqual({ value: { epoch: 0 }, replayed: false, waited: false });
+    expect(recorder.outcomes()).toEqual(['store_error', 'fail_open']);
+  });
+
+  it('never runs next to a live holder: a wait that fails after the key was seen in progress fails closed', async () => {
+    const gate = latch();
+    const holder = coordinator.run(request(), async () => (await gate.promise, ok()));
+    jest.spyOn(store, 'waitForChange').mockRejectedValue(new Error('ECONNRESET'));
+    let ran = false;
+    const error = await coordinator
+      .run(request({ policy: { onStoreFailure: 'fail-open' } }), async () => ((ran = true), ok()))
+      .catch((e: unknown) => e);
+    gate.open();
+    await holder;
+
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(ran).toBe(false);
+    expect(recorder.count('fail_open')).toBe(0);
+  });
+
+  it('never runs next to a holder it waited for: a claim that fails after a wait fails closed', async () => {
+    const gate = latch();
+    const holder = coordinator.run(request(), async () => (await gate.promise, ok()));
+    const claim = store.claim.bind(store);
+    let claims = 0;
+    jest.spyOn(store, 'claim').mockImplementation(async (claimRequest) => {
+      claims += 1;
+      if (claims === 2) throw new Error('ECONNRESET'); // the duplicate's claim after its wait
+      return claim(claimRequest);
+    });
+    let ran = false;
+    const duplicate = coordinator
+      .run(request({ policy: { onStoreFailure: 'fail-open', maxWaitMs: 10_000 } }), async () => ((ran = true), ok()))
+      .catch((e: unknown) => e);
+    await eventually(() => claims === 1, 'the duplicate to wait');
+    gate.open();
+    await holder;
+
+    expect(isStoreUnavailableError(await duplicate)).toBe(true);
+    expect(ran).toBe(false);
+  });
+});
+
+describe('policies', () => {
+  it.each([
+    [{ leaseMs: 0 }, /leaseMs must be a number of milliseconds from 1/],
+    [{ leaseMs: -5 }, /leaseMs/],
+    [{ leaseMs: Number.NaN }, /leaseMs/],
+    [{ leaseMs: 1_000, heartbeatMs: 1_000 }, /heartbeatMs \(1000\) must be shorter than leaseMs \(1000\)/],
+    [{ leaseMs: 300, heartbeatMs: 500 }, /heartbeatMs \(500\) must be shorter than leaseMs \(300\)/],
+    [{ retentionMs: 0 }, /retentionMs/],
+    [{ maxWaitMs: -1 }, /maxWaitMs/],
+    [{ inFlight: 'queue' as never }, /inFlight must be 'wait' or 'reject'/],
+    [{ onStoreFailure: 'ignore' as never }, /onStoreFailure must be 'fail-closed' or 'fail-open'/],
+  ])('refuses %j at construction, naming the option', (policy, message) => {
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, defaults: policy })).toThrow(InvalidPolicyError);
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, defaults: policy })).toThrow(message);
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, operations: { [OPERATION]: policy } })).toThrow(
+      new RegExp(`operation ${OPERATION}: `),
+    );
+  });
+
+  it('refuses a route policy that would run one key twice before anything is claimed', async () => {
+    const claim = jest.spyOn(store, 'claim');
+    await expect(coordinator.run(request({ policy: { leaseMs: 100, heartbeatMs: 100 } }), ok)).rejects.toThrow(InvalidPolicyError);
+    expect(claim).not.toHaveBeenCalled();
+  });
+
+  it('accepts a heartbeat of 0 (off) with any lease', () => {
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, defaults: { leaseMs: 100, heartbeatMs: 0 } })).not.toThrow();
+  });
+});
+
+describe('the end of an execution', () => {
+  it('does not report a lost lease for a renewal that lands after the completion', async () => {
+    // The renewal travels on another connection than the completion and arrives after it.
+    const landed = latch();
+    const renewStarted = latch();
+    const renew = store.renew.bind(store);
+    jest.spyOn(store, 'renew').mockImplementation(async (...args) => {
+      renewStarted.open();
+      await landed.promise;
+      return renew(...args);
+    });
+    const done = coordinator.run(request({ policy: { leaseMs: 300, heartbeatMs: 20 } }), async (execution) => {
+      await renewStarted.promise;
+      return { statusCode: 201, aborted: () => execution.signal.aborted, signal: execution.signal };
+    });
+    const { value } = await done;
+    landed.open();
+    await eventually(async () => (await new Promise((r) => setImmediate(r)), true), 'the late renewal to settle');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(value.signal.aborted).toBe(false);
+    expect(recorder.outcomes()).toEqual(['executed']);
+  });
+
+  it('stores a result JSON cannot hold as an error: the retry throws ResultNotStoredError and never runs the action again', async () => {
+    let runs = 0;
+    const first = await coordinator.run(request(), async () => ((runs += 1), { statusCode: 201, amount: 10n }));
+    const retry = await coordinator.run(request(), async () => ((runs += 1), ok())).catch((e: unknown) => e);
+
+    expect(first.value.amount).toBe(10n);
+    expect(isResultNotStoredError(retry)).toBe(true);
+    expect(runs).toBe(1);
+    expect(recorder.outcomes()).toEqual(['unstorable', 'executed', 'replayed']);
+  });
+});
+
+describe('recordKey', () => {
   it('is a SHA-256 hex hash holding none of the user’s text', () => {
-    const storeKey = coordinator.storeKey(OPERATION, 'tenant-a', KEY);
-    expect(storeKey).toMatch(/^[0-9a-f]{64}$/);
-    expect(storeKey).not.toContain(KEY);
-    expect(coordinator.storeKey(OPERATION, 'tenant-a', KEY)).toBe(storeKey);
+    const recordKey = coordinator.recordKey(OPERATION, 'tenant-a', KEY);
+    expect(recordKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(recordKey).not.toContain(KEY);
+    expect(coordinator.recordKey(OPERATION, 'tenant-a', KEY)).toBe(recordKey);
   });
 
   it('changes with the service, the operation, the scope and the key', () => {
-    const storeKey = coordinator.storeKey(OPERATION, 'tenant-a', KEY);
+    const recordKey = coordinator.recordKey(OPERATION, 'tenant-a', KEY);
     const otherService = new IdempotencyCoordinator({ service: 'orders', store });
-    expect(otherService.storeKey(OPERATION, 'tenant-a', KEY)).not.toBe(storeKey);
-    expect(coordinator.storeKey('payments.refund', 'tenant-a', KEY)).not.toBe(storeKey);
-    expect(coordinator.storeKey(OPERATION, 'tenant-b', KEY)).not.toBe(storeKey);
-    expect(coordinator.storeKey(OPERATION, 'tenant-a', `${KEY}x`)).not.toBe(storeKey);
+    expect(otherService.recordKey(OPERATION, 'tenant-a', KEY)).not.toBe(recordKey);
+    expect(coordinator.recordKey('payments.refund', 'tenant-a', KEY)).not.toBe(recordKey);
+    expect(coordinator.recordKey(OPERATION, 'tenant-b', KEY)).not.toBe(recordKey);
+    expect(coordinator.recordKey(OPERATION, 'tenant-a', `${KEY}x`)).not.toBe(recordKey);
   });
 
   it('cannot be forged by moving a separator between fields', () => {
-    expect(coordinator.storeKey('op', 'a:b', 'c')).not.toBe(coordinator.storeKey('op', 'a', 'b:c'));
-    expect(coordinator.storeKey('op', '', 'a","b')).not.toBe(coordinator.storeKey('op', 'a', 'b'));
+    expect(coordinator.recordKey('op', 'a:b', 'c')).not.toBe(coordinator.recordKey('op', 'a', 'b:c'));
+    expect(coordinator.recordKey('op', '', 'a","b')).not.toBe(coordinator.recordKey('op', 'a', 'b'));
   });
 });
 
@@ -156,30 +270,34 @@ describe('observer events', () => {
   });
 
   it('reports lease_lost and aborts the action’s signal when the heartbeat finds another owner', async () => {
-    // A lease shorter than the beat, so the lease lapses and an intruder takes the key.
-    const policy = { leaseMs: 100, heartbeatMs: 300 };
+    // The first renewal stalls (a slow store) until the lease has lapsed and an intruder took the key.
+    const stalled = latch();
+    const renew = store.renew.bind(store);
+    jest.spyOn(store, 'renew').mockImplementation(async (...args) => (await stalled.promise, renew(...args)));
+    const policy = { leaseMs: 100, heartbeatMs: 50 };
     let signal: AbortSignal | undefined;
     const run = coordinator.run(request({ policy }), async (context) => {
       signal = context.signal;
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       return ok();
     });
-    const storeKey = coordinator.storeKey(OPERATION, '', KEY);
+    const recordKey = coordinator.recordKey(OPERATION, '', KEY);
     await eventually(
-      async () => (await store.claim({ storeKey, fingerprint: 'fp-1', owner: 'intruder', leaseMs: 60_000 })).status === 'claimed',
+      async () => (await store.claim({ recordKey, fingerprint: 'fp-1', owner: 'intruder', leaseMs: 60_000 })).status === 'claimed',
       'the lease to lapse',
     );
+    stalled.open();
 
     const error = await within(run, 5_000, 'the run that lost its lease').catch((e: unknown) => e);
     expect(signal?.aborted).toBe(true);
     expect(isLeaseLostError(signal?.reason)).toBe(true);
     expect(isLeaseLostError(error)).toBe(true);
     expect(recorder.outcomes()).toEqual(['lease_lost', 'stale_completion_refused']);
-    expect(await store.claim({ storeKey, fingerprint: 'fp-1', owner: 'probe', leaseMs: 1_000 })).toMatchObject({ status: 'in_progress' });
+    expect(await store.claim({ recordKey, fingerprint: 'fp-1', owner: 'probe', leaseMs: 1_000 })).toMatchObject({ status: 'in_progress' });
   });
 
   it('reports stale_completion_refused and throws LeaseLostError when completing after losing the lease', async () => {
-    const storeKey = coordinator.storeKey(OPERATION, '', KEY);
+    const recordKey = coordinator.recordKey(OPERATION, '', KEY);
     const takenOver = latch();
     const run = coordinator.run(request({ policy: { leaseMs: 100, heartbeatMs: 0 } }), async () => {
       await takenOver.promise;
@@ -187,7 +305,7 @@ describe('observer events', () => {
     });
     let intruderEpoch = 0;
     await eventually(async () => {
-      const claim = await store.claim({ storeKey, fingerprint: 'fp-1', owner: 'intruder', leaseMs: 60_000 });
+      const claim = await store.claim({ recordKey, fingerprint: 'fp-1', owner: 'intruder', leaseMs: 60_000 });
       if (claim.status === 'claimed') intruderEpoch = claim.epoch;
       return intruderEpoch > 0;
     }, 'the lease to lapse');
@@ -197,7 +315,7 @@ describe('observer events', () => {
     expect(isLeaseLostError(error)).toBe(true);
     expect(recorder.outcomes()).toEqual(['stale_completion_refused']);
     expect(recorder.events[0]?.epoch).toBeLessThan(intruderEpoch);
-    expect(await store.complete(storeKey, 'intruder', '"intruder"', 60_000)).toBe(true);
+    expect(await store.complete(recordKey, 'intruder', '"intruder"', 60_000)).toBe(true);
   });
 
   it('reports store_error and throws StoreUnavailableError when the store is down (fail closed)', async () => {

@@ -13,7 +13,7 @@ class LoggingTransactionalStore extends MemoryStore implements TransactionalStor
   failBegin = false;
   completeAnswer: boolean | Error = true;
 
-  async begin(storeKey: string, owner: string): Promise<StoreTransaction<{ id: string }>> {
+  async begin(recordKey: string, owner: string): Promise<StoreTransaction<{ id: string }>> {
     this.log.push('begin');
     if (this.failBegin) throw new Error('connection refused');
     return {
@@ -22,20 +22,20 @@ class LoggingTransactionalStore extends MemoryStore implements TransactionalStor
         this.log.push('tx.complete');
         if (this.completeAnswer instanceof Error) throw this.completeAnswer;
         if (!this.completeAnswer) return false;
-        return super.complete(storeKey, owner, result, retentionMs);
+        return super.complete(recordKey, owner, result, retentionMs);
       },
       rollback: async () => void this.log.push('tx.rollback'),
     };
   }
 
-  override async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+  override async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     this.log.push('complete');
-    return super.complete(storeKey, owner, result, retentionMs);
+    return super.complete(recordKey, owner, result, retentionMs);
   }
 
-  override async release(storeKey: string, owner: string): Promise<boolean> {
+  override async release(recordKey: string, owner: string): Promise<boolean> {
     this.log.push('release');
-    return super.release(storeKey, owner);
+    return super.release(recordKey, owner);
   }
 }
 

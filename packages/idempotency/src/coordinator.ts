@@ -1,9 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { InFlightError, KeyReusedError, LeaseLostError, StoreUnavailableError } from './errors';
+import { runInExecution } from './current-execution';
+import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableError } from './errors';
+import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './fingerprint';
 import { IdempotencyOutcome, type IdempotencyObserver } from './observer';
-import { resolvePolicy, type OperationPolicy } from './policy';
-import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction, type TransactionalStore } from './store';
+import { resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
+import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
 
 /** How a coordinator is set up, once per service. */
 export interface IdempotencyOptions {
@@ -35,43 +37,12 @@ export interface RunRequest {
   policy?: Partial<OperationPolicy>;
 }
 
-/** What the action is handed when this request executes. */
-export interface ExecutionContext {
-  /**
-   * Fencing epoch of this execution: greater than every earlier one for this
-   * key. The protected resource refuses a write carrying an older epoch than
-   * one it has seen, which is what stops a holder that lost its lease.
-   * `0` when running unprotected under fail-open.
-   */
-  epoch: number;
-  /** Aborted when the heartbeat finds that another owner took the key. */
-  signal: AbortSignal;
-  /** Hash of the key, for logs. */
-  keyHash: string;
-  /**
-   * The record's identity in the store (a hash of service, operation, scope
-   * and key): what a protected resource keys its fence on.
-   */
-  recordKey: string;
-  /**
-   * The store's open transaction, when the operation's policy sets
-   * `transactional: true` (and the store is a `TransactionalStore`, e.g.
-   * `PostgresStore`, whose transaction is a `pg` `PoolClient`). Write the side
-   * effect through it: the record's completion commits in the same
-   * transaction, so either both are kept or neither is. `undefined`
-   * otherwise, including under fail-open.
-   *
-   * @example
-   * // PostgresStore, operation policy { transactional: true }
-   * await idempotency.run(request, async ({ transaction }) => {
-   *   const tx = transaction as PoolClient; // or postgresTransaction(context) from ./postgres
-   *   const { rows } = await tx.query(
-   *     'INSERT INTO ledger (order_id, amount_cents) VALUES ($1, $2) RETURNING id', [orderId, amountCents]);
-   *   return { statusCode: 201, body: { chargeId: rows[0].id } };
-   * }); // ledger row and completed record: one COMMIT
-   */
-  transaction?: unknown;
-}
+/** What {@link IdempotencyCoordinator.begin} decided for a request. */
+export type Begun =
+  /** This request executes: run the side effect, then complete or release. */
+  | { execution: Execution; replay?: undefined; waited: boolean }
+  /** Answer with the stored result; the side effect is not run. */
+  | { execution?: undefined; replay: string; waited: boolean };
 
 /** The answer to a protected request. */
 export interface RunResult<T> {
@@ -83,6 +54,9 @@ export interface RunResult<T> {
   /** The epoch this request executed under, when it executed. */
   epoch?: number;
 }
+
+/** Marks a stored `run()` result that could not be serialised (the side effect ran). */
+const UNSTORABLE = '!';
 
 /**
  * Runs an action at most once per `(service, operation, scope, key)`.
@@ -106,31 +80,62 @@ export interface RunResult<T> {
  * );
  */
 export class IdempotencyCoordinator {
-  constructor(private readonly options: IdempotencyOptions) {}
+  private readonly policies = new Map<string, OperationPolicy>();
 
-  /** The store key of a record: a hash, so no user text reaches the store. */
-  storeKey(operation: string, scope: string, key: string): string {
+  /** @throws InvalidPolicyError naming the option, for defaults or an operation that could not protect anything. */
+  constructor(private readonly options: IdempotencyOptions) {
+    validatePolicy(resolvePolicy(options.defaults), `${options.service} defaults`);
+    for (const operation of Object.keys(options.operations ?? {})) this.policyFor(operation);
+  }
+
+  /** This coordinator's service name. */
+  get service(): string {
+    return this.options.service;
+  }
+
+  /** The record's identity in the store: a hash, so no user text reaches the store. */
+  recordKey(operation: string, scope: string, key: string): string {
     const identity = JSON.stringify([this.options.service, operation, scope, key]);
     return createHash('sha256').update(identity).digest('hex');
   }
 
-  /** The policy `request` runs under. */
+  /**
+   * The policy `operation` runs under, with a route's own layer on top;
+   * resolved and checked once per operation and cached.
+   *
+   * @throws InvalidPolicyError naming the option.
+   */
   policyFor(operation: string, route?: Partial<OperationPolicy>): OperationPolicy {
-    return resolvePolicy(this.options.defaults, this.options.operations?.[operation], route);
+    if (route) return validatePolicy(resolvePolicy(this.options.defaults, this.options.operations?.[operation], route), `operation ${operation}`);
+    let policy = this.policies.get(operation);
+    if (!policy) {
+      policy = validatePolicy(resolvePolicy(this.options.defaults, this.options.operations?.[operation]), `operation ${operation}`);
+      this.policies.set(operation, policy);
+    }
+    return policy;
   }
 
-  /** Execute `action` once for this request's key, or answer from the store. */
-  async run<T>(request: RunRequest, action: (context: ExecutionContext) => Promise<T>): Promise<RunResult<T>> {
-    const policy = this.policyFor(request.operation, request.policy);
-    if (policy.transactional && !isTransactionalStore(this.options.store)) {
+  /**
+   * Claim the request's key, or wait for the execution that holds it, or
+   * find its stored result. The caller of an `execution` must end it with
+   * `complete` or `release`; {@link run} does that for an action.
+   *
+   * @throws KeyReusedError (422) when the key was used for another request.
+   * @throws InFlightError (409) when another execution holds the key and this
+   *   request may not, or can no longer, wait.
+   * @throws StoreUnavailableError (503) when the store fails and the
+   *   operation fails closed, or whenever it fails after this request saw
+   *   the key held: fail-open never runs next to a live holder.
+   */
+  async begin(request: RunRequest, policy = this.policyFor(request.operation, request.policy)): Promise<Begun> {
+    const { store } = this.options;
+    if (policy.transactional && !isTransactionalStore(store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
-    const storeKey = this.storeKey(request.operation, request.scope ?? '', request.key);
+    const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
     const keyHash = hashKey(request.key);
-    const report = (outcome: IdempotencyOutcome, extra: { epoch?: number; error?: unknown } = {}) =>
-      this.options.observer?.record({
-        outcome, service: this.options.service, operation: request.operation, keyHash, ...extra,
-      });
+    const report: ExecutionReport = (outcome, extra = {}) =>
+      this.options.observer?.record({ outcome, service: this.options.service, operation: request.operation, keyHash, ...extra });
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
 
@@ -139,205 +144,98 @@ export class IdempotencyCoordinator {
       let claim: ClaimResult;
       try {
         const started = performance.now();
-        claim = await this.options.store.claim({ storeKey, fingerprint: request.fingerprint, owner, leaseMs: policy.leaseMs });
+        claim = await store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs: policy.leaseMs });
         this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
       } catch (error) {
         report(IdempotencyOutcome.StoreError, { error });
-        return this.withoutStore(policy, { keyHash, recordKey: storeKey }, action, error, () => report(IdempotencyOutcome.FailOpen));
+        if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
+        report(IdempotencyOutcome.FailOpen);
+        return { execution: new Execution(store, recordKey, owner, 0, keyHash, policy, report), waited };
       }
 
       if (claim.status === 'claimed') {
-        const execution = new Execution(this.options.store, storeKey, owner, claim.epoch, policy, report);
-        const value = await execution.run((transaction) =>
-          action({ epoch: claim.epoch, signal: execution.signal, keyHash, recordKey: storeKey, ...(transaction && { transaction: transaction.handle }) }),
-        );
-        return { value, replayed: false, waited, epoch: claim.epoch };
+        let transaction: StoreTransaction | undefined;
+        if (policy.transactional && isTransactionalStore(store)) {
+          try {
+            transaction = await store.begin(recordKey, owner);
+          } catch (error) {
+            report(IdempotencyOutcome.StoreError, { epoch: claim.epoch, error });
+            await new Execution(store, recordKey, owner, claim.epoch, keyHash, policy, report).release();
+            throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
+          }
+        }
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, keyHash, policy, report, transaction), waited };
       }
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);
-        throw new KeyReusedError('This Idempotency-Key was already used with a different request');
+        throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
-        return { value: JSON.parse(claim.result) as T, replayed: true, waited };
+        return { replay: claim.result, waited };
       }
 
-      const retryAfterSeconds = Math.max(1, Math.ceil(claim.leaseRemainingMs / 1000));
       const remaining = waitUntil - Date.now();
       if (policy.inFlight === 'reject' || remaining <= 0) {
         report(IdempotencyOutcome.RejectedInFlight);
+        const retryAfterSeconds = Math.max(1, Math.ceil(claim.leaseRemainingMs / 1000));
         throw new InFlightError('A request with this Idempotency-Key is still being processed', retryAfterSeconds);
       }
       // Wake on the completion signal; the lease bound re-checks a holder that died silently.
       try {
-        await this.options.store.waitForChange(storeKey, Math.min(remaining, claim.leaseRemainingMs + 5), request.signal);
+        await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), request.signal);
       } catch (error) {
         report(IdempotencyOutcome.StoreError, { error });
-        return this.withoutStore(policy, { keyHash, recordKey: storeKey }, action, error, () => report(IdempotencyOutcome.FailOpen));
+        throw unavailable(error);
       }
       request.signal?.throwIfAborted();
       waited = true;
     }
   }
 
-  private async withoutStore<T>(
-    policy: OperationPolicy,
-    identity: { keyHash: string; recordKey: string },
-    action: (context: ExecutionContext) => Promise<T>,
-    cause: unknown,
-    reportFailOpen: () => void,
-  ): Promise<RunResult<T>> {
-    if (policy.onStoreFailure !== 'fail-open') {
-      throw new StoreUnavailableError('The idempotency store is unavailable; the request was not executed', { cause });
+  /**
+   * Execute `action` once for this request's key, or answer from the store.
+   * A final value (see the policy's `isFinal`) is stored as JSON and
+   * replayed as such; anything else, or a thrown error, releases the key. A
+   * value JSON cannot hold (a `BigInt`, a cycle) is reported `unstorable`
+   * and its record completes as an error: a retry throws
+   * `ResultNotStoredError` instead of running the side effect again.
+   */
+  async run<T>(request: RunRequest, action: (execution: Execution) => Promise<T>): Promise<RunResult<T>> {
+    const policy = this.policyFor(request.operation, request.policy);
+    const begun = await this.begin(request, policy);
+    if (begun.replay !== undefined) return { value: parseStored<T>(begun.replay), replayed: true, waited: begun.waited };
+    const { execution, waited } = begun;
+    let value: T;
+    try {
+      value = await runInExecution(execution, () => action(execution));
+    } catch (error) {
+      await execution.release();
+      throw error;
     }
-    reportFailOpen();
-    const value = await action({ epoch: 0, signal: new AbortController().signal, ...identity });
-    return { value, replayed: false, waited: false };
+    if (!policy.isFinal(value)) {
+      await execution.release();
+      return { value, replayed: false, waited, ...(execution.protected && { epoch: execution.epoch }) };
+    }
+    let stored: string;
+    let unstorable: unknown;
+    try {
+      stored = JSON.stringify(value ?? null); // JSON has no `undefined`: a void result replays as null
+    } catch (error) {
+      [stored, unstorable] = [`${UNSTORABLE}${error instanceof Error ? error.message : String(error)}`, error];
+    }
+    await execution.complete(stored, unstorable);
+    return { value, replayed: false, waited, ...(execution.protected && { epoch: execution.epoch }) };
   }
 }
 
-/** One claimed execution: runs the action under a heartbeat, then stores or releases. */
-class Execution {
-  private readonly lease = new AbortController();
+function unavailable(cause: unknown): StoreUnavailableError {
+  return new StoreUnavailableError('The idempotency store is unavailable; the request was not executed', { cause });
+}
 
-  constructor(
-    private readonly store: IdempotencyStore,
-    private readonly storeKey: string,
-    private readonly owner: string,
-    private readonly epoch: number,
-    private readonly policy: OperationPolicy,
-    private readonly report: (outcome: IdempotencyOutcome, extra?: { epoch?: number; error?: unknown }) => void,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.lease.signal;
+function parseStored<T>(stored: string): T {
+  if (stored.startsWith(UNSTORABLE)) {
+    throw new ResultNotStoredError(`This request was executed, but its result could not be stored: ${stored.slice(1)}`);
   }
-
-  async run<T>(action: (transaction?: StoreTransaction) => Promise<T>): Promise<T> {
-    if (this.policy.transactional) return this.runInTransaction(action, this.store as TransactionalStore);
-    const stopHeartbeat = this.startHeartbeat();
-    let value: T;
-    try {
-      value = await action();
-    } catch (error) {
-      stopHeartbeat();
-      await this.release();
-      throw error;
-    }
-    stopHeartbeat();
-    if (!this.policy.isFinal(value)) {
-      await this.release();
-      return value;
-    }
-    // JSON has no `undefined`: store a void result as null, or its replay could not be parsed.
-    await this.complete(JSON.stringify(value ?? null));
-    return value;
-  }
-
-  /**
-   * The action and the completion in one store transaction:
-   *
-   * ```text
-   *  claim (own statement, committed) ── BEGIN ── action: side effect ── complete CAS ── COMMIT
-   *                                                 │ throws / not final ──► ROLLBACK, release
-   *                                                 └ CAS fails (lease lost) ──► ROLLBACK, LeaseLostError
-   * ```
-   * A crash anywhere before COMMIT leaves neither the side effect nor the
-   * completion; the claim frees itself after one lease and the retry executes.
-   */
-  private async runInTransaction<T>(action: (transaction: StoreTransaction) => Promise<T>, store: TransactionalStore): Promise<T> {
-    let transaction: StoreTransaction;
-    try {
-      transaction = await store.begin(this.storeKey, this.owner);
-    } catch (error) {
-      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-      await this.release();
-      throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
-    }
-    const stopHeartbeat = this.startHeartbeat();
-    let value: T;
-    try {
-      value = await action(transaction);
-    } catch (error) {
-      stopHeartbeat();
-      await transaction.rollback();
-      await this.release();
-      throw error;
-    }
-    stopHeartbeat();
-    if (!this.policy.isFinal(value)) {
-      // The key is released for a retry, so the side effect must not stay behind.
-      await transaction.rollback();
-      await this.release();
-      return value;
-    }
-    let stored: boolean;
-    try {
-      stored = await transaction.complete(JSON.stringify(value ?? null), this.policy.retentionMs);
-    } catch (error) {
-      // Unknown outcome, but never half of one: side effect and completion are
-      // both committed (a retry replays) or both gone (the lease frees the key).
-      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-      throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
-    }
-    if (!stored) {
-      this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
-      throw new LeaseLostError('This execution lost its lease; its side effect was rolled back');
-    }
-    this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
-    return value;
-  }
-
-  private async complete(result: string): Promise<void> {
-    let stored: boolean;
-    try {
-      stored = await this.store.complete(this.storeKey, this.owner, result, this.policy.retentionMs);
-    } catch (error) {
-      // The side effect happened: the caller still gets its answer. The record
-      // stays in progress until its lease ends; a retry after that re-executes
-      // and must be stopped by the fence at the protected resource.
-      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-      return;
-    }
-    if (!stored) {
-      this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
-      throw new LeaseLostError('This execution lost its lease; the request is now owned by another attempt');
-    }
-    this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
-  }
-
-  private async release(): Promise<void> {
-    try {
-      const released = await this.store.release(this.storeKey, this.owner);
-      this.report(released ? IdempotencyOutcome.Released : IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
-    } catch (error) {
-      // Nothing to undo: the record will expire with its lease.
-      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-    }
-  }
-
-  /** Renew the lease every `heartbeatMs`; abort the action's signal if it is lost. */
-  private startHeartbeat(): () => void {
-    if (this.policy.heartbeatMs <= 0) return () => undefined;
-    let renewing = false;
-    const timer = setInterval(() => {
-      if (renewing) return;
-      renewing = true;
-      this.store
-        .renew(this.storeKey, this.owner, this.policy.leaseMs)
-        .then((held) => {
-          if (held || this.lease.signal.aborted) return;
-          clearInterval(timer);
-          this.report(IdempotencyOutcome.LeaseLost, { epoch: this.epoch });
-          this.lease.abort(new LeaseLostError('Another attempt took over this key'));
-        })
-        // A failed renewal is not a lost lease: try again on the next beat.
-        .catch((error: unknown) => this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error }))
-        .finally(() => {
-          renewing = false;
-        });
-    }, this.policy.heartbeatMs);
-    timer.unref();
-    return () => clearInterval(timer);
-  }
+  return JSON.parse(stored) as T;
 }

@@ -1,8 +1,8 @@
 /**
  * Every error the idempotency package raises. Each carries a marker property
  * so the `isXError` guards still work when two copies of the package are
- * loaded; each maps to exactly one HTTP status, in the NestJS exception
- * filter and nowhere else.
+ * loaded; each stands for exactly one HTTP status, which the NestJS
+ * integration turns into an `HttpException`.
  */
 
 const marker = Symbol.for('idempotency-chain.idempotency.error');
@@ -24,6 +24,15 @@ export abstract class IdempotencyError extends Error {
 /** The key header is malformed (empty, too long, not printable ASCII). 400. */
 export class InvalidKeyError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:invalid-key';
+  readonly httpStatus = 400;
+}
+
+/**
+ * The request cannot be fingerprinted (a body nested deeper than the
+ * canonical form allows). 400, before any record is claimed.
+ */
+export class InvalidRequestError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:invalid-request';
   readonly httpStatus = 400;
 }
 
@@ -73,6 +82,26 @@ export class StoreUnavailableError extends IdempotencyError {
   readonly retryAfterSeconds = 1;
 }
 
+/**
+ * The caller's scope could not be resolved (no authenticated principal, or
+ * the app's resolver returned nothing), so the request cannot be told apart
+ * from another caller's. 500: the app must decide what scopes its records.
+ */
+export class ScopeUnresolvedError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:scope-unresolved';
+  readonly httpStatus = 500;
+}
+
+/**
+ * The request was executed, but its result could not be stored as it was
+ * (not serialisable, or too large): the record holds this error instead, so
+ * a retry never runs the side effect again. 500.
+ */
+export class ResultNotStoredError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:result-not-stored';
+  readonly httpStatus = 500;
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -81,6 +110,9 @@ function is<T extends IdempotencyError>(name: string) {
 /** True for any error raised by this package. */
 export const isIdempotencyError = (error: unknown): error is IdempotencyError =>
   typeof error === 'object' && error !== null && marker in error;
+export const isInvalidRequestError = is<InvalidRequestError>('InvalidRequestError');
+export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedError');
+export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
 export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
 export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
 export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');

@@ -1,6 +1,7 @@
+import { InvalidRequestError } from './errors';
 import { hashKey, pickFields, requestFingerprint } from './fingerprint';
 
-const base = { method: 'POST', route: '/charges', body: { orderId: 'o-1', account: 'acct-1', amountCents: 500 } };
+const base = { method: 'POST', path: '/charges', body: { orderId: 'o-1', account: 'acct-1', amountCents: 500 } };
 
 describe('requestFingerprint', () => {
   it('is a SHA-256 hex digest, stable for the same request', () => {
@@ -9,8 +10,8 @@ describe('requestFingerprint', () => {
   });
 
   it('does not depend on key order, at any depth', () => {
-    const a = { method: 'POST', route: '/charges', body: { a: 1, b: { x: 1, y: [1, { p: 1, q: 2 }] } } };
-    const b = { route: '/charges', body: { b: { y: [1, { q: 2, p: 1 }], x: 1 }, a: 1 }, method: 'POST' };
+    const a = { method: 'POST', path: '/charges', body: { a: 1, b: { x: 1, y: [1, { p: 1, q: 2 }] } } };
+    const b = { path: '/charges', body: { b: { y: [1, { q: 2, p: 1 }], x: 1 }, a: 1 }, method: 'POST' };
     expect(requestFingerprint(a)).toBe(requestFingerprint(b));
   });
 
@@ -25,12 +26,38 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint({ ...base, method: 'post' })).toBe(requestFingerprint(base));
   });
 
-  it('changes with the method, the route and the body', () => {
+  it('changes with the method, the concrete path, the query and the body', () => {
     const original = requestFingerprint(base);
     expect(requestFingerprint({ ...base, method: 'PUT' })).not.toBe(original);
-    expect(requestFingerprint({ ...base, route: '/refunds' })).not.toBe(original);
+    expect(requestFingerprint({ ...base, path: '/refunds' })).not.toBe(original);
+    expect(requestFingerprint({ ...base, path: '/orders/1/refund' })).not.toBe(requestFingerprint({ ...base, path: '/orders/2/refund' }));
+    expect(requestFingerprint({ ...base, query: 'orderId=A' })).not.toBe(requestFingerprint({ ...base, query: 'orderId=B' }));
+    expect(requestFingerprint({ ...base, query: 'a=1' })).not.toBe(original);
     expect(requestFingerprint({ ...base, body: { ...base.body, amountCents: 501 } })).not.toBe(original);
     expect(requestFingerprint({ ...base, body: { ...base.body, note: 'extra' } })).not.toBe(original);
+  });
+
+  it('does not depend on the order of query parameters, nor on their spelling', () => {
+    const query = (q: string) => requestFingerprint({ ...base, query: q });
+    expect(query('b=2&a=1&a=0')).toBe(query('a=0&a=1&b=2'));
+    expect(query('note=a%20b')).toBe(query('note=a+b'));
+    expect(query('a=1&a=2')).not.toBe(query('a=1'));
+    expect(query('')).toBe(requestFingerprint(base));
+  });
+
+  it('fingerprints a body of bytes by its bytes, apart from any JSON body', () => {
+    const bytes = (b: Uint8Array) => requestFingerprint({ ...base, body: b });
+    expect(bytes(Buffer.from('abc'))).toBe(bytes(new Uint8Array([97, 98, 99])));
+    expect(bytes(Buffer.from('abc'))).not.toBe(bytes(Buffer.from('abd')));
+    expect(bytes(Buffer.from('abc'))).not.toBe(requestFingerprint({ ...base, body: 'abc' }));
+  });
+
+  it('refuses a body nested deeper than the canonical form allows with a 400 InvalidRequestError, not a stack overflow', () => {
+    const deep = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`);
+    expect(() => requestFingerprint({ ...base, body: deep })).toThrow(InvalidRequestError);
+    expect(() => requestFingerprint({ ...base, body: deep })).toThrow(/nested deeper than 64 levels/);
+    const deepest = JSON.parse(`${'['.repeat(64)}${']'.repeat(64)}`);
+    expect(requestFingerprint({ ...base, body: deepest })).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('treats a missing body as null', () => {

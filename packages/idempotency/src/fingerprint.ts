@@ -1,34 +1,61 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson, MAX_CANONICAL_DEPTH, TooDeepError } from './canonical-json';
+import { InvalidRequestError } from './errors';
 
-/** What a request's fingerprint is computed from. */
+/** What a request's fingerprint is computed from: the request itself. */
 export interface FingerprintInput {
-  /** HTTP method, or the message pattern for a microservice handler. */
+  /** HTTP method, or `RPC` for a message handler. */
   method: string;
-  /** The route template (`/charges`), never the raw URL with its query. */
-  route: string;
-  /** The parsed body, or just the fields an operation names. */
+  /**
+   * The concrete path, its parameters filled in (`/orders/7/refund`), not
+   * the route template: one key sent to another resource is another request.
+   * For a message handler, its pattern.
+   */
+  path: string;
+  /** The raw query string, without `?` (`b=2&a=1`); its order does not matter. */
+  query?: string;
+  /** The parsed body (or just the fields an operation names), or its bytes. */
   body: unknown;
 }
 
 /**
- * SHA-256 (hex) over the RFC 8785 canonical JSON of method, route and body.
+ * SHA-256 (hex) over the RFC 8785 canonical JSON of method, concrete path,
+ * canonical query and body.
  *
- * Canonical JSON makes the fingerprint independent of key order and number
- * spelling, so the same payload always hashes alike. It serves twice: it
- * detects a key reused with another payload (422), and it *is* the key under
- * the fingerprint fallback, when a request carries none.
+ * Canonical JSON makes the fingerprint independent of member order and
+ * number spelling, and the query's parameters are sorted, so the same
+ * request always hashes alike. It serves twice: it detects a key reused for
+ * another request (422), and it *is* the key under the fingerprint
+ * fallback, when a request carries none.
  *
+ * @throws InvalidRequestError (400) for a body nested too deep to canonicalise.
  * @example
- * requestFingerprint({ method: 'POST', route: '/charges', body: { amountCents: 500 } });
+ * requestFingerprint({ method: 'POST', path: '/orders/7/refund', query: 'notify=1', body: { amountCents: 500 } });
  */
 export function requestFingerprint(input: FingerprintInput): string {
-  const canonical = canonicalize({
+  const { body } = input;
+  const request: Record<string, unknown> = {
     method: input.method.toUpperCase(),
-    route: input.route,
-    body: input.body === undefined ? null : input.body,
-  });
-  return createHash('sha256').update(canonical ?? 'null').digest('hex');
+    path: input.path,
+    query: canonicalQuery(input.query ?? ''),
+  };
+  if (body instanceof Uint8Array) request.bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64');
+  else request.body = body === undefined ? null : body;
+  let canonical: string;
+  try {
+    canonical = canonicalJson(request, MAX_CANONICAL_DEPTH + 1); // the body keeps every level
+  } catch (cause) {
+    if (cause instanceof TooDeepError) throw new InvalidRequestError(`The request body is ${cause.message}`, { cause });
+    throw cause;
+  }
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** The query's parameters, decoded and sorted by name then value: `?b=2&a=1` and `?a=1&b=2` are one request. */
+function canonicalQuery(query: string): Array<[string, string]> {
+  if (query === '') return [];
+  const pairs = [...new URLSearchParams(query)];
+  return pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
 }
 
 /** Keep only the named top-level fields of a body (for `fingerprintFields`). */

@@ -2,22 +2,26 @@
  * Idempotency for a chain of services: claim a key before the side effect,
  * store the result after, make duplicates wait or get 409, refuse a reused
  * key (422), expire old keys. This entry has no framework or driver
- * dependency; `./redis` and `./nest` hold the adapters.
+ * dependency; `./redis`, `./postgres` and `./nest` hold the adapters.
  */
+export { canonicalJson, MAX_CANONICAL_DEPTH } from './canonical-json';
 export { IdempotencyCoordinator } from './coordinator';
-export type { ExecutionContext, IdempotencyOptions, RunRequest, RunResult } from './coordinator';
+export type { Begun, IdempotencyOptions, RunRequest, RunResult } from './coordinator';
+export { currentExecution, runInExecution } from './current-execution';
 export * from './errors';
+export { Execution } from './execution';
 export { hashKey, pickFields, requestFingerprint } from './fingerprint';
 export type { FingerprintInput } from './fingerprint';
-export { Headers } from './headers';
+export { HeaderName } from './header-name';
 export { formatIdempotencyKey, MAX_KEY_LENGTH, parseIdempotencyKey } from './key';
 export { MemoryStore } from './memory-store';
+export { MAX_TIMER_MS } from './milliseconds';
 export type { MemoryStoreOptions } from './memory-store';
 export { IdempotencyOutcome } from './observer';
 export type { IdempotencyEvent, IdempotencyObserver } from './observer';
-export { isFinalOutcome } from './outcome';
-export type { OutcomeRule, StatusBearing } from './outcome';
-export { DEFAULT_POLICY, resolvePolicy } from './policy';
+export { isFinalOutcome, statusOutcome } from './outcome';
+export type { OutcomeRule, StatusBearing, StatusOutcome } from './outcome';
+export { DEFAULT_POLICY, InvalidPolicyError, resolvePolicy, validatePolicy } from './policy';
 export type { InFlightPolicy, OperationPolicy, StoreFailurePolicy } from './policy';
 export { isTransactionalStore, RecordStatus } from './store';
 export type { ClaimRequest, ClaimResult, IdempotencyStore, StoreTransaction, TransactionalStore } from './store';

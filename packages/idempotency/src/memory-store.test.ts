@@ -12,7 +12,7 @@ afterEach(async () => {
   jest.useRealTimers();
 });
 
-const claim = (storeKey: string, leaseMs = 60_000, owner = 'owner') => store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs });
+const claim = (recordKey: string, leaseMs = 60_000, owner = 'owner') => store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
 /** Waiters the store still holds, across every key. */
 const parkedWaiters = () => (store as unknown as { waiters: Map<string, Set<unknown>> }).waiters.size;
 const SWEEPER = 1;

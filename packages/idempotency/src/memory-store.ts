@@ -1,3 +1,4 @@
+import { positiveMs } from './milliseconds';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from './store';
 
 interface MemoryRecord {
@@ -46,9 +47,10 @@ export class MemoryStore implements IdempotencyStore {
     return this.records.size;
   }
 
-  async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+    const lease = positiveMs('leaseMs', leaseMs);
     const now = Date.now();
-    const record = this.live(storeKey, now);
+    const record = this.live(recordKey, now);
     if (record?.status === RecordStatus.Completed) {
       return { status: 'completed', fingerprint: record.fingerprint, result: record.result as string };
     }
@@ -57,44 +59,46 @@ export class MemoryStore implements IdempotencyStore {
     }
     this.lastEpoch = Math.max(this.lastEpoch + 1, now);
     const epoch = this.lastEpoch;
-    this.records.set(storeKey, { status: RecordStatus.InProgress, fingerprint, owner, epoch, expiresAt: now + leaseMs });
+    this.records.set(recordKey, { status: RecordStatus.InProgress, fingerprint, owner, epoch, expiresAt: now + lease });
     return { status: 'claimed', epoch };
   }
 
-  async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
-    const record = this.held(storeKey, owner);
+  async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+    const retention = positiveMs('retentionMs', retentionMs);
+    const record = this.held(recordKey, owner);
     if (!record) return false;
-    Object.assign(record, { status: RecordStatus.Completed, result, expiresAt: Date.now() + retentionMs });
-    this.wake(storeKey);
+    Object.assign(record, { status: RecordStatus.Completed, result, expiresAt: Date.now() + retention });
+    this.wake(recordKey);
     return true;
   }
 
-  async release(storeKey: string, owner: string): Promise<boolean> {
-    if (!this.held(storeKey, owner)) return false;
-    this.records.delete(storeKey);
-    this.wake(storeKey);
+  async release(recordKey: string, owner: string): Promise<boolean> {
+    if (!this.held(recordKey, owner)) return false;
+    this.records.delete(recordKey);
+    this.wake(recordKey);
     return true;
   }
 
-  async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
-    const record = this.held(storeKey, owner);
+  async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
+    const lease = positiveMs('leaseMs', leaseMs);
+    const record = this.held(recordKey, owner);
     if (!record) return false;
-    record.expiresAt = Date.now() + leaseMs;
+    record.expiresAt = Date.now() + lease;
     return true;
   }
 
-  waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.live(storeKey, Date.now())?.status !== RecordStatus.InProgress || signal?.aborted) {
+  waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.live(recordKey, Date.now())?.status !== RecordStatus.InProgress || signal?.aborted) {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const waiters = this.waiters.get(storeKey) ?? new Set();
-      this.waiters.set(storeKey, waiters);
+      const waiters = this.waiters.get(recordKey) ?? new Set();
+      this.waiters.set(recordKey, waiters);
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
         waiters.delete(done);
-        if (waiters.size === 0 && this.waiters.get(storeKey) === waiters) this.waiters.delete(storeKey);
+        if (waiters.size === 0 && this.waiters.get(recordKey) === waiters) this.waiters.delete(recordKey);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
@@ -108,24 +112,24 @@ export class MemoryStore implements IdempotencyStore {
     for (const key of [...this.waiters.keys()]) this.wake(key);
   }
 
-  /** The record at `storeKey` unless its lease or retention has run out. */
-  private live(storeKey: string, now: number): MemoryRecord | undefined {
-    const record = this.records.get(storeKey);
+  /** The record at `recordKey` unless its lease or retention has run out. */
+  private live(recordKey: string, now: number): MemoryRecord | undefined {
+    const record = this.records.get(recordKey);
     if (record && record.expiresAt <= now) {
-      this.records.delete(storeKey);
+      this.records.delete(recordKey);
       return undefined;
     }
     return record;
   }
 
   /** The record if `owner` still holds its live lease. */
-  private held(storeKey: string, owner: string): MemoryRecord | undefined {
-    const record = this.live(storeKey, Date.now());
+  private held(recordKey: string, owner: string): MemoryRecord | undefined {
+    const record = this.live(recordKey, Date.now());
     return record?.status === RecordStatus.InProgress && record.owner === owner ? record : undefined;
   }
 
-  private wake(storeKey: string): void {
-    for (const waiter of [...(this.waiters.get(storeKey) ?? [])]) waiter();
+  private wake(recordKey: string): void {
+    for (const waiter of [...(this.waiters.get(recordKey) ?? [])]) waiter();
   }
 
   private sweep(): void {

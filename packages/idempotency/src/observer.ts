@@ -19,6 +19,12 @@ export const IdempotencyOutcome = {
   LeaseLost: 'lease_lost',
   /** The store refused a completion from an owner that lost its lease. */
   StaleCompletionRefused: 'stale_completion_refused',
+  /**
+   * The action ran, but its result could not be stored as it was (not
+   * serialisable, too large, or lost after the handler): an error answer was
+   * stored in its place, so a retry never runs the action again.
+   */
+  Unstorable: 'unstorable',
   /** A store call failed. */
   StoreError: 'store_error',
   /** The store failed and the operation opted into running unprotected. */

@@ -1,4 +1,4 @@
-import { isFinalOutcome } from './outcome';
+import { isFinalOutcome, statusOutcome } from './outcome';
 
 describe('isFinalOutcome', () => {
   it.each([200, 201, 202, 204, 299, 301, 302, 304, 399])('stores a %i (success or redirect)', (statusCode) => {
@@ -26,5 +26,34 @@ describe('isFinalOutcome', () => {
     ['a non-numeric statusCode', { statusCode: '503' }],
   ])('stores a plain value: %s', (_, value) => {
     expect(isFinalOutcome(value)).toBe(true);
+  });
+});
+
+describe('statusOutcome', () => {
+  it.each([
+    [200, true, false],
+    [302, true, false],
+    [400, false, false],
+    [402, true, false],
+    [404, true, false],
+    [408, false, true],
+    [409, false, true],
+    [422, true, false],
+    [425, false, true],
+    [429, false, true],
+    [500, false, false],
+    [501, false, false],
+    [502, false, true],
+    [503, false, true],
+    [504, false, true],
+  ])('%i: stored %s, retried %s', (status, final, retryable) => {
+    expect(statusOutcome(status)).toEqual({ final, retryable });
+  });
+
+  it('never asks a client to retry what is stored: a retry of a stored answer is only a replay', () => {
+    for (let status = 100; status < 600; status++) {
+      const { final, retryable } = statusOutcome(status);
+      expect(final && retryable).toBe(false);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { isFinalOutcome, type OutcomeRule } from './outcome';
+import { MAX_TIMER_MS } from './milliseconds';
 
 /** What to do when a request finds its key held by another execution. */
 export type InFlightPolicy = 'wait' | 'reject';
@@ -21,7 +22,7 @@ export interface OperationPolicy {
   leaseMs: number;
   /**
    * Interval of the heartbeat that renews the lease while the action runs,
-   * in milliseconds; `0` turns it off (the lab's naive variant). Default a
+   * in milliseconds, shorter than the lease; `0` turns it off. Default a
    * third of the lease, so two renewals can fail before the lease runs out.
    */
   heartbeatMs: number;
@@ -29,15 +30,20 @@ export interface OperationPolicy {
   inFlight: InFlightPolicy;
   /** Longest a duplicate waits, whatever deadline its caller sent. Default 30 s. */
   maxWaitMs: number;
-  /** Default `fail-closed`: no protection, no execution. */
+  /**
+   * `fail-closed` (default): a request whose key cannot be claimed because
+   * the store is unreachable is refused (503) and not executed. `fail-open`:
+   * it runs unprotected, and is counted. Either way, a request that has seen
+   * its key held by another execution never runs unprotected next to it.
+   */
   onStoreFailure: StoreFailurePolicy;
   /** Which results are stored; the others release the key. */
   isFinal: OutcomeRule;
   /**
    * Run the action inside a store transaction and complete the record in
    * that same transaction (stores that implement `TransactionalStore`, e.g.
-   * `PostgresStore`): the action finds it as `ExecutionContext.transaction`
-   * and writes its side effect through it, so the side effect and the
+   * `PostgresStore`): the action finds it as `Execution.transaction` and
+   * writes its side effect through it, so the side effect and the
    * completion commit together or not at all. A thrown error, a result that
    * is not final, or a lost lease rolls the side effect back. Unset (the
    * default): the store's ordinary completion after the action.
@@ -56,12 +62,18 @@ export const DEFAULT_POLICY: Readonly<OperationPolicy> = Object.freeze({
   isFinal: isFinalOutcome,
 });
 
+/** A policy that could give two concurrent executions of one key, or none at all. */
+export class InvalidPolicyError extends RangeError {
+  override name = 'InvalidPolicyError';
+}
+
 /**
- * Merge policy layers, later ones winning; a field present but `undefined`
- * is ignored, so it never erases a default. A lease given without a
- * heartbeat in the same or a later layer gets the default heartbeat ratio,
- * so a shorter lease is never outlived by its renewal interval; a heartbeat
- * of `0` (off) holds whatever lease comes after it.
+ * Merge policy layers, later ones winning, and check the result; a field
+ * present but `undefined` is ignored, so it never erases a default. A lease
+ * given without a heartbeat in the same or a later layer gets the default
+ * heartbeat ratio, so a shorter lease is never outlived by its renewal
+ * interval; a heartbeat of `0` (off) holds whatever lease comes after it.
+ * Check the result with {@link validatePolicy}.
  */
 export function resolvePolicy(...layers: Array<Partial<OperationPolicy> | undefined>): OperationPolicy {
   const given = layers.map(
@@ -74,4 +86,41 @@ export function resolvePolicy(...layers: Array<Partial<OperationPolicy> | undefi
     merged.heartbeatMs = Math.floor(merged.leaseMs / 3);
   }
   return merged;
+}
+
+/**
+ * Refuse a policy that breaks the guarantees: a lease that is not a
+ * positive time (every claim would expire at once), a heartbeat as long as
+ * the lease (the lease runs out between two renewals, and a duplicate takes
+ * the key from a live holder), a negative wait or retention, an unknown
+ * policy word. Called at boot for every operation and route, so a bad value
+ * stops the service instead of charging twice.
+ *
+ * @param where Names the policy in the message, e.g. `operation payments.charge`.
+ */
+export function validatePolicy(policy: OperationPolicy, where: string): OperationPolicy {
+  const fail = (message: string): never => {
+    throw new InvalidPolicyError(`${where}: ${message}`);
+  };
+  // Leases, heartbeats and waits become timers; retention only a store TTL.
+  const ms = (name: 'leaseMs' | 'retentionMs' | 'maxWaitMs' | 'heartbeatMs', min: number, max: number) => {
+    const value = policy[name];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+      fail(`${name} must be a number of milliseconds from ${min} to ${max} (got ${String(value)})`);
+    }
+  };
+  ms('leaseMs', 1, MAX_TIMER_MS);
+  ms('retentionMs', 1, Number.MAX_SAFE_INTEGER);
+  ms('maxWaitMs', 0, MAX_TIMER_MS);
+  ms('heartbeatMs', 0, MAX_TIMER_MS);
+  if (policy.heartbeatMs !== 0 && policy.heartbeatMs >= policy.leaseMs) {
+    fail(`heartbeatMs (${policy.heartbeatMs}) must be shorter than leaseMs (${policy.leaseMs}), or 0 to turn the heartbeat off`);
+  }
+  if (policy.inFlight !== 'wait' && policy.inFlight !== 'reject') fail(`inFlight must be 'wait' or 'reject' (got ${String(policy.inFlight)})`);
+  if (policy.onStoreFailure !== 'fail-closed' && policy.onStoreFailure !== 'fail-open') {
+    fail(`onStoreFailure must be 'fail-closed' or 'fail-open' (got ${String(policy.onStoreFailure)})`);
+  }
+  if (typeof policy.isFinal !== 'function') fail('isFinal must be a function');
+  if (policy.transactional !== undefined && typeof policy.transactional !== 'boolean') fail('transactional must be a boolean');
+  return policy;
 }

@@ -1,5 +1,4 @@
-/** Longest delay `setTimeout` takes without firing at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from './milliseconds';
 
 /** How a shared store learns that a record may have left `in_progress`. */
 export interface CompletionSignal {

@@ -4,7 +4,7 @@
  * make each of these operations atomic against every other caller, in this
  * process or any other.
  *
- * Records are addressed by `storeKey`, an opaque hash of
+ * Records are addressed by `recordKey`, an opaque hash of
  * `(service, operation, scope, key)` computed by the coordinator: no user
  * text ever reaches a store's key space.
  */
@@ -19,7 +19,7 @@ export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
 /** What a claim asks for. */
 export interface ClaimRequest {
   /** Hash of `(service, operation, scope, key)`. */
-  storeKey: string;
+  recordKey: string;
   /** SHA-256 of the request's canonical form; compared on every later claim. */
   fingerprint: string;
   /** Random token naming this execution; required by complete/release/renew. */
@@ -32,7 +32,7 @@ export interface ClaimRequest {
  * The answer to a claim, decided atomically by the store:
  * - `claimed`: the record was absent, expired, or held by a lease that ran
  *   out; the caller now owns it with a fencing `epoch` strictly greater than
- *   any earlier epoch of this `storeKey`.
+ *   any earlier epoch of this `recordKey`.
  * - `in_progress`: another owner holds a live lease.
  * - `completed`: a result is stored; it is returned as it was stored.
  */
@@ -57,24 +57,24 @@ export interface IdempotencyStore {
 
   /**
    * Store the final result (serialised by the coordinator) and keep it for
-   * `retentionMs`, then wake every waiter on `storeKey`.
+   * `retentionMs`, then wake every waiter on `recordKey`.
    */
-  complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean>;
+  complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean>;
 
   /** Delete the in-progress record so the next attempt executes; wake waiters. */
-  release(storeKey: string, owner: string): Promise<boolean>;
+  release(recordKey: string, owner: string): Promise<boolean>;
 
   /** Extend a live lease by `leaseMs` from now. */
-  renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean>;
+  renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean>;
 
   /**
-   * Resolve when the record at `storeKey` may have left `in_progress`
+   * Resolve when the record at `recordKey` may have left `in_progress`
    * (completed, released, expired), or after `timeoutMs`, or when `signal`
    * aborts - whichever comes first. It never rejects on timeout or abort: the
    * caller claims again to learn what happened. Woken by a completion signal
    * (a shared promise, pub/sub); a store may poll as a safety net only.
    */
-  waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
 
   /** Release connections and timers. */
   close(): Promise<void>;
@@ -108,8 +108,8 @@ export interface StoreTransaction<Tx = unknown> {
  * sets `transactional: true`.
  */
 export interface TransactionalStore<Tx = unknown> extends IdempotencyStore {
-  /** Open a transaction for the execution `owner` holds on `storeKey`. */
-  begin(storeKey: string, owner: string): Promise<StoreTransaction<Tx>>;
+  /** Open a transaction for the execution `owner` holds on `recordKey`. */
+  begin(recordKey: string, owner: string): Promise<StoreTransaction<Tx>>;
 }
 
 /** Whether `store` offers transactional completion. */

@@ -1,4 +1,4 @@
-import { IdempotencyModule, ProblemDetailsFilter, type KeyMode } from '@idempotency-chain/idempotency/nest';
+import { IdempotencyModule, ProblemDetailsFilter, type KeyMode, type Scope } from '@idempotency-chain/idempotency/nest';
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import {
   type DynamicModule,
@@ -41,6 +41,18 @@ export function serverKeyMode(config: ServiceConfig): KeyMode {
     case 'propagated':
       return config.service === 'gateway' ? 'fingerprint' : 'required';
   }
+}
+
+/**
+ * Whose records a request may see. The gateway is where customers come in:
+ * their checkouts are scoped by the account they pay from (a real gateway
+ * takes it from the authenticated principal; the lab has no login). Orders
+ * and payments are called only by the hop before them, which forwards the
+ * customer's key: one shared scope, on purpose.
+ */
+export function idempotencyScope(config: ServiceConfig): Scope {
+  if (config.service !== 'gateway') return 'shared';
+  return (context) => context.switchToHttp().getRequest<{ body?: { account?: unknown } }>().body?.account as string | undefined;
 }
 
 /** The operations' policy: the configured one, with any naive variant the lab switched on. */
@@ -101,6 +113,7 @@ export class LabServiceModule implements NestModule, OnModuleInit {
             service: config.service,
             store: binding.store,
             keyMode: serverKeyMode(config),
+            scope: idempotencyScope(config),
             defaults: idempotencyPolicy(config),
             observers: [loggingObserver(logger.logger)],
             closeStore: true,

@@ -26,7 +26,7 @@ export const fingerprintMerge: Scenario = {
         'The key belongs to the intent: each press carries its own `Idempotency-Key`, orders forwards it in the message\'s `idempotency-key` header, and payments keys on it; the fingerprint is only the fallback for a message that carries no key, never the default',
       code: [
         codeRef('packages/idempotency/src/nest/idempotency.interceptor.ts', 'key: key ?? fingerprint'),
-        codeRef('apps/orders/src/charge-publisher.ts', 'headers: { [Headers.IdempotencyKey]'),
+        codeRef('apps/orders/src/charge-publisher.ts', 'headers: { [HeaderName.IdempotencyKey]'),
       ].join(', '),
       store: context.store,
     };

@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { IdempotencyEvent, IdempotencyObserver } from '../observer';
+import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from '../observer';
 
 /**
  * Hands each coordinator event to every observer. One observer that throws
- * must cost neither the request nor the other observers their event.
+ * must cost neither the request nor the other observers their event. The
+ * events an operator must hear of even without a logging observer - a
+ * result stored as an error, a lost lease - are also logged as warnings.
  */
 export class FanOutObserver implements IdempotencyObserver {
   private readonly logger = new Logger('Idempotency');
@@ -12,6 +14,10 @@ export class FanOutObserver implements IdempotencyObserver {
 
   record(event: IdempotencyEvent): void {
     for (const observer of this.observers) this.guard(() => observer.record(event));
+    if (event.outcome === IdempotencyOutcome.Unstorable || event.outcome === IdempotencyOutcome.LeaseLost) {
+      const reason = event.error instanceof Error ? `: ${event.error.message}` : '';
+      this.logger.warn(`${event.service} ${event.operation} key ${event.keyHash} epoch ${event.epoch ?? 0}: ${event.outcome}${reason}`);
+    }
   }
 
   claimLatency(service: string, operation: string, ms: number): void {

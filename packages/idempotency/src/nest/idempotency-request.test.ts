@@ -1,12 +1,13 @@
-import { requestDeadline, routeTemplate, rpcBody, rpcKey } from './idempotency-request';
+import { requestDeadline, requestTarget, rpcBody, rpcKey } from './idempotency-request';
 
 describe('reading a request', () => {
-  it('fingerprints the route template, never the raw URL', () => {
-    const base = { method: 'POST', headers: {}, url: '/orders/42?debug=1' };
+  it('reads the concrete path and the query as sent, never the route template', () => {
+    const base = { method: 'POST', headers: {} };
 
-    expect(routeTemplate({ ...base, routeOptions: { url: '/orders/:id' } })).toBe('/orders/:id');
-    expect(routeTemplate({ ...base, baseUrl: '/v1', route: { path: '/orders/:id' } })).toBe('/v1/orders/:id');
-    expect(routeTemplate(base)).toBe('/orders/42');
+    expect(requestTarget({ ...base, url: '/orders/42/refund?debug=1&a=2' })).toEqual({ path: '/orders/42/refund', query: 'debug=1&a=2' });
+    expect(requestTarget({ ...base, url: '/orders/42' })).toEqual({ path: '/orders/42', query: '' });
+    // Express: a router mounted at /v1 strips it from `url`; `originalUrl` keeps it.
+    expect(requestTarget({ ...base, url: '/orders/42?x', originalUrl: '/v1/orders/42?x' })).toEqual({ path: '/v1/orders/42', query: 'x' });
   });
 
   it('turns request-timeout-ms into an absolute deadline and ignores garbage', () => {

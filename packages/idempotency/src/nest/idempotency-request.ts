@@ -5,43 +5,45 @@
  */
 import { HttpException } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { Headers } from '../headers';
+import { HeaderName } from '../header-name';
 import { RPC_KEY_FIELD } from './idempotency.constants';
 
 /** The parts of a Fastify or Express request the interceptor reads. */
 export interface HttpRequestLike {
   method: string;
+  /** Fastify: path and query as sent. Express: relative to the router's mount point. */
   url?: string;
+  /** Express: path and query as sent. */
+  originalUrl?: string;
   headers: Record<string, string | string[] | undefined>;
   body?: unknown;
-  /** Fastify: the matched route, with its template in `url`. */
-  routeOptions?: { url?: string };
-  /** Express: the matched route, relative to `baseUrl`. */
-  route?: { path?: unknown };
-  baseUrl?: string;
 }
 
-/** The route template: never the raw URL, whose ids and query would split one route in many. */
-export function routeTemplate(request: HttpRequestLike): string {
-  if (typeof request.routeOptions?.url === 'string') return request.routeOptions.url;
-  if (typeof request.route?.path === 'string') return `${request.baseUrl ?? ''}${request.route.path}`;
-  return (request.url ?? '').split('?')[0] ?? '';
+/** The concrete path and the raw query string of a request, as the client sent them. */
+export function requestTarget(request: HttpRequestLike): { path: string; query: string } {
+  const url = request.originalUrl ?? request.url ?? '';
+  const mark = url.indexOf('?');
+  return mark < 0 ? { path: url, query: '' } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
 }
 
 /** Absolute deadline (epoch ms) from the caller's `request-timeout-ms`; garbage is ignored. */
 export function requestDeadline(request: HttpRequestLike, now = Date.now()): number | undefined {
-  const header = request.headers[Headers.RequestTimeout];
+  const header = request.headers[HeaderName.RequestTimeout];
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || !/^\s*\d{1,10}\s*$/.test(value)) return undefined;
   return now + Number(value);
+}
+
+/** The Node response under a Fastify reply or an Express response. */
+export function rawResponse(response: { raw?: ServerResponse } | ServerResponse): ServerResponse {
+  return ('raw' in response && response.raw ? response.raw : response) as ServerResponse;
 }
 
 /**
  * A signal aborted when the client goes away before its response is written.
  * It only ends this request's wait: the shared execution is never tied to it.
  */
-export function disconnectSignal(response: { raw?: ServerResponse } | ServerResponse): AbortSignal {
-  const raw = ('raw' in response && response.raw ? response.raw : response) as ServerResponse;
+export function disconnectSignal(raw: ServerResponse): AbortSignal {
   const controller = new AbortController();
   raw.once('close', () => {
     // 499: nobody reads it, but it keeps a vanished client out of the 500 logs.
@@ -66,9 +68,9 @@ export function rpcKey(payload: unknown, context: unknown): unknown {
   const message = typeof ctx.getMessage === 'function' ? ctx.getMessage() : undefined;
   const headers = typeof ctx.getHeaders === 'function' ? ctx.getHeaders() : undefined;
   const fromHeaders =
-    message?.properties?.headers?.[Headers.IdempotencyKey] ??
-    message?.headers?.[Headers.IdempotencyKey] ??
-    headers?.get?.(Headers.IdempotencyKey);
+    message?.properties?.headers?.[HeaderName.IdempotencyKey] ??
+    message?.headers?.[HeaderName.IdempotencyKey] ??
+    headers?.get?.(HeaderName.IdempotencyKey);
   if (fromHeaders !== undefined && fromHeaders !== null) {
     return Buffer.isBuffer(fromHeaders) ? fromHeaders.toString('latin1') : fromHeaders;
   }

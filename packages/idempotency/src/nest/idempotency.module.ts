@@ -1,8 +1,10 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
 import { FanOutObserver } from './fan-out.observer';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotentRoutes } from './idempotent-routes';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
@@ -10,8 +12,10 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
 /**
  * Idempotency for a NestJS service: provides and exports the
  * `IdempotencyCoordinator`, the `IdempotencyInterceptor` that `@Idempotent`
- * applies, and `IdempotencyMetrics`. Register `ProblemDetailsFilter` as well, so
- * its errors (400, 409, 422, 503) reach clients as problem documents.
+ * applies, and `IdempotencyMetrics`. Every `@Idempotent` route's policy is
+ * resolved and checked when the app boots. Its errors are `HttpException`s
+ * (400, 409 with `Retry-After`, 422, 503), answered by any app; register
+ * `ProblemDetailsFilter` to serve them as `application/problem+json`.
  *
  * @example
  * @Module({
@@ -33,6 +37,7 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
  * export class PaymentsModule {}
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     {
       provide: IdempotencyMetrics,
@@ -52,9 +57,10 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
           observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
         }),
     },
+    IdempotentRoutes,
     IdempotencyInterceptor,
   ],
-  exports: [IdempotencyCoordinator, IdempotencyInterceptor, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
+  exports: [IdempotencyCoordinator, IdempotentRoutes, IdempotencyInterceptor, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
 })
 export class IdempotencyModule extends IdempotencyConfigurableModule implements OnApplicationShutdown {
   constructor(@Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions) {

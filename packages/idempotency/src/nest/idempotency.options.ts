@@ -1,19 +1,18 @@
-import type { ExecutionContext } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import type { IdempotencyObserver } from '../observer';
 import type { OperationPolicy } from '../policy';
 import type { IdempotencyStore } from '../store';
+import type { Scope } from './scope';
 
 /**
  * What a route does when a request carries no `Idempotency-Key`.
  *
- * - `required`: refuse it with 400 (`MissingKeyError`) before any claim.
+ * - `required`: refuse it with 400 (`missing-key`) before any claim.
  * - `optional`: run it unprotected.
- * - `fingerprint`: the request fingerprint becomes the key, so identical
- *   payloads to the same route collapse into one execution (the lab's
- *   fallback policy).
- * - `off`: no protection at all; even a key that is sent is ignored (the
- *   lab's `none` policy).
+ * - `fingerprint`: the request's fingerprint (method, concrete path, query,
+ *   body) becomes the key, so identical requests to the same resource
+ *   collapse into one execution - a fallback for callers that send no key.
+ * - `off`: no protection at all; even a key that is sent is ignored.
  */
 export type KeyMode = 'required' | 'optional' | 'fingerprint' | 'off';
 
@@ -29,10 +28,23 @@ export interface IdempotencyModuleOptions {
   /** What a route does without a key, unless `@Idempotent` says otherwise. Default `required`. */
   keyMode?: KeyMode;
   /**
-   * The caller's principal or tenant, so one caller can never replay another's
-   * stored response by presenting the same key. Unset: one shared scope.
+   * Whose records a request may see: a resolver of the caller's principal or
+   * tenant, or `'shared'` (see `Scope`). Unset: `principalScope`, the
+   * authenticated `request.user`, refusing a request without one - and a
+   * warning at boot, until the app decides.
    */
-  scope?: (context: ExecutionContext) => string | undefined;
+  scope?: Scope;
+  /**
+   * Response headers stored and replayed besides `DEFAULT_REPLAY_HEADERS`
+   * (lower case). `set-cookie` is never replayed unless listed here.
+   */
+  replayHeaders?: string[];
+  /**
+   * Largest response body stored, in bytes. Default 1 MiB. A larger answer
+   * still reaches its caller; its record stores a 500 `result-not-stored`
+   * problem instead, so a retry never runs the handler again.
+   */
+  maxResponseBytes?: number;
   /** More observers of the coordinator's events (logs, traces), next to the metrics. */
   observers?: IdempotencyObserver[];
   /**
@@ -50,6 +62,8 @@ export type IdempotentOptions = {
   keyMode?: KeyMode;
   /** Fingerprint only these top-level body fields (e.g. to ignore a client timestamp). */
   fingerprintFields?: string[];
+  /** Overrides the module's `scope` for this route (e.g. `'shared'` for a partner's webhook). */
+  scope?: Scope;
 } & Partial<OperationPolicy>;
 
 /** What `@Idempotent` stores on a handler. */
@@ -57,5 +71,6 @@ export interface IdempotentMetadata {
   operation: string;
   keyMode?: KeyMode;
   fingerprintFields?: string[];
+  scope?: Scope;
   policy: Partial<OperationPolicy>;
 }

@@ -1,12 +1,12 @@
-import { Controller, Injectable, Module, type INestMicroservice } from '@nestjs/common';
+import { Controller, HttpException, Injectable, Module, type INestMicroservice } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo, Server } from 'node:net';
 import { lastValueFrom } from 'rxjs';
 import { MemoryStore } from '../memory-store';
-import { IdempotencyExecution } from './idempotency-execution.decorator';
-import type { IdempotentExecution } from './idempotency-execution';
+import type { Execution } from '../execution';
+import { CurrentExecution } from './current-execution.decorator';
 import { IdempotencyModule } from './idempotency.module';
 import { Idempotent } from './idempotent.decorator';
 import { ProblemDetailsFilter } from './problem-details.filter';
@@ -14,6 +14,8 @@ import { ProblemDetailsFilter } from './problem-details.filter';
 @Injectable()
 class Ledger {
   charges = 0;
+  declines = 0;
+  unavailable = 0;
 }
 
 @Controller()
@@ -22,14 +24,28 @@ class ChargesConsumer {
 
   @MessagePattern({ cmd: 'charge' })
   @Idempotent('rpc.charge')
-  charge(@Payload() data: { amountCents: number }, @IdempotencyExecution() execution?: IdempotentExecution) {
+  charge(@Payload() data: { amountCents: number }, @CurrentExecution() execution?: Execution) {
     this.ledger.charges += 1;
     return { charge: this.ledger.charges, amountCents: data.amountCents, fenced: (execution?.epoch ?? 0) > 0 };
+  }
+
+  @MessagePattern({ cmd: 'decline' })
+  @Idempotent('rpc.decline')
+  decline(@Payload() data: { amountCents: number }) {
+    this.ledger.declines += 1;
+    throw new HttpException({ message: `declined ${data.amountCents}`, attempt: this.ledger.declines }, 402);
+  }
+
+  @MessagePattern({ cmd: 'unavailable' })
+  @Idempotent('rpc.unavailable')
+  unavailable() {
+    this.ledger.unavailable += 1;
+    throw new HttpException('bank down', 503);
   }
 }
 
 @Module({
-  imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), metrics: false, closeStore: true })],
+  imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), scope: 'shared', metrics: false, closeStore: true })],
   controllers: [ChargesConsumer],
   providers: [Ledger, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
 })
@@ -76,5 +92,22 @@ describe('@Idempotent on a microservice handler (TCP)', () => {
       status: 422,
     });
     expect(microservice.get(Ledger).charges).toBe(1);
+  });
+
+  it('stores a final error the handler threw (402) and throws it again on replay, without running the handler', async () => {
+    const decline = (key: string) => lastValueFrom(client.send({ cmd: 'decline' }, { idempotencyKey: key, amountCents: 900 }));
+    const first = await decline('rpc-decline-1').catch((e: unknown) => e);
+    const replay = await decline('rpc-decline-1').catch((e: unknown) => e);
+
+    expect(first).toMatchObject({ status: 402, detail: 'declined 900' });
+    expect(replay).toEqual(first);
+    expect(microservice.get(Ledger).declines).toBe(1);
+  });
+
+  it('releases the key after a transient error (503): the retry runs the handler again', async () => {
+    const unavailable = () => lastValueFrom(client.send({ cmd: 'unavailable' }, { idempotencyKey: 'rpc-503-1' }));
+    await expect(unavailable()).rejects.toMatchObject({ status: 503 });
+    await expect(unavailable()).rejects.toMatchObject({ status: 503 });
+    expect(microservice.get(Ledger).unavailable).toBe(2);
   });
 });

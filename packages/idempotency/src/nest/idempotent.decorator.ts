@@ -6,19 +6,20 @@ import type { IdempotentMetadata, IdempotentOptions } from './idempotency.option
 /**
  * Protect a route (or message handler) with an idempotency key: the first
  * request with a key executes, a duplicate waits for it or gets 409, a
- * completed one is replayed, a key reused with another payload gets 422.
- * Applies `IdempotencyInterceptor` itself, so this is the only decorator needed;
- * the module of the controller must import `IdempotencyModule`.
+ * completed one is replayed byte for byte, a key reused for another request
+ * gets 422. Applies `IdempotencyInterceptor` itself, so this is the only
+ * decorator needed; the module of the controller must import
+ * `IdempotencyModule`. Its policy is resolved and checked at boot.
  *
  * @param operation What the route does, e.g. `payments.charge`: part of the record's identity.
- * @param options Key mode, fingerprinted fields, and policy over the operation's.
+ * @param options Key mode, fingerprinted fields, scope, and policy over the operation's.
  * @example
  * @Post('charges')
  * @Idempotent('payments.charge', { inFlight: 'reject', fingerprintFields: ['orderId', 'amountCents'] })
  * charge(@Body() body: ChargeDto) { ... }
  */
 export function Idempotent(operation: string, options: IdempotentOptions = {}): MethodDecorator & ClassDecorator {
-  const { keyMode, fingerprintFields, ...policy } = options;
-  const metadata: IdempotentMetadata = { operation, keyMode, fingerprintFields, policy };
+  const { keyMode, fingerprintFields, scope, ...policy } = options;
+  const metadata: IdempotentMetadata = { operation, keyMode, fingerprintFields, scope, policy };
   return applyDecorators(SetMetadata(IDEMPOTENT_METADATA, metadata), UseInterceptors(IdempotencyInterceptor));
 }

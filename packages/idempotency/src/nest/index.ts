@@ -1,15 +1,21 @@
 /**
  * NestJS integration (`@idempotency-chain/idempotency/nest`): a module, a
  * route decorator, its interceptor (HTTP and microservices), the exception
- * filter that renders every error as a problem document, and metrics.
+ * that carries every error of the package, the filter that renders errors
+ * as problem documents, and metrics.
  */
+export { CurrentExecution } from './current-execution.decorator';
+export { currentExecution } from '../current-execution';
+export type { Execution } from '../execution';
+export { DEFAULT_REPLAY_HEADERS, type HttpAnswer } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
-export { IdempotencyExecution } from './idempotency-execution.decorator';
-export { currentExecution, type IdempotentExecution } from './idempotency-execution';
-export { IdempotencyInterceptor, type StoredResponse } from './idempotency.interceptor';
+export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';
+export { IdempotencyInterceptor } from './idempotency.interceptor';
 export { IdempotencyMetrics } from './idempotency.metrics';
 export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 export type { IdempotencyModuleOptions, IdempotentOptions, KeyMode } from './idempotency.options';
+export { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 export { ProblemDetailsFilter } from './problem-details.filter';
 export { toProblem, type Problem, type ProblemDocument } from './problem-details';
+export { principalScope, type Scope, type ScopeResolver } from './scope';

@@ -23,8 +23,9 @@ import { IsInt, IsPositive, IsString } from 'class-validator';
 import { Registry } from 'prom-client';
 import { MemoryStore } from '../memory-store';
 import type { ClaimRequest, ClaimResult, IdempotencyStore } from '../store';
-import { IdempotencyExecution } from './idempotency-execution.decorator';
-import { currentExecution, type IdempotentExecution } from './idempotency-execution';
+import { currentExecution } from '../current-execution';
+import type { Execution } from '../execution';
+import { CurrentExecution } from './current-execution.decorator';
 import { IdempotencyModule } from './idempotency.module';
 import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
 import { Idempotent } from './idempotent.decorator';
@@ -130,7 +131,7 @@ export class FixtureController {
   @Post('epoch')
   @HttpCode(200)
   @Idempotent('test.epoch')
-  epoch(@IdempotencyExecution() execution?: IdempotentExecution) {
+  epoch(@CurrentExecution() execution?: Execution) {
     this.state.count('epoch');
     return { epoch: execution?.epoch, sameAsCurrent: execution === currentExecution() && execution !== undefined };
   }
@@ -154,11 +155,11 @@ export class ObservedStore extends MemoryStore {
   waiting = 0;
   abortedWaits = 0;
   readonly changed = new Condition();
-  override async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  override async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.waiting += 1;
     this.changed.notify();
     try {
-      await super.waitForChange(storeKey, timeoutMs, signal);
+      await super.waitForChange(recordKey, timeoutMs, signal);
     } finally {
       this.waiting -= 1;
       if (signal?.aborted) this.abortedWaits += 1;
@@ -216,7 +217,7 @@ export async function bootFixture(
         service: 'test',
         store,
         keyMode: options.keyMode,
-        scope: options.scope,
+        scope: options.scope ?? 'shared',
         metrics: { registry },
         closeStore: true,
       }),

@@ -36,6 +36,15 @@ export function toProblem(exception: unknown, instance?: string): Problem {
       unexpected: false,
     };
   }
+  if (exception instanceof HttpException && isIdempotencyError(exception.cause)) {
+    const document = exception.getResponse() as ProblemDocument;
+    const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    return {
+      document: problem({ ...document, instance }),
+      headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
+      unexpected: false,
+    };
+  }
   if (exception instanceof HttpException) {
     const fields = describe(exception.getResponse(), exception.message);
     return { document: problem({ status: exception.getStatus(), ...fields, instance }), headers: {}, unexpected: false };

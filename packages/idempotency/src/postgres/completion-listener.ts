@@ -24,22 +24,22 @@ export class CompletionListener {
     private readonly channel: string,
   ) {}
 
-  /** Call `listener` on the next notification for `storeKey`; resolves once LISTEN is in force. */
-  async join(storeKey: string, listener: Listener): Promise<void> {
-    const listeners = this.listeners.get(storeKey) ?? new Set<Listener>();
-    this.listeners.set(storeKey, listeners);
+  /** Call `listener` on the next notification for `recordKey`; resolves once LISTEN is in force. */
+  async join(recordKey: string, listener: Listener): Promise<void> {
+    const listeners = this.listeners.get(recordKey) ?? new Set<Listener>();
+    this.listeners.set(recordKey, listeners);
     listeners.add(listener);
     try {
       await this.listening();
     } catch (error) {
-      this.leave(storeKey, listener);
+      this.leave(recordKey, listener);
       throw error;
     }
   }
 
-  leave(storeKey: string, listener: Listener): void {
-    const listeners = this.listeners.get(storeKey);
-    if (listeners?.delete(listener) && listeners.size === 0) this.listeners.delete(storeKey);
+  leave(recordKey: string, listener: Listener): void {
+    const listeners = this.listeners.get(recordKey);
+    if (listeners?.delete(listener) && listeners.size === 0) this.listeners.delete(recordKey);
   }
 
   /** Wake every waiter and end the connection. */
@@ -89,8 +89,8 @@ export class CompletionListener {
     return client;
   }
 
-  private dispatch(storeKey: string | undefined): void {
-    for (const listener of [...(this.listeners.get(storeKey ?? '') ?? [])]) listener();
+  private dispatch(recordKey: string | undefined): void {
+    for (const listener of [...(this.listeners.get(recordKey ?? '') ?? [])]) listener();
   }
 
   private wakeAll(): void {

@@ -1,8 +1,8 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
-import type { ExecutionContext } from '../coordinator';
+import type { Execution } from '../execution';
 
 /** The execution context of a transactional operation on `PostgresStore`. */
-export type PostgresExecution = ExecutionContext & { transaction: PoolClient };
+export type PostgresExecution = Execution & { transaction: PoolClient };
 
 /**
  * The `PostgresStore` transaction an execution runs in: write the side effect
@@ -23,7 +23,7 @@ export type PostgresExecution = ExecutionContext & { transaction: PoolClient };
  *   return { chargeId: rows[0].id, ...order, status: 'captured' }; // stored in the same COMMIT
  * }
  */
-export function postgresTransaction(execution: ExecutionContext | undefined): PoolClient {
+export function postgresTransaction(execution: Pick<Execution, 'transaction'> | undefined): PoolClient {
   const transaction = execution?.transaction as PoolClient | undefined;
   if (!transaction || typeof transaction.query !== 'function') {
     throw new TypeError('No PostgresStore transaction: run this inside an execution of an operation with `transactional: true`');

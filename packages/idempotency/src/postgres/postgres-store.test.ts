@@ -17,12 +17,12 @@ afterAll(async () => {
 });
 
 const newKey = () => randomBytes(16).toString('hex');
-const row = async (storeKey: string) =>
-  (await db.pool.query(`SELECT status, epoch::text AS epoch FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [storeKey])).rows[0] as
+const row = async (recordKey: string) =>
+  (await db.pool.query(`SELECT status, epoch::text AS epoch FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [recordKey])).rows[0] as
     | { status: string; epoch: string }
     | undefined;
-const claimed = async (target: PostgresStore, storeKey: string, owner: string, leaseMs = 60_000): Promise<number> => {
-  const result = await target.claim({ storeKey, fingerprint: 'fp', owner, leaseMs });
+const claimed = async (target: PostgresStore, recordKey: string, owner: string, leaseMs = 60_000): Promise<number> => {
+  const result = await target.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
   if (result.status !== 'claimed') throw new Error(`expected a claim, got ${result.status}`);
   return result.epoch;
 };
@@ -31,17 +31,17 @@ const listeners = async () =>
 
 describe('PostgresStore records and fences', () => {
   test('a claim’s epoch comes from the server clock in ms; release keeps the row as the fence, and the next epoch exceeds it', async () => {
-    const storeKey = newKey();
+    const recordKey = newKey();
     const before = Date.now();
-    const first = await claimed(store, storeKey, 'a');
+    const first = await claimed(store, recordKey, 'a');
     expect(first).toBeGreaterThanOrEqual(before - 5_000); // server and test clocks are one machine's
-    expect(await store.release(storeKey, 'a')).toBe(true);
-    expect(await row(storeKey)).toEqual({ status: 'released', epoch: String(first) });
-    const second = await claimed(store, storeKey, 'b');
+    expect(await store.release(recordKey, 'a')).toBe(true);
+    expect(await row(recordKey)).toEqual({ status: 'released', epoch: String(first) });
+    const second = await claimed(store, recordKey, 'b');
     expect(second).toBeGreaterThan(first);
     // A fence ahead of the clock (claims within one ms, a clock that stepped back) still orders the next claim.
-    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET epoch = $2, expires_at = clock_timestamp() WHERE store_key = $1`, [storeKey, String(second + 1_000_000)]);
-    expect(await claimed(store, storeKey, 'c')).toBe(second + 1_000_001);
+    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET epoch = $2, expires_at = clock_timestamp() WHERE store_key = $1`, [recordKey, String(second + 1_000_000)]);
+    expect(await claimed(store, recordKey, 'c')).toBe(second + 1_000_001);
   });
 
   test('the sweep deletes rows that ended more than fenceRetentionMs ago, and nothing live', async () => {
@@ -65,39 +65,39 @@ describe('PostgresStore records and fences', () => {
 describe('PostgresStore waiters', () => {
   test('100 waiters on 10 keys share one LISTEN connection and are all woken by the completions', async () => {
     const keys = Array.from({ length: 10 }, newKey);
-    for (const storeKey of keys) await claimed(store, storeKey, 'holder');
-    const waiters = keys.flatMap((storeKey) => Array.from({ length: 10 }, () => track(store.waitForChange(storeKey, 30_000))));
+    for (const recordKey of keys) await claimed(store, recordKey, 'holder');
+    const waiters = keys.flatMap((recordKey) => Array.from({ length: 10 }, () => track(store.waitForChange(recordKey, 30_000))));
     const settled = Promise.all(waiters.map((w) => w.promise));
     await eventually(async () => (await listeners()) === 1, 'the LISTEN');
     expect(waiters.some((w) => w.settled)).toBe(false);
-    for (const storeKey of keys) expect(await store.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+    for (const recordKey of keys) expect(await store.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
     await within(settled, 3_000, 'the woken waiters');
     expect(await listeners()).toBe(1);
   });
 
   test('a LISTEN connection that dies wakes its waiters, and the next waiter listens on a new one', async () => {
-    const storeKey = newKey();
-    await claimed(store, storeKey, 'holder');
-    const waiter = track(store.waitForChange(storeKey, 30_000));
+    const recordKey = newKey();
+    await claimed(store, recordKey, 'holder');
+    const waiter = track(store.waitForChange(recordKey, 30_000));
     await eventually(async () => (await listeners()) === 1, 'the LISTEN');
     await db.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [`LISTEN "idempotency:${db.schema}"`]);
     await within(waiter.promise, 3_000, 'the waiter of the dead connection');
-    const next = track(store.waitForChange(storeKey, 30_000));
+    const next = track(store.waitForChange(recordKey, 30_000));
     await eventually(async () => (await listeners()) === 1, 'a new LISTEN');
-    expect(await store.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+    expect(await store.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
     await within(next.promise, 3_000, 'the next waiter');
   });
 
   test('close() resolves pending waiters, ends its LISTEN connection, and refuses calls afterwards', async () => {
     const baseline = await listeners();
     const closing = new PostgresStore({ pool: db.pool, schema: db.schema, pollIntervalMs: 60_000 });
-    const storeKey = newKey();
-    await claimed(closing, storeKey, 'holder');
-    const waiter = track(closing.waitForChange(storeKey, 30_000));
+    const recordKey = newKey();
+    await claimed(closing, recordKey, 'holder');
+    const waiter = track(closing.waitForChange(recordKey, 30_000));
     await eventually(async () => (await listeners()) === baseline + 1, 'the LISTEN');
     await closing.close();
     await within(waiter.promise, 3_000, 'the waiter of the closed store');
     await eventually(async () => (await listeners()) === baseline, 'the LISTEN connection to end');
-    await expect(closing.claim({ storeKey, fingerprint: 'fp', owner: 'x', leaseMs: 1_000 })).rejects.toThrow('closed');
+    await expect(closing.claim({ recordKey, fingerprint: 'fp', owner: 'x', leaseMs: 1_000 })).rejects.toThrow('closed');
   });
 });

@@ -30,7 +30,7 @@ const charge = (key: string) => ({ operation: 'payments.charge', key, fingerprin
 const ledgerRows = async (orderId: string) =>
   Number((await db.pool.query(`SELECT count(*) AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId])).rows[0].n);
 const recordStatus = async (key: string) =>
-  (await db.pool.query(`SELECT status FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [coordinator.storeKey('payments.charge', '', key)]))
+  (await db.pool.query(`SELECT status FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [coordinator.recordKey('payments.charge', '', key)]))
     .rows[0]?.status as string | undefined;
 
 describe('PostgresStore transactional completion', () => {
@@ -63,13 +63,13 @@ describe('PostgresStore transactional completion', () => {
   test('a completion refused by the owner check (another owner took the key) rolls the ledger insert back: LeaseLostError', async () => {
     const key = randomUUID();
     const orderId = `order-${key}`;
-    const storeKey = coordinator.storeKey('payments.charge', '', key);
+    const recordKey = coordinator.recordKey('payments.charge', '', key);
     const error = await coordinator
       .run(charge(key), async (execution) => {
         await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500)`, [orderId]);
         // Meanwhile this holder's lease ends and another attempt claims the key.
-        await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET expires_at = clock_timestamp() WHERE store_key = $1`, [storeKey]);
-        expect((await store.claim({ storeKey, fingerprint: 'fp', owner: 'usurper', leaseMs: 60_000 })).status).toBe('claimed');
+        await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET expires_at = clock_timestamp() WHERE store_key = $1`, [recordKey]);
+        expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'usurper', leaseMs: 60_000 })).status).toBe('claimed');
         return { statusCode: 201 };
       })
       .catch((e: unknown) => e);
@@ -153,6 +153,6 @@ describe('PostgresStore transactional completion', () => {
 
   test('postgresTransaction refuses an execution that has no transaction', () => {
     expect(() => postgresTransaction(undefined)).toThrow(TypeError);
-    expect(() => postgresTransaction({ epoch: 0, signal: new AbortController().signal, keyHash: 'h', recordKey: 'r' })).toThrow(TypeError);
+    expect(() => postgresTransaction({ transaction: undefined })).toThrow(TypeError);
   });
 });

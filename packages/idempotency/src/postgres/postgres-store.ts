@@ -1,7 +1,8 @@
 import { Client, type Pool, type PoolClient } from 'pg';
 import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
 import { CompletionListener } from './completion-listener';
-import { MAX_TIMER_MS, signalledWait } from '../signalled-wait';
+import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
+import { signalledWait } from '../signalled-wait';
 import { quoteSchema } from './migrate';
 import { statements, type Statements } from './sql';
 
@@ -56,7 +57,7 @@ interface ClaimRow {
  * Its distinguishing feature is **transactional completion**
  * (`TransactionalStore`): an operation whose policy sets
  * `transactional: true` runs its action inside a transaction of this store,
- * handed over as `ExecutionContext.transaction` (a `PoolClient`); the side
+ * handed over as `Execution.transaction` (a `PoolClient`); the side
  * effect written through it and the record's completion commit together.
  *
  * ```text
@@ -115,11 +116,11 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     }
   }
 
-  async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
     this.assertOpen();
     const lease = positiveMs('leaseMs', leaseMs);
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
-      const { rows } = await this.pool.query<ClaimRow>(this.sql.claim, [storeKey, fingerprint, owner, lease]);
+      const { rows } = await this.pool.query<ClaimRow>(this.sql.claim, [recordKey, fingerprint, owner, lease]);
       const row = rows[0];
       if (row?.status === 'claimed') return { status: 'claimed', epoch: Number(row.epoch) };
       const remaining = Math.ceil(row?.remaining_ms ?? 0);
@@ -131,20 +132,20 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     throw new Error(`The claim of an idempotency record lost ${MAX_CLAIM_ATTEMPTS} races in a row`);
   }
 
-  async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+  async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     this.assertOpen();
     const retention = positiveMs('retentionMs', retentionMs);
-    return (await this.pool.query(this.sql.complete, [storeKey, owner, result, retention, this.channel])).rowCount === 1;
+    return (await this.pool.query(this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1;
   }
 
-  async release(storeKey: string, owner: string): Promise<boolean> {
+  async release(recordKey: string, owner: string): Promise<boolean> {
     this.assertOpen();
-    return (await this.pool.query(this.sql.release, [storeKey, owner, this.channel])).rowCount === 1;
+    return (await this.pool.query(this.sql.release, [recordKey, owner, this.channel])).rowCount === 1;
   }
 
-  async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
+  async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     this.assertOpen();
-    return (await this.pool.query(this.sql.renew, [storeKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
+    return (await this.pool.query(this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
   }
 
   /**
@@ -152,7 +153,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
    * doc). Its `complete` runs the same compare-and-set as {@link complete}
    * inside it, then COMMITs; a lost lease rolls the whole transaction back.
    */
-  async begin(storeKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
+  async begin(recordKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
     this.assertOpen();
     const client = await this.pool.connect();
     // A checked-out connection that dies emits 'error', fatal when nobody listens;
@@ -166,16 +167,16 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       client.release(true);
       throw error;
     }
-    return new PostgresTransaction(client, this.sql, [storeKey, owner], this.channel, () => client.off('error', ignore));
+    return new PostgresTransaction(client, this.sql, [recordKey, owner], this.channel, () => client.off('error', ignore));
   }
 
-  async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.assertOpen();
     return signalledWait(
       {
-        join: (wake) => this.listener.join(storeKey, wake),
-        leave: (wake) => this.listener.leave(storeKey, wake),
-        inProgress: async () => ((await this.pool.query(this.sql.inProgress, [storeKey])).rowCount ?? 0) > 0,
+        join: (wake) => this.listener.join(recordKey, wake),
+        leave: (wake) => this.listener.leave(recordKey, wake),
+        inProgress: async () => ((await this.pool.query(this.sql.inProgress, [recordKey])).rowCount ?? 0) > 0,
       },
       { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
     );
@@ -217,17 +218,17 @@ class PostgresTransaction implements StoreTransaction<PoolClient> {
   constructor(
     readonly handle: PoolClient,
     private readonly sql: Statements,
-    private readonly record: [storeKey: string, owner: string],
+    private readonly record: [recordKey: string, owner: string],
     private readonly channel: string,
     private readonly detach: () => void,
   ) {}
 
   async complete(result: string, retentionMs: number): Promise<boolean> {
     this.end();
-    const [storeKey, owner] = this.record;
+    const [recordKey, owner] = this.record;
     let completed: boolean;
     try {
-      const update = await this.handle.query(this.sql.complete, [storeKey, owner, result, positiveMs('retentionMs', retentionMs), this.channel]);
+      const update = await this.handle.query(this.sql.complete, [recordKey, owner, result, positiveMs('retentionMs', retentionMs), this.channel]);
       completed = update.rowCount === 1;
     } catch (error) {
       await this.discard();
@@ -275,7 +276,3 @@ class PostgresTransaction implements StoreTransaction<PoolClient> {
   }
 }
 
-function positiveMs(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
-  return Math.ceil(value);
-}

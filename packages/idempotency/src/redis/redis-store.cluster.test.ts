@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
 import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
-import { connect, deleteKeys, newStoreKey, track, waitUntil } from './redis.test-support';
+import { connect, deleteKeys, newRecordKey, track, waitUntil } from './redis.test-support';
 
 /** Generous: a wake-up that works takes milliseconds; this only catches a missing one. */
 const PROMPTLY_MS = 3_000;
@@ -23,7 +23,7 @@ afterAll(async () => {
   await cluster.quit();
 });
 
-const record = (storeKey: string) => `${prefix}{${storeKey}}`;
+const record = (recordKey: string) => `${prefix}{${recordKey}}`;
 /** Subscribers of a shard channel, asked of the master that owns its slot. */
 async function shardSubscribers(channel: string): Promise<number> {
   let total = 0;
@@ -42,13 +42,13 @@ describe('RedisStore on a Redis Cluster', () => {
       for (let slot = start; slot <= end; slot += 1) slotOwner.set(slot, `${master?.[0]}:${master?.[1]}`);
     }
     for (let i = 0; i < 30; i += 1) {
-      const storeKey = newStoreKey();
-      const key = record(storeKey);
+      const recordKey = newRecordKey();
+      const key = record(recordKey);
       const [a, b, c] = await Promise.all([key, `${key}:epoch`, `${key}:done`].map((k) => cluster.cluster('KEYSLOT', k) as Promise<number>));
       expect(b).toBe(a);
       expect(c).toBe(a);
       owners.add(slotOwner.get(a as number) as string);
-      expect((await store.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
+      expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
     }
     expect(owners.size).toBe(3);
   });
@@ -56,16 +56,16 @@ describe('RedisStore on a Redis Cluster', () => {
   test('waiters on keys of every shard are woken by SPUBLISH from a store on another client, via SSUBSCRIBE on the owning shard', async () => {
     const other = new RedisStore({ client: await connectCluster(), prefix, pollIntervalMs: 60_000, ownsClient: true });
     try {
-      const keys = Array.from({ length: 6 }, () => newStoreKey());
-      for (const storeKey of keys) await other.claim({ storeKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
-      const waiters = keys.map((storeKey) => track(store.waitForChange(storeKey, WAIT_MS)));
-      for (const storeKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(storeKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
+      const keys = Array.from({ length: 6 }, () => newRecordKey());
+      for (const recordKey of keys) await other.claim({ recordKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
+      const waiters = keys.map((recordKey) => track(store.waitForChange(recordKey, WAIT_MS)));
+      for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
       expect(waiters.some((w) => w.settled)).toBe(false);
       const start = Date.now();
-      for (const storeKey of keys) expect(await other.complete(storeKey, 'holder', '"r"', 60_000)).toBe(true);
+      for (const recordKey of keys) expect(await other.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
       await Promise.all(waiters.map((w) => w.promise));
       expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
-      for (const storeKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(storeKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
+      for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
     } finally {
       await other.close();
     }
@@ -73,11 +73,11 @@ describe('RedisStore on a Redis Cluster', () => {
 
   test('waitForReplicas: a claim acknowledged by the shard’s replica succeeds; asking for more replicas than exist rejects', async () => {
     const replicated = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2_000 } });
-    const storeKey = newStoreKey();
-    expect((await replicated.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
-    expect(await replicated.complete(storeKey, 'o', '"r"', 60_000)).toBe(true);
+    const recordKey = newRecordKey();
+    expect((await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
+    expect(await replicated.complete(recordKey, 'o', '"r"', 60_000)).toBe(true);
     const greedy = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 2, timeoutMs: 200 } });
-    await expect(greedy.claim({ storeKey: newStoreKey(), fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).rejects.toThrow(
+    await expect(greedy.claim({ recordKey: newRecordKey(), fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).rejects.toThrow(
       'The claim reached 1 of 2 replicas within 200 ms',
     );
   });
@@ -97,14 +97,14 @@ describe('RedisStore with sharded pub/sub on a single Redis 7', () => {
   test('a waiter is woken by SPUBLISH over SSUBSCRIBE', async () => {
     const sharded = new RedisStore({ client, prefix: singlePrefix, pubsub: 'sharded', pollIntervalMs: 60_000 });
     try {
-      const storeKey = newStoreKey();
-      await sharded.claim({ storeKey, fingerprint: 'fp', owner: 'o', leaseMs: 60_000 });
-      const waiter = track(sharded.waitForChange(storeKey, WAIT_MS));
-      const channel = `${singlePrefix}{${storeKey}}:done`;
+      const recordKey = newRecordKey();
+      await sharded.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 60_000 });
+      const waiter = track(sharded.waitForChange(recordKey, WAIT_MS));
+      const channel = `${singlePrefix}{${recordKey}}:done`;
       await waitUntil(async () => Number(((await client.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]) === 1);
       expect(waiter.settled).toBe(false);
       const start = Date.now();
-      expect(await sharded.complete(storeKey, 'o', '"r"', 60_000)).toBe(true);
+      expect(await sharded.complete(recordKey, 'o', '"r"', 60_000)).toBe(true);
       await waiter.promise;
       expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
     } finally {

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
-import { connect, deleteKeys, newStoreKey, uniquePrefix, waitUntil } from './redis.test-support';
+import { connect, deleteKeys, newRecordKey, uniquePrefix, waitUntil } from './redis.test-support';
 
 /** "Fails fast": far below the 5 s a hanging client would take to be noticed. */
 const FAST_MS = 2_000;
 const prefix = uniquePrefix();
-const claimRequest = (owner = 'owner-a') => ({ storeKey: newStoreKey(), fingerprint: 'fp', owner, leaseMs: 30_000 });
+const claimRequest = (owner = 'owner-a') => ({ recordKey: newRecordKey(), fingerprint: 'fp', owner, leaseMs: 30_000 });
 
 async function rejectsWithin(operation: () => Promise<unknown>): Promise<number> {
   const start = Date.now();
@@ -38,9 +38,9 @@ describe('RedisStore when Redis goes away', () => {
     await redis.stop();
     const request = claimRequest();
     expect(await rejectsWithin(() => store.claim(request))).toBeLessThan(FAST_MS);
-    expect(await rejectsWithin(() => store.complete(request.storeKey, 'owner-a', 'r', 60_000))).toBeLessThan(FAST_MS);
-    expect(await rejectsWithin(() => store.release(request.storeKey, 'owner-a'))).toBeLessThan(FAST_MS);
-    expect(await rejectsWithin(() => store.renew(request.storeKey, 'owner-a', 30_000))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.complete(request.recordKey, 'owner-a', 'r', 60_000))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.release(request.recordKey, 'owner-a'))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.renew(request.recordKey, 'owner-a', 30_000))).toBeLessThan(FAST_MS);
   });
 
   test('a claim in flight when Redis dies rejects quickly', async () => {
@@ -57,7 +57,7 @@ describe('RedisStore when Redis goes away', () => {
     const request = claimRequest();
     await store.claim(request);
     await redis.stop();
-    expect(await rejectsWithin(() => store.waitForChange(request.storeKey, 10_000))).toBeLessThan(FAST_MS);
+    expect(await rejectsWithin(() => store.waitForChange(request.recordKey, 10_000))).toBeLessThan(FAST_MS);
   });
 
   test('a waiter whose re-check fails rejects instead of waiting out its timeout', async () => {
@@ -65,8 +65,8 @@ describe('RedisStore when Redis goes away', () => {
     try {
       const request = claimRequest();
       await polling.claim(request);
-      const waiting = polling.waitForChange(request.storeKey, 10_000);
-      await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.storeKey}}:done`)) as [string, number])[1]) === 1);
+      const waiting = polling.waitForChange(request.recordKey, 10_000);
+      await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.recordKey}}:done`)) as [string, number])[1]) === 1);
       await redis.stop();
       expect(await rejectsWithin(() => waiting)).toBeLessThan(FAST_MS);
     } finally {
@@ -86,7 +86,7 @@ describe('RedisStore scripts', () => {
       await admin.script('FLUSH');
       await admin.quit();
       expect((await store.claim(claimRequest())).status).toBe('claimed');
-      expect(await store.complete(first.storeKey, 'owner-a', 'r', 60_000)).toBe(true);
+      expect(await store.complete(first.recordKey, 'owner-a', 'r', 60_000)).toBe(true);
     } finally {
       await store.close();
       await redis.stop();
@@ -107,7 +107,7 @@ describe('RedisStore.close', () => {
     const store = new RedisStore({ client, prefix, ownsClient: true, pollIntervalMs: 50 });
     const request = claimRequest();
     await store.claim(request);
-    const waiters = Array.from({ length: 5 }, () => store.waitForChange(request.storeKey, 10_000));
+    const waiters = Array.from({ length: 5 }, () => store.waitForChange(request.recordKey, 10_000));
     await waitUntil(() => counts().sockets >= baseline.sockets + 2, 5000, 'the subscriber to connect');
     await store.close();
     await Promise.all(waiters);
@@ -124,7 +124,7 @@ describe('RedisStore.close', () => {
   test('does not quit a client it does not own', async () => {
     const client = await connect();
     const store = new RedisStore({ client, prefix });
-    await store.waitForChange(newStoreKey(), 1000);
+    await store.waitForChange(newRecordKey(), 1000);
     await store.close();
     expect(await client.ping()).toBe('PONG');
     await client.quit();

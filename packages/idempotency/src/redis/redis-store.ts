@@ -1,6 +1,7 @@
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
+import { positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
 import { closeConnection } from './redis-client';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
@@ -54,7 +55,6 @@ export interface RedisStoreOptions {
  * long passed every epoch it issued, and seeds the next one.
  */
 const EPOCH_TTL_FLOOR_MS = 24 * 60 * 60 * 1000;
-/** Longest delay `setTimeout` honours; longer ones fire at once. */
 
 /** The scripts once defined on a client or pipeline; every argument is a key or a string. */
 interface Scripts<R> {
@@ -81,12 +81,12 @@ const COMMANDS = {
  * keys share a hash tag, so they live in one Cluster slot and the scripts
  * stay legal there.
  *
- * Key layout, for a `storeKey` that is already a hash (no user text):
- * - `<prefix>{<storeKey>}`: the record hash. Its TTL is the lease while in
+ * Key layout, for a `recordKey` that is already a hash (no user text):
+ * - `<prefix>{<recordKey>}`: the record hash. Its TTL is the lease while in
  *   progress, so a crashed holder's claim vanishes after one lease, and the
  *   retention once completed.
- * - `<prefix>{<storeKey>}:epoch`: the fencing counter.
- * - `<prefix>{<storeKey>}:done`: the channel completion and release publish on.
+ * - `<prefix>{<recordKey>}:epoch`: the fencing counter.
+ * - `<prefix>{<recordKey>}:done`: the channel completion and release publish on.
  *
  * Waiters share one subscriber connection, created with `client.duplicate()`
  * on the first wait and always closed by `close()`. On a `Cluster` the
@@ -154,8 +154,8 @@ export class RedisStore implements IdempotencyStore {
     );
   }
 
-  async claim({ storeKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
-    const keys = this.keys(storeKey);
+  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+    const keys = this.keys(recordKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
     const args = [keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl] as const;
@@ -163,26 +163,26 @@ export class RedisStore implements IdempotencyStore {
     return toClaimResult(await this.replicated((pipeline) => pipeline.idempotencyClaim(...args), 'claim'));
   }
 
-  async complete(storeKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
-    const { record, channel } = this.keys(storeKey);
+  async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+    const { record, channel } = this.keys(recordKey);
     const args = [record, owner, result, String(positiveMs('retentionMs', retentionMs)), channel] as const;
     const complete = this.commands.complete;
     if (!this.waitForReplicas) return (await this.client[complete](...args)) === 1;
     return (await this.replicated((pipeline) => pipeline[complete](...args), 'completion')) === 1;
   }
 
-  async release(storeKey: string, owner: string): Promise<boolean> {
-    const { record, channel } = this.keys(storeKey);
+  async release(recordKey: string, owner: string): Promise<boolean> {
+    const { record, channel } = this.keys(recordKey);
     return (await this.client[this.commands.release](record, owner, channel)) === 1;
   }
 
-  async renew(storeKey: string, owner: string, leaseMs: number): Promise<boolean> {
-    const { record } = this.keys(storeKey);
+  async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
+    const { record } = this.keys(recordKey);
     return (await this.client.idempotencyRenew(record, owner, String(positiveMs('leaseMs', leaseMs)))) === 1;
   }
 
-  async waitForChange(storeKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const { record, channel } = this.keys(storeKey);
+  async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const { record, channel } = this.keys(recordKey);
     return signalledWait(
       {
         join: (wake) => this.channels.join(channel, wake),
@@ -218,11 +218,11 @@ export class RedisStore implements IdempotencyStore {
     return reply;
   }
 
-  private keys(storeKey: string): { record: string; epoch: string; channel: string } {
+  private keys(recordKey: string): { record: string; epoch: string; channel: string } {
     if (this.closed) throw new Error('RedisStore is closed');
     // The store key must not end the hash tag early; it is a hash, so this never trips in use.
-    if (storeKey.length === 0 || /[{}]/.test(storeKey)) throw new RangeError('Invalid store key');
-    const record = `${this.prefix}{${storeKey}}`;
+    if (recordKey.length === 0 || /[{}]/.test(recordKey)) throw new RangeError('Invalid store key');
+    const record = `${this.prefix}{${recordKey}}`;
     return { record, epoch: `${record}:epoch`, channel: `${record}:done` };
   }
 }
@@ -232,10 +232,6 @@ function isCluster(client: Redis | Cluster): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
-function positiveMs(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
-  return Math.ceil(value);
-}
 
 function toClaimResult(reply: unknown): ClaimResult {
   const [status, first, second] = Array.isArray(reply) ? (reply as unknown[]) : [];

@@ -17,7 +17,7 @@ export async function connect(url = REDIS_URL, options: RedisOptions = {}): Prom
 export const uniquePrefix = (): string => `test:${randomUUID()}:`;
 
 /** A store key shaped like the coordinator's: a hex hash. */
-export const newStoreKey = (): string => randomBytes(16).toString('hex');
+export const newRecordKey = (): string => randomBytes(16).toString('hex');
 
 /** Delete every key under `prefix`. */
 export async function deleteKeys(client: Redis, prefix: string): Promise<void> {

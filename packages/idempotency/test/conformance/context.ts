@@ -48,7 +48,7 @@ export interface ConformanceContext {
 
 /** A request for `key`; `body` changes the fingerprint. */
 export function charge(key: string, extra: Partial<RunRequest> = {}, body: unknown = { amountCents: 500 }): RunRequest {
-  const fingerprint = requestFingerprint({ method: 'POST', route: '/charges', body });
+  const fingerprint = requestFingerprint({ method: 'POST', path: '/charges', body });
   return { operation: OPERATION, key, fingerprint, ...extra };
 }
 

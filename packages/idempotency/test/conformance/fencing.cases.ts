@@ -1,4 +1,4 @@
-import type { ExecutionContext } from '../../src/coordinator';
+import type { Execution } from '../../src/execution';
 import type { ClaimResult } from '../../src/store';
 import { eventually, sleep, within } from '../support/async';
 import { charge, claimedEpoch, neverRuns, newKey, OPERATION, SAFETY_MS, withPolicy, type Charge, type ConformanceContext } from './context';
@@ -7,36 +7,36 @@ import { charge, claimedEpoch, neverRuns, newKey, OPERATION, SAFETY_MS, withPoli
 export function describeFencingCases({ setup }: ConformanceContext): void {
   it('refuses complete, release and renew from a stale owner once another owner re-claimed the key', async () => {
     const { store, coordinator } = await setup();
-    const storeKey = coordinator.storeKey(OPERATION, '', newKey());
-    const claim = (owner: string, leaseMs: number) => store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs });
+    const recordKey = coordinator.recordKey(OPERATION, '', newKey());
+    const claim = (owner: string, leaseMs: number) => store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
     const oldEpoch = claimedEpoch(await claim('owner-old', 200));
     let taken: ClaimResult | undefined;
     await eventually(async () => (taken = await claim('owner-new', 60_000)).status === 'claimed', 'the old lease to lapse');
     const newEpoch = claimedEpoch(taken);
     expect(newEpoch).toBeGreaterThan(oldEpoch);
 
-    expect(await store.complete(storeKey, 'owner-old', '"stale"', 60_000)).toBe(false);
-    expect(await store.release(storeKey, 'owner-old')).toBe(false);
-    expect(await store.renew(storeKey, 'owner-old', 1)).toBe(false);
+    expect(await store.complete(recordKey, 'owner-old', '"stale"', 60_000)).toBe(false);
+    expect(await store.release(recordKey, 'owner-old')).toBe(false);
+    expect(await store.renew(recordKey, 'owner-old', 1)).toBe(false);
 
     const probe = await claim('owner-probe', 60_000);
     expect(probe).toMatchObject({ status: 'in_progress', fingerprint: 'fp' });
     expect(probe.status === 'in_progress' && probe.leaseRemainingMs).toBeGreaterThan(30_000);
-    expect(await store.renew(storeKey, 'owner-new', 60_000)).toBe(true);
-    expect(await store.complete(storeKey, 'owner-new', '"fresh"', 60_000)).toBe(true);
+    expect(await store.renew(recordKey, 'owner-new', 60_000)).toBe(true);
+    expect(await store.complete(recordKey, 'owner-new', '"fresh"', 60_000)).toBe(true);
     expect(await claim('owner-probe', 60_000)).toEqual({ status: 'completed', fingerprint: 'fp', result: '"fresh"' });
   });
 
   it('refuses complete, release and renew on a completed record, even from its owner', async () => {
     const { store, coordinator } = await setup();
-    const storeKey = coordinator.storeKey(OPERATION, '', newKey());
-    claimedEpoch(await store.claim({ storeKey, fingerprint: 'fp', owner: 'owner', leaseMs: 60_000 }));
-    expect(await store.complete(storeKey, 'owner', '"first"', 60_000)).toBe(true);
+    const recordKey = coordinator.recordKey(OPERATION, '', newKey());
+    claimedEpoch(await store.claim({ recordKey, fingerprint: 'fp', owner: 'owner', leaseMs: 60_000 }));
+    expect(await store.complete(recordKey, 'owner', '"first"', 60_000)).toBe(true);
 
-    expect(await store.complete(storeKey, 'owner', '"second"', 60_000)).toBe(false);
-    expect(await store.renew(storeKey, 'owner', 60_000)).toBe(false);
-    expect(await store.release(storeKey, 'owner')).toBe(false);
-    const replay = await store.claim({ storeKey, fingerprint: 'fp', owner: 'other', leaseMs: 60_000 });
+    expect(await store.complete(recordKey, 'owner', '"second"', 60_000)).toBe(false);
+    expect(await store.renew(recordKey, 'owner', 60_000)).toBe(false);
+    expect(await store.release(recordKey, 'owner')).toBe(false);
+    const replay = await store.claim({ recordKey, fingerprint: 'fp', owner: 'other', leaseMs: 60_000 });
     expect(replay).toEqual({ status: 'completed', fingerprint: 'fp', result: '"first"' });
   });
 
@@ -66,10 +66,10 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
   it('frees a crashed holder’s key after one lease: the coordinator then executes with a greater epoch', async () => {
     const { store, coordinator } = await setup();
     const request = charge(newKey());
-    const storeKey = coordinator.storeKey(OPERATION, '', request.key);
+    const recordKey = coordinator.recordKey(OPERATION, '', request.key);
     const claimedAt = Date.now();
     const crashedEpoch = claimedEpoch(
-      await store.claim({ storeKey, fingerprint: request.fingerprint, owner: 'crashed-holder', leaseMs: 200 }),
+      await store.claim({ recordKey, fingerprint: request.fingerprint, owner: 'crashed-holder', leaseMs: 200 }),
     );
     let startedAt = 0;
     const result = await within(
@@ -84,7 +84,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     expect(result).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_after_crash' } } });
     expect(result.epoch).toBeGreaterThan(crashedEpoch);
     expect(startedAt - claimedAt).toBeGreaterThanOrEqual(150); // not before the lease ran out
-    expect(await store.complete(storeKey, 'crashed-holder', '"late"', 60_000)).toBe(false);
+    expect(await store.complete(recordKey, 'crashed-holder', '"late"', 60_000)).toBe(false);
     expect(await coordinator.run(request, neverRuns)).toMatchObject({ replayed: true, value: result.value });
   });
 
@@ -92,7 +92,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     const { coordinator } = await setup();
     const request = charge(newKey(), withPolicy({ retentionMs: 500 }));
     const epochs: number[] = [];
-    const action = async ({ epoch }: ExecutionContext): Promise<Charge> => {
+    const action = async ({ epoch }: Execution): Promise<Charge> => {
       epochs.push(epoch);
       return { statusCode: 201, body: { chargeId: `ch_${epochs.length}` } };
     };
@@ -106,9 +106,9 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
   it('hands out positive epochs that strictly increase across expiry, release and retention', async () => {
     const { store, coordinator } = await setup();
     const request = charge(newKey(), withPolicy({ retentionMs: 300 }));
-    const storeKey = coordinator.storeKey(OPERATION, '', request.key);
+    const recordKey = coordinator.recordKey(OPERATION, '', request.key);
     const epochs = [
-      claimedEpoch(await store.claim({ storeKey, fingerprint: request.fingerprint, owner: 'crashed', leaseMs: 200 })),
+      claimedEpoch(await store.claim({ recordKey, fingerprint: request.fingerprint, owner: 'crashed', leaseMs: 200 })),
     ];
     // lease expiry -> reclaim (the coordinator waits out the lease), then a release
     await expect(
@@ -118,7 +118,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
       }),
     ).rejects.toThrow('transient');
     // release -> reclaim, completed with a short retention
-    const complete = async ({ epoch }: ExecutionContext) => {
+    const complete = async ({ epoch }: Execution) => {
       epochs.push(epoch);
       return { statusCode: 201 };
     };

@@ -48,6 +48,36 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     expect(recorder.count('fail_open')).toBe(1);
   });
 
+  outageIt('never fails open next to a live holder: a duplicate waiting when the store stops fails closed', async () => {
+    const { coordinator, recorder, outage } = await setup({ outage: true });
+    const key = newKey();
+    const openPolicy = withPolicy({ onStoreFailure: 'fail-open', leaseMs: 30_000 });
+    const gate = latch();
+    let executions = 0;
+    const holder = coordinator.run(charge(key, openPolicy), async () => {
+      executions += 1;
+      await gate.promise;
+      return { statusCode: 201 };
+    });
+    await eventually(() => executions === 1, 'the holder to start');
+    const duplicate = coordinator
+      .run(charge(key, openPolicy), async () => {
+        executions += 1;
+        return { statusCode: 201 };
+      })
+      .catch((e: unknown) => e);
+    // Its claim answered in_progress: it is waiting for the holder.
+    await eventually(() => recorder.claims >= 2, 'the duplicate to wait');
+    await outage?.stop();
+
+    const error = await within(duplicate, SAFETY_MS * 2, 'the duplicate whose store stopped');
+    gate.open();
+    await within(holder, SAFETY_MS, 'the holder').catch(() => undefined);
+    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(executions).toBe(1);
+    expect(recorder.count('fail_open')).toBe(0);
+  });
+
   outageIt('still answers the caller when the store stops while its action runs', async () => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     const gate = latch();

@@ -1,5 +1,5 @@
 /** Header names shared by every hop, in the lower case Node uses. */
-export const Headers = {
+export const HeaderName = {
   /** The key of the intent (IETF draft `Idempotency-Key`). */
   IdempotencyKey: 'idempotency-key',
   /** Set to `true` on a response answered from the store. */

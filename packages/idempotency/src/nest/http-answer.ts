@@ -1,0 +1,50 @@
+import { isUtf8 } from 'node:buffer';
+
+/** An HTTP answer as it went on the wire: what is stored, and what a replay sends. */
+export interface HttpAnswer {
+  status: number;
+  /** Lower-case names; only the headers that belong to the answer (see `DEFAULT_REPLAY_HEADERS`). */
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/**
+ * The response headers stored with an answer and replayed with it: those
+ * that describe the representation or point at what was created. Headers
+ * that belong to the connection or to this request (CORS, a request id,
+ * `Set-Cookie`) are not: a replay gets its own.
+ */
+export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
+  'content-type',
+  'content-disposition',
+  'content-encoding',
+  'content-language',
+  'content-location',
+  'location',
+  'etag',
+  'last-modified',
+  'link',
+];
+
+/**
+ * An answer as one string, the form stores keep: a JSON head line, then the
+ * body as it was - UTF-8 text as is, anything else (binary, or text with a
+ * NUL, which PostgreSQL's `text` refuses) in base64.
+ *
+ * ```text
+ * {"status":201,"headers":{"content-type":"application/json; charset=utf-8"}}\n{"chargeId":"ch_1"}
+ * ```
+ */
+export function encodeAnswer({ status, headers, body }: HttpAnswer): string {
+  const text = isUtf8(body) && !body.includes(0);
+  const head = JSON.stringify(text ? { status, headers } : { status, headers, base64: true });
+  return `${head}\n${body.toString(text ? 'utf8' : 'base64')}`;
+}
+
+/** The answer {@link encodeAnswer} stored. */
+export function decodeAnswer(stored: string): HttpAnswer {
+  const newline = stored.indexOf('\n');
+  const head = JSON.parse(newline < 0 ? stored : stored.slice(0, newline)) as Omit<HttpAnswer, 'body'> & { base64?: boolean };
+  const body = newline < 0 ? '' : stored.slice(newline + 1);
+  return { status: head.status, headers: head.headers, body: Buffer.from(body, head.base64 ? 'base64' : 'utf8') };
+}

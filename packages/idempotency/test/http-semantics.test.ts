@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryStore } from '@idempotency-chain/idempotency';
+import { bootShop, type Adapter, type ShopApp } from './fixture-app/shop.app';
+
+/** A store that keeps what was stored, to check what a record holds. */
+class InspectedStore extends MemoryStore {
+  readonly stored: string[] = [];
+  override async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+    this.stored.push(result);
+    return super.complete(recordKey, owner, result, retentionMs);
+  }
+}
+
+/** A store whose every call fails, as when Redis is unreachable. */
+class DownStore extends MemoryStore {
+  override claim(): never {
+    throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+  }
+}
+
+const key = () => `k-${randomUUID()}`;
+
+/** Resolves once `check` holds, looking every 10 ms (for counters that have no event). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to the exact request, for the same caller (%s)', (adapter) => {
+  let shop: ShopApp;
+  let store: InspectedStore;
+
+  beforeAll(async () => {
+    store = new InspectedStore();
+    shop = await bootShop(adapter, { store, scope: undefined });
+  });
+  afterAll(() => shop.app.close());
+
+  async function post(path: string, { body, idempotencyKey, tenant = 'tenant-a' }: { body?: unknown; idempotencyKey?: string; tenant?: string } = {}) {
+    const response = await fetch(`${shop.url}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tenant}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = bytes.toString('utf8');
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, bytes, text, json, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  describe('1. the request is its method, concrete path, query and body', () => {
+    it('one key sent to another order is 422, never order 1’s answer; order 2 is not refunded in its name', async () => {
+      const k = key();
+      const first = await post('/orders/1/refund', { body: { amountCents: 500 }, idempotencyKey: k });
+      const other = await post('/orders/2/refund', { body: { amountCents: 500 }, idempotencyKey: k });
+
+      expect(first.status).toBe(201);
+      expect(other.status).toBe(422);
+      expect(other.json).toMatchObject({ type: 'urn:idempotency-chain:problem:key-reused', status: 422 });
+      expect(shop.runs.count['refund:2']).toBeUndefined();
+    });
+
+    it('one key with another query is 422: ?orderId=A then ?orderId=B', async () => {
+      const k = key();
+      const a = await post(`/payouts?orderId=A-${k}`, { idempotencyKey: k });
+      const b = await post(`/payouts?orderId=B-${k}`, { idempotencyKey: k });
+      const again = await post(`/payouts?orderId=A-${k}`, { idempotencyKey: k });
+
+      expect([a.status, b.status, again.status]).toEqual([201, 422, 201]);
+      expect(again.replayed).toBe(true);
+      expect(again.text).toBe(a.text);
+      expect(shop.runs.count[`payout:B-${k}`]).toBeUndefined();
+    });
+
+    it('the query’s parameter order does not make another request', async () => {
+      const k = key();
+      const first = await post(`/payouts?orderId=${k}&note=x`, { idempotencyKey: k });
+      const reordered = await post(`/payouts?note=x&orderId=${k}`, { idempotencyKey: k });
+
+      expect(reordered.status).toBe(201);
+      expect(reordered.replayed).toBe(true);
+      expect(reordered.text).toBe(first.text);
+    });
+
+    it('under keyMode fingerprint, keyless POST /cancel/7 and /cancel/8 are two cancellations; /cancel/7 again is a replay', async () => {
+      const id = randomUUID();
+      const seven = await post(`/cancel/${id}-7`);
+      const eight = await post(`/cancel/${id}-8`);
+      const sevenAgain = await post(`/cancel/${id}-7`);
+
+      expect(seven.json).toMatchObject({ cancelled: `${id}-7` });
+      expect(eight.json).toMatchObject({ cancelled: `${id}-8` });
+      expect(eight.replayed).toBe(false);
+      expect(sevenAgain.replayed).toBe(true);
+      expect(sevenAgain.text).toBe(seven.text);
+      expect([shop.runs.count[`cancel:${id}-7`], shop.runs.count[`cancel:${id}-8`]]).toEqual([1, 1]);
+    });
+  });
+
+  describe('2-4. what is stored is what went on the wire, and a replay is those bytes', () => {
+    it('a field the app hides (@Exclude under ClassSerializerInterceptor) is neither stored nor replayed', async () => {
+      const k = key();
+      const pan = '4242424242424242';
+      const first = await post('/cards', { body: { pan }, idempotencyKey: k });
+      const replay = await post('/cards', { body: { pan }, idempotencyKey: k });
+
+      expect(first.json).toEqual({ cardId: expect.stringMatching(/^card_\d+$/), last4: '4242' });
+      expect(replay.replayed).toBe(true);
+      expect(replay.text).toBe(first.text);
+      expect(store.stored.filter((record) => record.includes(pan))).toEqual([]);
+    });
+
+    it('the status and headers the handler set (202, Location) are replayed; Set-Cookie and other headers are not', async () => {
+      const k = key();
+      const first = await post('/exports', { idempotencyKey: k });
+      const replay = await post('/exports', { idempotencyKey: k });
+
+      expect(first.status).toBe(202);
+      expect(first.headers.get('location')).toBe(`/exports/${first.json.exportId}`);
+      expect(first.headers.get('set-cookie')).toContain('session=');
+      expect(replay.status).toBe(202);
+      expect(replay.headers.get('location')).toBe(first.headers.get('location'));
+      expect(replay.headers.get('content-type')).toBe(first.headers.get('content-type'));
+      expect(replay.text).toBe(first.text);
+      expect(replay.replayed).toBe(true);
+      expect(replay.headers.get('set-cookie')).toBeNull();
+      expect(replay.headers.get('x-export-run')).toBeNull();
+      expect(shop.runs.count.export).toBe(first.json.exportId);
+    });
+
+    it('a StreamableFile (application/pdf, binary) is replayed byte for byte with its type and disposition', async () => {
+      const k = key();
+      const first = await post('/statements', { idempotencyKey: k });
+      const replay = await post('/statements', { idempotencyKey: k });
+
+      expect(first.status).toBe(201);
+      expect(first.headers.get('content-type')).toBe('application/pdf');
+      expect(first.bytes.subarray(0, 8).toString()).toBe('%PDF-1.7');
+      expect(replay.replayed).toBe(true);
+      expect(replay.bytes.equals(first.bytes)).toBe(true);
+      expect(replay.headers.get('content-type')).toBe('application/pdf');
+      expect(replay.headers.get('content-disposition')).toBe('attachment; filename="statement.pdf"');
+      expect(replay.headers.get('content-length')).toBe(String(first.bytes.length));
+    });
+
+    it('a result the serializer cannot write (a BigInt) after the side effect is stored as the error it became: the retry does not run it again', async () => {
+      const k = key();
+      const before = shop.runs.count.bigint ?? 0;
+      const first = await post('/bigint', { idempotencyKey: k });
+      const retry = await post('/bigint', { idempotencyKey: k });
+
+      expect(first.status).toBe(500);
+      expect(retry.status).toBe(500);
+      expect(retry.replayed).toBe(true);
+      expect(retry.text).toBe(first.text);
+      expect(shop.runs.count.bigint).toBe(before + 1);
+    });
+
+    it('an answer larger than maxResponseBytes reaches its caller whole; its record holds a 500 result-not-stored, never a second run', async () => {
+      const k = key();
+      const before = shop.runs.count.big ?? 0;
+      const first = await post('/big', { idempotencyKey: k });
+      const retry = await post('/big', { idempotencyKey: k });
+
+      expect(first.status).toBe(201);
+      expect(first.json.padding).toHaveLength(4096);
+      expect(retry.status).toBe(500);
+      expect(retry.replayed).toBe(true);
+      expect(retry.json).toMatchObject({ type: 'urn:idempotency-chain:problem:result-not-stored', status: 500 });
+      expect(retry.headers.get('content-type')).toBe('application/problem+json');
+      expect(shop.runs.count.big).toBe(before + 1);
+    });
+  });
+
+  describe('5. the library’s errors are answered with their status by an app without ProblemDetailsFilter', () => {
+    it('a missing key is 400, a malformed one 400, a reused one 422 - JSON problem documents, no 500', async () => {
+      const missing = await post('/orders/9/refund', { body: { amountCents: 1 } });
+      const malformed = await post('/orders/9/refund', { body: { amountCents: 1 }, idempotencyKey: '"unterminated' });
+      const k = key();
+      await post('/orders/9/refund', { body: { amountCents: 1 }, idempotencyKey: k });
+      const reused = await post('/orders/9/refund', { body: { amountCents: 2 }, idempotencyKey: k });
+
+      expect(missing).toMatchObject({ status: 400, json: { type: 'urn:idempotency-chain:problem:missing-key', status: 400 } });
+      expect(malformed).toMatchObject({ status: 400, json: { type: 'urn:idempotency-chain:problem:invalid-key', status: 400 } });
+      expect(reused).toMatchObject({ status: 422, json: { type: 'urn:idempotency-chain:problem:key-reused', status: 422 } });
+    });
+
+    it('a duplicate in flight under reject is 409 with Retry-After', async () => {
+      const k = key();
+      const before = shop.runs.count.slow ?? 0;
+      const first = post('/slow', { idempotencyKey: k });
+      await until(() => shop.runs.count.slow === before + 1);
+      const duplicate = await post('/slow', { idempotencyKey: k });
+      await first;
+
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.json).toMatchObject({ type: 'urn:idempotency-chain:problem:in-flight', status: 409 });
+      expect(Number(duplicate.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    });
+
+    it('a body nested 20,000 levels deep is 400 invalid-request, not a 500, and leaves no record', async () => {
+      const k = key();
+      const deep = `{"amountCents":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+      const refused = await post('/orders/deep/refund', { body: deep, idempotencyKey: k });
+      const corrected = await post('/orders/deep/refund', { body: { amountCents: 3 }, idempotencyKey: k });
+
+      expect(refused).toMatchObject({ status: 400, json: { type: 'urn:idempotency-chain:problem:invalid-request', status: 400 } });
+      expect(corrected.status).toBe(201);
+      expect(corrected.replayed).toBe(false);
+    });
+  });
+
+  it('a holder whose client went away still completes its record: the retry is a replay, the handler ran once', async () => {
+    const k = key();
+    const before = shop.runs.count.slow ?? 0;
+    const client = new AbortController();
+    const gone = fetch(`${shop.url}/slow`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k },
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    await until(() => shop.runs.count.slow === before + 1);
+    client.abort();
+    await gone;
+    let retry = await post('/slow', { idempotencyKey: k });
+    // Still running: in flight (409) until the handler ends and its answer is stored.
+    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post('/slow', { idempotencyKey: k }));
+
+    expect(retry.status).toBe(201);
+    expect(retry.replayed).toBe(true);
+    expect(shop.runs.count.slow).toBe(before + 1);
+  });
+
+  describe('6. records are scoped by the caller by default', () => {
+    it('tenant B presenting tenant A’s key gets its own execution: neither A’s answer nor a 422', async () => {
+      const k = key();
+      const a = await post('/orders/77/refund', { body: { amountCents: 700 }, idempotencyKey: k, tenant: 'tenant-a' });
+      const b = await post('/orders/77/refund', { body: { amountCents: 700 }, idempotencyKey: k, tenant: 'tenant-b' });
+      const bOther = await post('/orders/77/refund', { body: { amountCents: 701 }, idempotencyKey: `${k}-b`, tenant: 'tenant-b' });
+      const aAgain = await post('/orders/77/refund', { body: { amountCents: 700 }, idempotencyKey: k, tenant: 'tenant-a' });
+
+      expect(a.status).toBe(201);
+      expect(b.status).toBe(201);
+      expect(b.replayed).toBe(false);
+      expect(b.json.refund).not.toBe(a.json.refund);
+      expect(bOther.status).toBe(201);
+      expect(aAgain.replayed).toBe(true);
+      expect(aAgain.text).toBe(a.text);
+    });
+  });
+});
+
+describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions taken at boot (%s)', (adapter) => {
+  it('answers 503 with Retry-After when the store is down, without ProblemDetailsFilter; the handler does not run', async () => {
+    const shop = await bootShop(adapter, { store: new DownStore(), scope: 'shared' });
+    try {
+      const response = await fetch(`${shop.url}/orders/1/refund`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json', 'idempotency-key': key() },
+        body: '{"amountCents":1}',
+      });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await response.json()).toMatchObject({ type: 'urn:idempotency-chain:problem:store-unavailable', status: 503 });
+      expect(shop.runs.count['refund:1']).toBeUndefined();
+    } finally {
+      await shop.app.close();
+    }
+  });
+
+  it('refuses a request whose scope cannot be resolved (500 scope-unresolved): it is never mixed with another caller’s', async () => {
+    const shop = await bootShop(adapter, { scope: () => undefined });
+    try {
+      const response = await fetch(`${shop.url}/payouts?orderId=x`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'idempotency-key': key() },
+      });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ type: 'urn:idempotency-chain:problem:scope-unresolved', status: 500 });
+      expect(shop.runs.count['payout:x']).toBeUndefined();
+    } finally {
+      await shop.app.close();
+    }
+  });
+
+  it('warns at boot when the app has not decided what scopes its records', async () => {
+    const warnings: string[] = [];
+    const logger = { log() {}, error() {}, debug() {}, verbose() {}, warn: (message: unknown) => warnings.push(String(message)) };
+    const undecided = await bootShop(adapter, { logger });
+    const decided = await bootShop(adapter, { scope: 'shared', logger });
+    await Promise.all([undecided.app.close(), decided.app.close()]);
+
+    expect(warnings).toEqual([expect.stringMatching(/shop: no idempotency scope decided.*request\.user.*'shared'/s)]);
+  });
+
+  it('refuses to boot with a policy that could run one key twice, naming the route and the option', async () => {
+    await expect(bootShop(adapter, { defaults: { leaseMs: 1_000, heartbeatMs: 2_000 }, scope: 'shared' })).rejects.toThrow(
+      /heartbeatMs \(2000\) must be shorter than leaseMs \(1000\)/,
+    );
+    await expect(bootShop(adapter, { operations: { 'shop.refund': { leaseMs: 0 } }, scope: 'shared' })).rejects.toThrow(
+      /operation shop\.refund: leaseMs/,
+    );
+  });
+});
