@@ -1,5 +1,5 @@
-import { hashKey, HeaderName, isLeaseLostError, parseIdempotencyKey } from '@idempotency-chain/idempotency';
-import { toProblem } from '@idempotency-chain/idempotency/nest';
+import { hashKey, HeaderName, isLeaseLostError, parseIdempotencyKey, statusOutcome } from '@idempotency-chain/idempotency';
+import { idempotencyErrorOf, statusOf } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { RmqContext } from '@nestjs/microservices';
 import { PinoLogger } from 'nestjs-pino';
@@ -30,9 +30,6 @@ export function deliveryAttempt(message: Delivery): number {
 /** How long a transient failure holds its message before handing it back, so it does not spin. */
 const REQUEUE_PAUSE_MS = 500;
 
-/** 4xx that mean "not now" rather than "never": the same message may succeed later. */
-const NOT_YET = new Set([408, 409, 425, 429]);
-
 /**
  * What to do with a message whose handler failed with `error`:
  * - `ack`: a newer execution of the same key owns the outcome (its fence
@@ -44,10 +41,11 @@ const NOT_YET = new Set([408, 409, 425, 429]);
  *   own): the broker delivers it again and the idempotency record decides.
  */
 export function settlementOf(error: unknown): Settlement {
-  if (error instanceof StaleWriteError || isLeaseLostError(error)) return 'ack';
-  // An unexpected error maps to 500: requeued.
-  const { status } = toProblem(error).document;
-  return status >= 400 && status < 500 && !NOT_YET.has(status) ? 'dead-letter' : 'requeue';
+  if (error instanceof StaleWriteError || isLeaseLostError(idempotencyErrorOf(error))) return 'ack';
+  // An unexpected error carries no status: requeued, like a 500.
+  const status = statusOf(error) ?? 500;
+  const clientError = status >= 400 && status < 500;
+  return clientError && !statusOutcome(status).retryable ? 'dead-letter' : 'requeue';
 }
 
 /**

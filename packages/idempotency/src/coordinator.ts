@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { runInExecution } from './current-execution';
 import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableError } from './errors';
 import { Execution, type ExecutionReport } from './execution';
@@ -96,7 +96,7 @@ export class IdempotencyCoordinator {
   /** The record's identity in the store: a hash, so no user text reaches the store. */
   recordKey(operation: string, scope: string, key: string): string {
     const identity = JSON.stringify([this.options.service, operation, scope, key]);
-    return createHash('sha256').update(identity).digest('hex');
+    return hash('sha256', identity, 'hex');
   }
 
   /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson, MAX_CANONICAL_DEPTH, TooDeepError } from './canonical-json';
 import { InvalidRequestError } from './errors';
 
@@ -48,14 +48,19 @@ export function requestFingerprint(input: FingerprintInput): string {
     if (cause instanceof TooDeepError) throw new InvalidRequestError(`The request body is ${cause.message}`, { cause });
     throw cause;
   }
-  return createHash('sha256').update(canonical).digest('hex');
+  return hash('sha256', canonical, 'hex');
 }
 
-/** The query's parameters, decoded and sorted by name then value: `?b=2&a=1` and `?a=1&b=2` are one request. */
+/**
+ * The query's parameters, decoded and sorted by name: `?b=2&a=1` and
+ * `?a=1&b=2` are one request. Values of a repeated name keep their order
+ * (`?to=A&to=B` is the list [A, B], not [B, A]).
+ */
 function canonicalQuery(query: string): Array<[string, string]> {
   if (query === '') return [];
-  const pairs = [...new URLSearchParams(query)];
-  return pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  const params = new URLSearchParams(query);
+  params.sort(); // stable: by name only
+  return [...params];
 }
 
 /** Keep only the named top-level fields of a body (for `fingerprintFields`). */
@@ -66,5 +71,5 @@ export function pickFields(body: unknown, fields: readonly string[]): Record<str
 
 /** Short, non-reversible form of a key for logs, metrics and diagrams. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 12);
+  return hash('sha256', key, 'hex').slice(0, 12);
 }

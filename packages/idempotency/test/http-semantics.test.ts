@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { MemoryStore } from '@idempotency-chain/idempotency';
 import { bootShop, type Adapter, type ShopApp } from './fixture-app/shop.app';
 
@@ -239,6 +241,160 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(shop.runs.count.slow).toBe(before + 1);
   });
 
+  describe('the handler decides, not what ran around it', () => {
+    it.each(['timeout-outer', 'timeout-inner'])(
+      'a timeout interceptor (%s) answers 408 while the handler still charges: the key stays held, the retries never run it again',
+      async (route) => {
+        const k = key();
+        const first = await post(`/${route}`, { idempotencyKey: k });
+        // The caller retries the 408 at once, while the handler is still running: in flight (an outer timeout cuts their wait short).
+        const retries = await Promise.all([post(`/${route}`, { idempotencyKey: k }), post(`/${route}`, { idempotencyKey: k })]);
+        await until(() => shop.runs.count[`${route}:done`] === 1);
+        let later = await post(`/${route}`, { idempotencyKey: k });
+        while (later.status === 408) later = await post(`/${route}`, { idempotencyKey: k });
+
+        expect(first.status).toBe(408);
+        for (const retry of retries) expect([408, 500]).toContain(retry.status);
+        // Its answer never reached the wire: the record says so, instead of running it again.
+        expect(later).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
+        expect(shop.runs.count[route]).toBe(1);
+      },
+    );
+
+    it('an answer that fails with 400 after the handler returned is stored as it became: the handler runs once', async () => {
+      const k = key();
+      const before = shop.runs.count['fail-after'] ?? 0;
+      const answers = [await post('/fail-after', { idempotencyKey: k }), await post('/fail-after', { idempotencyKey: k })];
+
+      expect(answers.map((a) => a.status)).toEqual([400, 400]);
+      expect(answers[1]?.replayed).toBe(true);
+      expect(shop.runs.count['fail-after']).toBe(before + 1);
+    });
+
+    it('a handler that writes its response itself (@Res()) is replayed, not left hanging', async () => {
+      const k = key();
+      const first = await post('/writes-itself', { idempotencyKey: k });
+      const replay = await post('/writes-itself', { idempotencyKey: k });
+
+      expect(first.status).toBe(201);
+      expect(replay).toMatchObject({ status: 201, replayed: true, text: first.text });
+    });
+
+    it('one handler inherited by two controllers is two routes, each with its own operation and fingerprint', async () => {
+      const k = key();
+      const orders = [
+        await post('/orders-b', { body: { item: 'a', amountCents: 1 }, idempotencyKey: k }),
+        await post('/orders-b', { body: { item: 'b', amountCents: 1 }, idempotencyKey: k }),
+      ];
+      const refunds = [
+        await post('/refunds-b', { body: { item: 'a', amountCents: 1 }, idempotencyKey: k }),
+        await post('/refunds-b', { body: { item: 'b', amountCents: 1 }, idempotencyKey: k }),
+      ];
+
+      expect(orders.map((a) => a.status)).toEqual([201, 422]); // every field counts
+      expect(refunds.map((a) => [a.status, a.replayed])).toEqual([[201, false], [201, true]]); // only amountCents
+    });
+
+    it('@Idempotent on the class and on the method runs once, under the method’s operation, without waiting for itself', async () => {
+      const k = key();
+      const first = await post('/both', { idempotencyKey: k });
+      const replay = await post('/both', { idempotencyKey: k });
+
+      expect(first.status).toBe(201);
+      expect(replay).toMatchObject({ status: 201, replayed: true, text: first.text });
+    });
+
+    it('a 503 larger than maxResponseBytes releases the key like any 503', async () => {
+      const k = key();
+      const before = shop.runs.count['big-error'] ?? 0;
+      const answers = [await post('/big-error', { idempotencyKey: k }), await post('/big-error', { idempotencyKey: k })];
+
+      expect(answers.map((a) => [a.status, a.replayed])).toEqual([[503, false], [503, false]]);
+      expect(shop.runs.count['big-error']).toBe(before + 2);
+    });
+
+    it('a file that fails half way is cut off, never glued to an error document; the retry learns it ran', async () => {
+      const k = key();
+      const cut = await post('/broken-stream', { idempotencyKey: k }).then(
+        (answer) => answer.bytes.toString(),
+        (error: unknown) => `connection error: ${String(error)}`,
+      );
+      const retry = await post('/broken-stream', { idempotencyKey: k });
+
+      expect(cut).not.toMatch(/statusCode|Bad Request|Internal/);
+      expect(retry).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
+      expect(shop.runs.count['broken-stream']).toBe(1);
+    });
+
+    it('a 204 carries no Content-Length, first time or replayed', async () => {
+      const k = key();
+      const answers = [await post('/accepted-empty', { idempotencyKey: k }), await post('/accepted-empty', { idempotencyKey: k })];
+
+      expect(answers.map((a) => [a.status, a.replayed, a.headers.get('content-length')])).toEqual([
+        [204, false, null],
+        [204, true, null],
+      ]);
+    });
+
+    it('a replay keeps the headers of its own request (CSP, CORS)', async () => {
+      const k = key();
+      await post('/orders/5/refund', { body: { amountCents: 5 }, idempotencyKey: k });
+      const replay = await post('/orders/5/refund', { body: { amountCents: 5 }, idempotencyKey: k });
+
+      expect(replay.replayed).toBe(true);
+      expect(replay.headers.get('content-security-policy')).toBe("default-src 'self'");
+      expect(replay.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    });
+  });
+
+  it('a body compressed by the app is stored as sent, and replayed decompressed to a client that does not accept it', async () => {
+    const k = key();
+    const send = (acceptEncoding: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const body = JSON.stringify({ amountCents: 12 });
+        const req = httpRequest(`${shop.url}/orders/zip/refund`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer tenant-a', 'content-type': 'application/json', 'idempotency-key': k, 'accept-encoding': acceptEncoding },
+        });
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const gzipped = await send('gzip');
+    const plain = await send('identity');
+    const gzipAgain = await send('gzip, br');
+
+    const expected = adapter === 'fastify' ? gunzipSync(gzipped.body) : gzipped.body; // only the Fastify shop compresses
+    expect(gzipped.status).toBe(201);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.equals(expected)).toBe(true);
+    expect(plain.headers['idempotent-replayed']).toBe('true');
+    expect(gzipAgain.body.equals(gzipped.body)).toBe(true);
+    expect(gzipAgain.headers['content-encoding']).toBe(gzipped.headers['content-encoding']);
+  });
+
+  it('a body that was not parsed when the key was checked is refused (400), never fingerprinted as empty', async () => {
+    const send = (amount: string) =>
+      fetch(`${shop.url}/orders/text/refund`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer tenant-a', 'content-type': 'text/plain', 'idempotency-key': 'text-key' },
+        body: amount,
+      });
+    const [first, second] = [await send('100'), await send('999999')];
+    if (adapter === 'express') {
+      // Express has no text parser by default: the body is unparsed.
+      expect([first.status, second.status]).toEqual([400, 400]);
+      expect(await second.json()).toMatchObject({ type: 'urn:idempotency-chain:problem:invalid-request' });
+    } else {
+      // Fastify parses text/plain: the two amounts are two requests.
+      expect([first.status, second.status]).toEqual([201, 422]);
+    }
+  });
+
   describe('6. records are scoped by the caller by default', () => {
     it('tenant B presenting tenant A’s key gets its own execution: neither A’s answer nor a 422', async () => {
       const k = key();
@@ -299,6 +455,15 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
     await Promise.all([undecided.app.close(), decided.app.close()]);
 
     expect(warnings).toEqual([expect.stringMatching(/shop: no idempotency scope decided.*request\.user.*'shared'/s)]);
+  });
+
+  it.each([
+    [{ keyMode: 'require' as never }, /keyMode must be one of required, optional, fingerprint, off \(got "require"\)/],
+    [{ scope: 'Shared' as never }, /scope must be a resolver function or 'shared' \(got "Shared"\)/],
+    [{ maxResponseBytes: -1 }, /maxResponseBytes must be a positive whole number of bytes/],
+    [{ maxResponseBytes: Number.NaN }, /maxResponseBytes/],
+  ])('refuses to boot with a mistyped option %j, naming it', async (options, message) => {
+    await expect(bootShop(adapter, options)).rejects.toThrow(message);
   });
 
   it('refuses to boot with a policy that could run one key twice, naming the route and the option', async () => {

@@ -1,4 +1,4 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { OutgoingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { HttpAnswer } from './http-answer';
 
 /** What the app wrote: the whole answer, or its head once the body outgrew the limit. */
@@ -10,8 +10,6 @@ export type Written =
 export interface HoldOptions {
   /** Body bytes held at most; past them the answer streams through as written (`whole: false`). */
   maxBytes: number;
-  /** Keep no body bytes at all: the answer will be replaced (a replay). */
-  discard?: boolean;
   /**
    * Called once, before anything reaches the client: when the app ended its
    * response, or when its body outgrew `maxBytes`. Resolves with an answer
@@ -21,9 +19,9 @@ export interface HoldOptions {
   onWritten(written: Written): Promise<HttpAnswer | undefined>;
 }
 
-type Method = 'writeHead' | 'write' | 'end' | 'flushHeaders';
-const METHODS: readonly Method[] = ['writeHead', 'write', 'end', 'flushHeaders'];
 type Callback = (error?: Error | null) => void;
+const HOLD = Symbol('idempotency-chain.held-response');
+type Held = ServerResponse & { [HOLD]?: HeldResponse };
 
 /**
  * Hold back everything the app writes on a Node response - status, headers,
@@ -31,8 +29,7 @@ type Callback = (error?: Error | null) => void;
  * returns instead). Works at the `ServerResponse` every Node HTTP framework
  * ends up writing to, so it sees what goes on the wire whatever the adapter,
  * serializer or outer interceptors did: this is how an answer is stored
- * before it leaves the server, and how a replay replaces the answer the
- * pipeline rendered with the stored bytes.
+ * before it leaves the server.
  *
  * ```text
  * app: writeHead ── write ── write ── end ─┐        (held, nothing sent)
@@ -40,71 +37,145 @@ type Callback = (error?: Error | null) => void;
  * ```
  */
 export function holdResponse(raw: ServerResponse, options: HoldOptions): void {
-  new HeldResponse(raw, options);
+  new HeldResponse(raw as Held, options, false);
 }
 
-/** The representation headers of `raw` now: what a replacement answer must not inherit. */
-function headersOf(raw: ServerResponse): HttpAnswer['headers'] {
-  const headers: HttpAnswer['headers'] = {};
-  for (const [name, value] of Object.entries(raw.getHeaders())) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.map(String) : String(value);
-  }
-  return headers;
+/**
+ * Send `answer` in place of whatever the app renders on `raw`: the app's
+ * own representation (its status, body, `Content-*` headers) is dropped,
+ * the headers of this request (CORS, security headers, a request id) stay.
+ * How a replay answers with the stored bytes while the app's pipeline runs
+ * as usual.
+ */
+export function replaceResponse(raw: ServerResponse, answer: HttpAnswer): void {
+  new HeldResponse(raw as Held, { maxBytes: 0, onWritten: () => Promise.resolve(answer) }, true);
+}
+
+/** The headers of a representation: what a replacement answer brings its own of. */
+const REPRESENTATION = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-location',
+  'content-disposition',
+  'content-range',
+  'etag',
+  'last-modified',
+  'location',
+  'link',
+  'transfer-encoding',
+]);
+
+/** Statuses that never carry a body, nor a Content-Length of one (RFC 9110 §6.4.1, §8.6). */
+const bodiless = (status: number): boolean => status < 200 || status === 204 || status === 304;
+
+// The methods installed on a held response: one shared function each, the
+// state on the response itself, so holding costs no closure per request.
+function writeHead(this: Held, status: number, reason?: string | OutgoingHttpHeaders | unknown[], headers?: OutgoingHttpHeaders | unknown[]): Held {
+  const hold = this[HOLD] as HeldResponse;
+  this.statusCode = status;
+  if (typeof reason === 'string') this.statusMessage = reason;
+  hold.setHeaders(typeof reason === 'string' ? headers : reason);
+  hold.started = true;
+  return this;
+}
+function write(this: Held, chunk: unknown, encoding?: BufferEncoding | Callback, callback?: Callback): boolean {
+  if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
+  return (this[HOLD] as HeldResponse).write(chunk, encoding, callback);
+}
+function end(this: Held, chunk?: unknown, encoding?: BufferEncoding | Callback, callback?: Callback): Held {
+  if (typeof chunk === 'function') [callback, chunk] = [chunk as Callback, undefined];
+  if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
+  (this[HOLD] as HeldResponse).end(chunk, encoding, callback);
+  return this;
+}
+function flushHeaders(this: Held): void {
+  (this[HOLD] as HeldResponse).started = true;
+}
+const sentByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')?.get as ((this: ServerResponse) => boolean) | undefined;
+/**
+ * Once the app wrote its head or a byte, it sees the headers as sent, as it
+ * would unheld: a stream that fails half way is then cut off, never followed
+ * by an error document in the same body.
+ */
+function headersSent(this: Held): boolean {
+  const hold = this[HOLD];
+  return hold ? hold.started : (sentByNode as (this: ServerResponse) => boolean).call(this);
 }
 
 class HeldResponse {
-  private readonly saved = new Map<Method, PropertyDescriptor | undefined>();
-  private readonly chunks: Buffer[] = [];
-  private readonly callbacks: Callback[] = [];
+  /** The app wrote its head or part of its body. */
+  started = false;
+  private readonly saved: Pick<ServerResponse, 'writeHead' | 'write' | 'end' | 'flushHeaders'>;
+  private chunks: Buffer[] = [];
   private size = 0;
   private state: 'holding' | 'deciding' | 'released' = 'holding';
   private ended: Callback | undefined | false = false;
 
   constructor(
-    private readonly raw: ServerResponse,
+    private readonly raw: Held,
     private readonly options: HoldOptions,
+    /** Keep no body: the answer is replaced, so the app's representation is dropped. */
+    private readonly replacing: boolean,
   ) {
-    for (const method of METHODS) this.saved.set(method, Object.getOwnPropertyDescriptor(raw, method));
-    const self = this;
-    Object.assign(raw, {
-      writeHead(status: number, reason?: string | OutgoingHttpHeaders | unknown[], headers?: OutgoingHttpHeaders | unknown[]) {
-        raw.statusCode = status;
-        if (typeof reason === 'string') raw.statusMessage = reason;
-        self.setHeaders(typeof reason === 'string' ? headers : reason);
-        return raw;
-      },
-      write(chunk: unknown, encoding?: BufferEncoding | Callback, callback?: Callback) {
-        if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-        self.keep(chunk, encoding, callback);
-        return self.state === 'holding';
-      },
-      end(chunk?: unknown, encoding?: BufferEncoding | Callback, callback?: Callback) {
-        if (typeof chunk === 'function') [callback, chunk] = [chunk as Callback, undefined];
-        if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-        if (self.ended !== false) return raw;
-        if (chunk !== undefined && chunk !== null) self.keep(chunk, encoding);
-        self.ended = callback;
-        if (self.state === 'holding') self.decide();
-        return raw;
-      },
-      flushHeaders() {},
-    });
+    this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
+    // Assigned, never deleted afterwards: a deleted own property would turn
+    // the response into a slow dictionary-mode object for the rest of its life.
+    raw[HOLD] = this;
+    raw.writeHead = writeHead as ServerResponse['writeHead'];
+    raw.write = write as ServerResponse['write'];
+    raw.end = end as ServerResponse['end'];
+    raw.flushHeaders = flushHeaders;
+    if (sentByNode) Object.defineProperty(raw, 'headersSent', { get: headersSent, configurable: true });
   }
 
-  private setHeaders(headers: OutgoingHttpHeaders | unknown[] | undefined): void {
+  setHeaders(headers: OutgoingHttpHeaders | unknown[] | undefined): void {
+    if (!headers) return;
+    const { raw } = this;
     if (Array.isArray(headers)) {
-      // Node takes [[name, value], ...] or a flat [name, value, name, value].
-      const pairs = Array.isArray(headers[0]) ? (headers as Array<[string, string]>) : [];
-      if (pairs.length === 0) for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([String(headers[i]), String(headers[i + 1])]);
-      for (const [name, value] of pairs) this.raw.setHeader(name, value);
-    } else if (headers) {
-      for (const [name, value] of Object.entries(headers)) if (value !== undefined) this.raw.setHeader(name, value);
+      // Node takes [[name, value], ...] or a flat [name, value, name, value]; a name may repeat.
+      const pairs: Array<[string, string]> = Array.isArray(headers[0])
+        ? (headers as Array<[string, string]>)
+        : Array.from({ length: headers.length >> 1 }, (_, i) => [String(headers[2 * i]), String(headers[2 * i + 1])]);
+      const seen = new Set<string>();
+      for (const [name, value] of pairs) {
+        if (!this.kept(name)) continue;
+        const lower = name.toLowerCase();
+        if (seen.has(lower)) raw.appendHeader(name, value);
+        else raw.setHeader(name, value);
+        seen.add(lower);
+      }
+      return;
+    }
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined && this.kept(name)) raw.setHeader(name, value);
     }
   }
 
-  private keep(chunk: unknown, encoding?: BufferEncoding, callback?: Callback): void {
-    if (callback) this.callbacks.push(callback);
-    if (this.options.discard) return;
+  write(chunk: unknown, encoding?: BufferEncoding, callback?: Callback): boolean {
+    this.keep(chunk, encoding);
+    // Held, as far as the writer knows, written: it may write the next one.
+    if (callback) process.nextTick(callback);
+    return this.state !== 'deciding';
+  }
+
+  end(chunk?: unknown, encoding?: BufferEncoding, callback?: Callback): void {
+    if (this.ended !== false) return;
+    if (chunk !== undefined && chunk !== null) this.keep(chunk, encoding);
+    this.ended = callback;
+    if (this.state === 'holding') this.decide();
+  }
+
+  /** A header the app sets while its answer is replaced is kept only when it is not about the representation. */
+  private kept(name: string): boolean {
+    return !this.replacing || !REPRESENTATION.has(name.toLowerCase());
+  }
+
+  private keep(chunk: unknown, encoding?: BufferEncoding): void {
+    this.started = true;
+    if (this.replacing) return;
     const bytes = Buffer.isBuffer(chunk)
       ? chunk
       : typeof chunk === 'string'
@@ -118,7 +189,12 @@ class HeldResponse {
 
   private decide(): void {
     this.state = 'deciding';
-    const answer: HttpAnswer = { status: this.raw.statusCode, headers: headersOf(this.raw), body: Buffer.concat(this.chunks, this.size) };
+    if (this.replacing) {
+      void this.options.onWritten({ whole: true, answer: { status: 0, headers: {}, body: Buffer.alloc(0) } }).then((answer) => this.send(answer, true));
+      return;
+    }
+    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+    const answer: HttpAnswer = { status: this.raw.statusCode, headers: this.headers(), body };
     this.options.onWritten({ whole: true, answer }).then(
       (replacement) => this.send(replacement ?? answer, replacement !== undefined),
       () => this.send(answer, false),
@@ -130,44 +206,56 @@ class HeldResponse {
     this.state = 'deciding';
     const release = () => {
       this.restore();
-      for (const chunk of this.chunks.splice(0)) this.raw.write(chunk);
-      this.flushCallbacks();
+      for (const chunk of this.chunks) this.raw.write(chunk);
+      this.chunks = [];
       if (this.ended !== false) this.raw.end(this.ended);
       else this.raw.emit('drain');
     };
-    this.options.onWritten({ whole: false, status: this.raw.statusCode, headers: headersOf(this.raw) }).then(release, release);
+    this.options.onWritten({ whole: false, status: this.raw.statusCode, headers: this.headers() }).then(release, release);
   }
 
-  private send(answer: HttpAnswer, replacing: boolean): void {
+  private send(answer: HttpAnswer | undefined, replacing: boolean): void {
     this.restore();
     const { raw } = this;
-    if (replacing) {
+    if (answer && replacing) {
       // The replacement's representation replaces the rendered one; headers of
-      // this request (CORS, a request id) stay.
-      for (const name of raw.getHeaderNames()) if (isRepresentation(name, answer)) raw.removeHeader(name);
+      // this request (CORS, security headers, a request id) stay.
+      for (const name of raw.getHeaderNames()) if (REPRESENTATION.has(name) || name in answer.headers) raw.removeHeader(name);
       raw.statusCode = answer.status;
-      for (const [name, value] of Object.entries(answer.headers)) raw.setHeader(name, value);
+      for (const name in answer.headers) raw.setHeader(name, answer.headers[name] as string | string[]);
     }
-    if (!raw.hasHeader('transfer-encoding')) raw.setHeader('content-length', answer.body.length);
-    raw.end(answer.body, this.ended || undefined);
-    this.flushCallbacks();
+    const body = answer?.body ?? Buffer.alloc(0);
+    if (bodiless(raw.statusCode)) {
+      raw.removeHeader('content-length');
+      raw.removeHeader('transfer-encoding');
+      raw.end(this.ended || undefined);
+      return;
+    }
+    // A HEAD answer keeps the length of the body it would have had.
+    if (!raw.hasHeader('transfer-encoding') && !(raw.req?.method === 'HEAD' && raw.hasHeader('content-length'))) {
+      raw.setHeader('content-length', body.length);
+    }
+    raw.end(body, this.ended || undefined);
+  }
+
+  /** The response's headers now, lower-case names, values as strings. */
+  private headers(): HttpAnswer['headers'] {
+    const headers: HttpAnswer['headers'] = {};
+    const all = this.raw.getHeaders();
+    for (const name in all) {
+      const value = all[name];
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.map(String) : String(value);
+    }
+    return headers;
   }
 
   private restore(): void {
     this.state = 'released';
-    for (const [method, descriptor] of this.saved) {
-      if (descriptor) Object.defineProperty(this.raw, method, descriptor);
-      else delete (this.raw as unknown as Record<string, unknown>)[method];
-    }
+    const { raw, saved } = this;
+    raw[HOLD] = undefined;
+    raw.writeHead = saved.writeHead;
+    raw.write = saved.write;
+    raw.end = saved.end;
+    raw.flushHeaders = saved.flushHeaders;
   }
-
-  private flushCallbacks(): void {
-    for (const callback of this.callbacks.splice(0)) process.nextTick(callback);
-  }
-}
-
-const REPRESENTATION = /^content-|^(etag|last-modified|location|link|transfer-encoding)$/;
-
-function isRepresentation(name: string, answer: HttpAnswer): boolean {
-  return REPRESENTATION.test(name) || name in answer.headers;
 }

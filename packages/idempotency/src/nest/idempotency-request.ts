@@ -17,6 +17,14 @@ export interface HttpRequestLike {
   originalUrl?: string;
   headers: Record<string, string | string[] | undefined>;
   body?: unknown;
+  /** Set by Nest's `rawBody: true` option. */
+  rawBody?: Buffer;
+}
+
+/** Whether the request declares a body (RFC 9112: a length above 0, or a transfer coding). */
+export function hasBody(request: HttpRequestLike): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (typeof length === 'string' && Number(length) > 0);
 }
 
 /** The concrete path and the raw query string of a request, as the client sent them. */

@@ -6,3 +6,11 @@ export const RPC_KEY_FIELD = 'idempotencyKey';
 
 /** `@nestjs/microservices`' pattern metadata key, named here so that package stays optional. */
 export const RPC_PATTERN_METADATA = 'microservices:pattern';
+
+/** Nest's route metadata keys, named here so no deep import of `@nestjs/common` is needed. */
+export const NEST_METADATA = {
+  path: 'path',
+  routeArguments: '__routeArguments__',
+  responsePassthrough: '__responsePassthrough__',
+  sse: '__sse__',
+} as const;

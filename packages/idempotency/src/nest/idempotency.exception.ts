@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isIdempotencyError, type IdempotencyError } from '../errors';
+import type { HttpAnswer } from './http-answer';
 
 /** The RFC 9457 problem document an `IdempotencyException` answers with. */
 export interface IdempotencyProblem {
@@ -43,4 +44,11 @@ export class IdempotencyException extends HttpException {
 /** An error of this package as its `IdempotencyException`; anything else as it is. */
 export function toHttpException(error: unknown): unknown {
   return isIdempotencyError(error) ? new IdempotencyException(error) : error;
+}
+
+/** An error of this package as a whole HTTP answer: its problem document, and `Retry-After`. */
+export function problemAnswer(exception: IdempotencyException): HttpAnswer {
+  const headers: HttpAnswer['headers'] = { 'content-type': 'application/problem+json' };
+  if (exception.retryAfterSeconds !== undefined) headers['retry-after'] = String(exception.retryAfterSeconds);
+  return { status: exception.getStatus(), headers, body: Buffer.from(JSON.stringify(exception.getResponse())) };
 }

@@ -1,31 +1,24 @@
-import { CallHandler, ExecutionContext, HttpException, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { ServerResponse } from 'node:http';
-import { lastValueFrom, Observable, of } from 'rxjs';
+import { of, type Observable } from 'rxjs';
 import { IdempotencyCoordinator, type Begun, type RunRequest } from '../coordinator';
-import { runInExecution } from '../current-execution';
-import { InvalidKeyError, MissingKeyError, ResultNotStoredError, ScopeUnresolvedError } from '../errors';
-import type { Execution } from '../execution';
+import { InvalidKeyError, InvalidRequestError, MissingKeyError, ScopeUnresolvedError } from '../errors';
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { parseIdempotencyKey } from '../key';
-import { holdResponse, type Written } from './held-response';
-import { decodeAnswer, DEFAULT_REPLAY_HEADERS, encodeAnswer, type HttpAnswer } from './http-answer';
+import { HttpExecution } from './http-execution';
+import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
+import { sendReplay } from './http-replay';
 import { IdempotencyException, toHttpException } from './idempotency.exception';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
-import { disconnectSignal, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, type HttpRequestLike } from './idempotency-request';
+import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, type HttpRequestLike } from './idempotency-request';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
-import { decodeRpcResult, encodeRpcError, encodeRpcValue } from './rpc-result';
+import { runRpc, toRpcError } from './rpc-execution';
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
-
-/** How far a handler got, as the wire answer is judged by it. */
-interface HandlerEnd {
-  state: 'running' | 'returned' | 'threw' | 'cancelled';
-  /** The response status when the handler returned: what the handler (or `@HttpCode`) chose. */
-  status: number;
-}
+/** Marks a request an idempotency interceptor already runs, so a second one (class and method) passes it through. */
+const RUNNING = Symbol('idempotency-chain.running');
 
 /**
  * Runs `@Idempotent` handlers through the coordinator, over HTTP (Fastify and
@@ -36,9 +29,10 @@ interface HandlerEnd {
  * Over HTTP, what is stored is what went on the wire: the claim is made
  * here, the handler runs, the app's own interceptors, serializers and
  * exception filters render the answer, and the answer is held at the Node
- * response (see `holdResponse`) until the record is completed - or released,
- * when it is not final - so a crash between the two can only mean a replay.
- * A replay sends those stored bytes, whatever the pipeline renders.
+ * response until the record is completed - or released, when it is not
+ * final - so a crash between the two can only mean a replay (see
+ * `HttpExecution`). A replay sends those stored bytes, whatever the pipeline
+ * renders.
  *
  * Override `resolveKey`, `fingerprintOf` or `scopeOf` to change how a request
  * is identified.
@@ -59,17 +53,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const route = this.routes.of(context);
+    const route = this.routes.route(context);
     const type = context.getType();
     if (!route || route.keyMode === 'off' || (type !== 'http' && type !== 'rpc')) return next.handle();
+    const carrier = (type === 'http' ? context.switchToHttp().getRequest() : context.switchToRpc().getContext()) as Record<symbol, boolean> | undefined;
+    if (carrier?.[RUNNING]) return next.handle();
     let request: RunRequest | undefined;
     try {
       request = this.identify(context, route);
     } catch (error) {
-      throw toHttpException(error);
+      throw type === 'http' ? toHttpException(error) : toRpcError(error);
     }
     if (!request) return next.handle();
-    return type === 'http' ? this.runHttp(context, next, route, request) : this.runRpc(next, route, request);
+    if (carrier) carrier[RUNNING] = true;
+    return type === 'http' ? this.runHttp(context, next, route, request) : runRpc(this.coordinator, next, route, request);
   }
 
   /** The validated key of this request, `undefined` when it carries none. */
@@ -94,7 +91,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return requestFingerprint({ method: 'RPC', path, body: pick(rpcBody(context.switchToRpc().getData())) });
     }
     const request = context.switchToHttp().getRequest<HttpRequestLike>();
-    return requestFingerprint({ method: request.method, ...requestTarget(request), body: pick(request.body) });
+    let body = request.body;
+    if (body === undefined && hasBody(request)) {
+      // Nothing parsed it yet (a body parser missing for its type, or a
+      // body-reading interceptor that runs after this one): a fingerprint
+      // without it would replay another amount's answer.
+      if (!Buffer.isBuffer(request.rawBody)) {
+        throw new InvalidRequestError(
+          `The request body of ${route.operation} was not parsed when its idempotency key was checked, so it cannot be ` +
+            'fingerprinted: register a body parser for its content type (or rawBody), or apply body-reading interceptors before @Idempotent',
+        );
+      }
+      body = request.rawBody;
+    }
+    return requestFingerprint({ method: request.method, ...requestTarget(request), body: pick(body) });
   }
 
   /** The caller's principal or tenant (see `Scope`); `''` for a shared scope. */
@@ -121,6 +131,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private async runHttp(context: ExecutionContext, next: CallHandler, route: IdempotentRoute, request: RunRequest): Promise<Observable<unknown>> {
     const http = context.switchToHttp();
+    const incoming = http.getRequest<HttpRequestLike>();
     const response = http.getResponse<object>();
     const raw = rawResponse(response);
     let signal: AbortSignal | undefined;
@@ -129,7 +140,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       begun = await this.coordinator.begin(
         {
           ...request,
-          deadline: requestDeadline(http.getRequest<HttpRequestLike>()),
+          deadline: requestDeadline(incoming),
           // Only a request that waits needs to hear of a disconnect.
           get signal() {
             return (signal ??= disconnectSignal(raw));
@@ -140,94 +151,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     } catch (error) {
       throw this.refusal(error, response);
     }
-    const adapter = this.adapterHost.httpAdapter;
     if (begun.replay !== undefined) {
       const answer = decodeAnswer(begun.replay);
+      const adapter = this.adapterHost.httpAdapter;
       adapter.status(response, answer.status);
       adapter.setHeader(response, HeaderName.Replayed, 'true');
-      holdResponse(raw, { maxBytes: 0, discard: true, onWritten: async () => answer });
+      sendReplay(raw, answer, incoming.headers['accept-encoding'], route.writesItself);
       return of(null);
     }
-    return this.execute(begun.execution, next, raw, route);
-  }
-
-  /** Run the handler under `execution`; the held answer then decides what is stored. */
-  private execute(execution: Execution, next: CallHandler, raw: ServerResponse, route: IdempotentRoute): Observable<unknown> {
-    const end: HandlerEnd = { state: 'running', status: 0 };
-    const returned = () => {
-      if (end.state === 'running') Object.assign(end, { state: 'returned', status: raw.statusCode });
-    };
-    holdResponse(raw, { maxBytes: this.maxResponseBytes, onWritten: (written) => this.finish(execution, route, end, written) });
-    return new Observable((subscriber) => {
-      // Subscribed inside the execution, so the handler and all it awaits see `currentExecution()`.
-      const subscription = runInExecution(execution, () =>
-        next.handle().subscribe({
-          next: (value) => {
-            returned();
-            subscriber.next(value);
-          },
-          error: (error: unknown) => {
-            if (end.state === 'running') end.state = 'threw';
-            subscriber.error(error);
-          },
-          complete: () => {
-            returned();
-            subscriber.complete();
-          },
-        }),
-      );
-      return () => {
-        subscription.unsubscribe();
-        // Torn down before an answer (the client left an Observable handler): nothing final happened.
-        if (end.state === 'running') {
-          end.state = 'cancelled';
-          void execution.release();
-        }
-      };
-    });
-  }
-
-  /**
-   * Judge the answer on the wire and end the execution with it, before it is
-   * sent. Stored when final by the operation's rule; also stored - as the
-   * error it became - when the handler returned and the answer failed after
-   * it (an unserialisable result, an outer interceptor's error): the side
-   * effect has happened and must not run again.
-   */
-  private async finish(execution: Execution, route: IdempotentRoute, end: HandlerEnd, written: Written): Promise<HttpAnswer | undefined> {
-    if (!written.whole) {
-      const tooLarge = new ResultNotStoredError(`The response body is larger than the ${this.maxResponseBytes} bytes an answer may store`);
-      return this.complete(execution, problemAnswer(new IdempotencyException(tooLarge)), tooLarge);
-    }
-    const answer = { ...written.answer, headers: this.answerHeaders(written.answer.headers) };
-    const failedAfterHandler = end.state === 'returned' && answer.status >= 500 && answer.status !== end.status;
-    if (failedAfterHandler) {
-      return this.complete(execution, answer, new Error(`The handler returned, then the answer failed with ${answer.status}`));
-    }
-    if (!route.policy.isFinal({ statusCode: answer.status, headers: answer.headers, body: answer.body })) {
-      await execution.release();
-      return undefined;
-    }
-    return this.complete(execution, answer);
-  }
-
-  /** Store `answer`; when the store refuses (lease lost, unknown commit), answer that instead. */
-  private async complete(execution: Execution, answer: HttpAnswer, unstorable?: unknown): Promise<HttpAnswer | undefined> {
-    try {
-      await execution.complete(encodeAnswer(answer), unstorable);
-      return undefined;
-    } catch (error) {
-      const exception = toHttpException(error);
-      if (exception instanceof IdempotencyException) return problemAnswer(exception);
-      throw error;
-    }
-  }
-
-  /** The headers stored with an answer: the replay allow-list only. */
-  private answerHeaders(headers: HttpAnswer['headers']): HttpAnswer['headers'] {
-    const kept: HttpAnswer['headers'] = {};
-    for (const name of Object.keys(headers)) if (this.replayHeaders.has(name)) kept[name] = headers[name] as string;
-    return kept;
+    const execution = new HttpExecution(begun.execution, raw, route, { maxResponseBytes: this.maxResponseBytes, replayHeaders: this.replayHeaders });
+    return execution.handle(next);
   }
 
   /** A refusal as its `HttpException`, with `Retry-After` set on the response for any filter to keep. */
@@ -238,49 +171,4 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     return exception;
   }
-
-  private async runRpc(next: CallHandler, route: IdempotentRoute, request: RunRequest): Promise<Observable<unknown>> {
-    let begun: Begun;
-    try {
-      begun = await this.coordinator.begin(request, route.policy);
-    } catch (error) {
-      throw toHttpException(error);
-    }
-    if (begun.replay !== undefined) return of(decodeRpcResult(begun.replay));
-    const { execution } = begun;
-    let value: unknown;
-    try {
-      value = await runInExecution(execution, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
-    } catch (error) {
-      const status = error instanceof HttpException ? error.getStatus() : undefined;
-      if (status !== undefined && route.policy.isFinal({ statusCode: status })) {
-        await this.completeRpc(execution, encodeRpcError(error as HttpException));
-      } else {
-        await execution.release();
-      }
-      throw error;
-    }
-    if (!route.policy.isFinal(value)) {
-      await execution.release();
-      return of(value);
-    }
-    const { stored, unstorable } = encodeRpcValue(value);
-    await this.completeRpc(execution, stored, unstorable);
-    return of(value);
-  }
-
-  private async completeRpc(execution: Execution, stored: string, unstorable?: unknown): Promise<void> {
-    try {
-      await execution.complete(stored, unstorable);
-    } catch (error) {
-      throw toHttpException(error);
-    }
-  }
-}
-
-/** An error of this package as a whole answer: its problem document and `Retry-After`. */
-function problemAnswer(exception: IdempotencyException): HttpAnswer {
-  const headers: HttpAnswer['headers'] = { 'content-type': 'application/problem+json' };
-  if (exception.retryAfterSeconds !== undefined) headers['retry-after'] = String(exception.retryAfterSeconds);
-  return { status: exception.getStatus(), headers, body: Buffer.from(JSON.stringify(exception.getResponse())) };
 }

@@ -5,6 +5,7 @@ import { IdempotencyCoordinator } from '../coordinator';
 import { FanOutObserver } from './fan-out.observer';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotentRoutes } from './idempotent-routes';
+import { checkModuleOptions } from './module-options';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
@@ -48,14 +49,16 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
     {
       provide: IdempotencyCoordinator,
       inject: [IDEMPOTENCY_MODULE_OPTIONS, IdempotencyMetrics],
-      useFactory: (options: IdempotencyModuleOptions, metrics: IdempotencyMetrics) =>
-        new IdempotencyCoordinator({
+      useFactory: (options: IdempotencyModuleOptions, metrics: IdempotencyMetrics) => {
+        checkModuleOptions(options);
+        return new IdempotencyCoordinator({
           service: options.service,
           store: options.store,
           defaults: options.defaults,
           operations: options.operations,
           observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
-        }),
+        });
+      },
     },
     IdempotentRoutes,
     IdempotencyInterceptor,

@@ -1,21 +1,21 @@
 import { Controller, HttpException, Injectable, Module, type INestMicroservice } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
-import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
+import { ClientProxyFactory, MessagePattern, Payload, RpcException, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo, Server } from 'node:net';
-import { lastValueFrom } from 'rxjs';
+import { from, lastValueFrom, toArray } from 'rxjs';
 import { MemoryStore } from '../memory-store';
 import type { Execution } from '../execution';
 import { CurrentExecution } from './current-execution.decorator';
 import { IdempotencyModule } from './idempotency.module';
 import { Idempotent } from './idempotent.decorator';
-import { ProblemDetailsFilter } from './problem-details.filter';
 
 @Injectable()
 class Ledger {
   charges = 0;
   declines = 0;
+  rpcDeclines = 0;
   unavailable = 0;
+  streams = 0;
 }
 
 @Controller()
@@ -36,18 +36,33 @@ class ChargesConsumer {
     throw new HttpException({ message: `declined ${data.amountCents}`, attempt: this.ledger.declines }, 402);
   }
 
+  @MessagePattern({ cmd: 'decline-rpc' })
+  @Idempotent('rpc.decline-rpc')
+  declineRpc(@Payload() data: { amountCents: number }) {
+    this.ledger.rpcDeclines += 1;
+    throw new RpcException({ status: 402, message: `declined ${data.amountCents}`, attempt: this.ledger.rpcDeclines });
+  }
+
+  @MessagePattern({ cmd: 'stream' })
+  @Idempotent('rpc.stream')
+  stream() {
+    this.ledger.streams += 1;
+    return from([1, 2, this.ledger.streams]);
+  }
+
   @MessagePattern({ cmd: 'unavailable' })
   @Idempotent('rpc.unavailable')
   unavailable() {
     this.ledger.unavailable += 1;
-    throw new HttpException('bank down', 503);
+    throw new RpcException({ status: 503, message: 'bank down' });
   }
 }
 
 @Module({
   imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), scope: 'shared', metrics: false, closeStore: true })],
   controllers: [ChargesConsumer],
-  providers: [Ledger, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+  // No ProblemDetailsFilter: the package's errors must reach the caller without one.
+  providers: [Ledger],
 })
 class ConsumerModule {}
 
@@ -94,20 +109,40 @@ describe('@Idempotent on a microservice handler (TCP)', () => {
     expect(microservice.get(Ledger).charges).toBe(1);
   });
 
-  it('stores a final error the handler threw (402) and throws it again on replay, without running the handler', async () => {
+  it('stores a final HttpException the handler threw (402) and throws it again on replay, without running the handler', async () => {
     const decline = (key: string) => lastValueFrom(client.send({ cmd: 'decline' }, { idempotencyKey: key, amountCents: 900 }));
     const first = await decline('rpc-decline-1').catch((e: unknown) => e);
     const replay = await decline('rpc-decline-1').catch((e: unknown) => e);
 
-    expect(first).toMatchObject({ status: 402, detail: 'declined 900' });
+    // Without a filter, Nest answers an HttpException over RPC as an internal error; it is stored all the same.
+    expect(first).toMatchObject({ status: 'error' });
     expect(replay).toEqual(first);
     expect(microservice.get(Ledger).declines).toBe(1);
   });
 
-  it('releases the key after a transient error (503): the retry runs the handler again', async () => {
+  it('releases the key after a transient RpcException (503): the retry runs the handler again', async () => {
     const unavailable = () => lastValueFrom(client.send({ cmd: 'unavailable' }, { idempotencyKey: 'rpc-503-1' }));
     await expect(unavailable()).rejects.toMatchObject({ status: 503 });
     await expect(unavailable()).rejects.toMatchObject({ status: 503 });
     expect(microservice.get(Ledger).unavailable).toBe(2);
+  });
+
+  it('stores an RpcException whose payload carries a final status (402), and throws it again on replay', async () => {
+    const decline = () => lastValueFrom(client.send({ cmd: 'decline-rpc' }, { idempotencyKey: 'rpc-decline-2', amountCents: 700 }));
+    const first = await decline().catch((e: unknown) => e);
+    const replay = await decline().catch((e: unknown) => e);
+
+    expect(first).toMatchObject({ status: 402, message: 'declined 700', attempt: 1 });
+    expect(replay).toEqual(first);
+  });
+
+  it('replays every value an Observable handler emitted, in order', async () => {
+    const stream = () => lastValueFrom(client.send({ cmd: 'stream' }, { idempotencyKey: 'rpc-stream-1' }).pipe(toArray()));
+    const first = await stream();
+    const replay = await stream();
+
+    expect(first).toEqual([1, 2, 1]);
+    expect(replay).toEqual(first);
+    expect(microservice.get(Ledger).streams).toBe(1);
   });
 });

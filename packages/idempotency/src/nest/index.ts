@@ -7,6 +7,7 @@
 export { CurrentExecution } from './current-execution.decorator';
 export { currentExecution } from '../current-execution';
 export type { Execution } from '../execution';
+export { idempotencyErrorOf, statusOf } from './error-status';
 export { DEFAULT_REPLAY_HEADERS, type HttpAnswer } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
 export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';

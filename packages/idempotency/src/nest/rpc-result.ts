@@ -2,28 +2,42 @@ import { HttpException } from '@nestjs/common';
 import { ResultNotStoredError } from '../errors';
 import { IdempotencyException } from './idempotency.exception';
 
-/** What a message handler's record holds: its value, or the final error it threw. */
-type StoredRpcResult = { value: unknown } | { error: { status: number; response: string | object } } | { unstorable: string };
+/** What a message handler's record holds: what it emitted, or the final error it threw. */
+type StoredRpcResult = { values: unknown[] } | { error: { status: number; payload: unknown; rpc: boolean } } | { unstorable: string };
 
-/** A handler's value as stored; a value JSON cannot hold is stored as `unstorable`. */
-export function encodeRpcValue(value: unknown): { stored: string; unstorable?: unknown } {
+/** The values a handler emitted, as stored; values JSON cannot hold are stored as `unstorable`. */
+export function encodeRpcValues(values: unknown[]): { stored: string; unstorable?: unknown } {
   try {
-    return { stored: JSON.stringify({ value: value ?? null } satisfies StoredRpcResult) };
+    return { stored: JSON.stringify({ values: values.map((value) => value ?? null) } satisfies StoredRpcResult) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { stored: JSON.stringify({ unstorable: reason } satisfies StoredRpcResult), unstorable: error };
   }
 }
 
-/** A final `HttpException` the handler threw (a 402, a 422), stored to be thrown again on replay. */
-export function encodeRpcError(error: HttpException): string {
-  return JSON.stringify({ error: { status: error.getStatus(), response: error.getResponse() } } satisfies StoredRpcResult);
+/** A final error the handler threw (a 402, a 422), stored to be thrown again on replay. */
+export function encodeRpcError(error: unknown, status: number): string {
+  const rpc = rpcPayload(error) !== undefined && !(error instanceof HttpException);
+  const payload = rpc ? rpcPayload(error) : (error as HttpException).getResponse();
+  return JSON.stringify({ error: { status, payload, rpc } } satisfies StoredRpcResult);
 }
 
-/** The stored value, or the stored error thrown again. */
-export function decodeRpcResult(stored: string): unknown {
+/**
+ * The stored values, or the stored error to throw again: an `RpcException`
+ * as one (through `toRpcError`), an `HttpException` as one.
+ */
+export function decodeRpcResult(stored: string, toRpcError: (payload: unknown) => unknown): unknown[] {
   const result = JSON.parse(stored) as StoredRpcResult;
-  if ('value' in result) return result.value;
-  if ('error' in result) throw new HttpException(result.error.response, result.error.status);
+  if ('values' in result) return result.values;
+  if ('error' in result) {
+    const { status, payload, rpc } = result.error;
+    throw rpc ? toRpcError(payload) : new HttpException(payload as string | object, status);
+  }
   throw new IdempotencyException(new ResultNotStoredError(`This message was handled, but its result could not be stored: ${result.unstorable}`));
+}
+
+/** An `RpcException`'s payload (duck-typed: `@nestjs/microservices` stays optional). */
+function rpcPayload(error: unknown): unknown {
+  const getError = (error as { getError?: unknown } | null)?.getError;
+  return typeof getError === 'function' ? (getError as () => unknown).call(error) : undefined;
 }

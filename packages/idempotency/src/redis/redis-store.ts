@@ -4,6 +4,7 @@ import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
 import { closeConnection } from './redis-client';
+import { WriteCoalescer } from './write-coalescing';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
 
 /** Options of {@link RedisStore}. */
@@ -123,6 +124,7 @@ export class RedisStore implements IdempotencyStore {
   private readonly commands: (typeof COMMANDS)[PubSubMode];
   private readonly waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   private readonly channels: CompletionChannels;
+  private readonly writes: WriteCoalescer;
   /** Settles each pending wait; `close()` resolves them all. */
   private readonly waiters = new Set<(error?: unknown) => void>();
   private closed = false;
@@ -147,6 +149,7 @@ export class RedisStore implements IdempotencyStore {
     client.defineCommand('idempotencyRenew', { lua: RENEW_SCRIPT, numberOfKeys: 1 });
     this.commands = names;
     this.client = client as ScriptedRedis;
+    this.writes = new WriteCoalescer(client);
     const sharded = this.pubsub === 'sharded';
     this.channels = new CompletionChannels(
       () => (isCluster(client) ? client.duplicate([], { shardedSubscribers: sharded, lazyConnect: true }) : client.duplicate({ lazyConnect: true })),
@@ -220,6 +223,7 @@ export class RedisStore implements IdempotencyStore {
 
   private keys(recordKey: string): { record: string; epoch: string; channel: string } {
     if (this.closed) throw new Error('RedisStore is closed');
+    this.writes.hold();
     // The store key must not end the hash tag early; it is a hash, so this never trips in use.
     if (recordKey.length === 0 || /[{}]/.test(recordKey)) throw new RangeError('Invalid store key');
     const record = `${this.prefix}{${recordKey}}`;

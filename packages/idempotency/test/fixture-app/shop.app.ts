@@ -6,27 +6,39 @@
  * package's public entry points only, by name.
  */
 import {
+  BadRequestException,
   Body,
+  CallHandler,
   CanActivate,
   ClassSerializerInterceptor,
   Controller,
   ExecutionContext,
+  HttpCode,
   Injectable,
   Module,
+  NestInterceptor,
   Param,
   Post,
   Query,
+  RequestTimeoutException,
   Res,
+  ServiceUnavailableException,
   StreamableFile,
   UnauthorizedException,
+  UseInterceptors,
   type INestApplication,
   type LoggerService,
+  type MiddlewareConsumer,
+  type NestModule,
 } from '@nestjs/common';
+import { catchError, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Exclude } from 'class-transformer';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyStore } from '@idempotency-chain/idempotency';
 import { Idempotent, IdempotencyModule, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 
@@ -63,6 +75,29 @@ interface Reply {
   status(code: number): unknown;
   header(name: string, value: string): unknown;
 }
+
+/** The usual NestJS timeout pattern: answer 408 when the handler takes longer than 200 ms. */
+@Injectable()
+class TimeoutInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      timeout(200),
+      catchError((error: unknown) => throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error))),
+    );
+  }
+}
+
+/** An outer interceptor that fails after the handler returned. */
+@Injectable()
+class FailAfterInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(map(() => {
+      throw new BadRequestException('the envelope check failed after the handler');
+    }));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 @Controller()
 class ShopController {
@@ -117,7 +152,8 @@ class ShopController {
   @Post('big')
   @Idempotent('shop.big')
   big() {
-    return { run: this.runs.hit('big'), padding: 'x'.repeat(4096) };
+    // Random, so that no compression brings it under the limit.
+    return { run: this.runs.hit('big'), padding: randomBytes(3072).toString('base64') };
   }
 
   @Post('bigint')
@@ -130,8 +166,101 @@ class ShopController {
   @Idempotent('shop.slow', { inFlight: 'reject' })
   async slow() {
     const run = this.runs.hit('slow');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     return { run };
+  }
+
+  // Stacked decorators apply bottom up, and Nest runs interceptors in the
+  // order they were added: the lower one here is the outer one.
+  @Post('timeout-outer')
+  @Idempotent('shop.timeout-outer')
+  @UseInterceptors(TimeoutInterceptor)
+  async timeoutOuter() {
+    const run = this.runs.hit('timeout-outer');
+    await sleep(600);
+    this.runs.hit('timeout-outer:done');
+    return { run };
+  }
+
+  @Post('timeout-inner')
+  @UseInterceptors(TimeoutInterceptor)
+  @Idempotent('shop.timeout-inner')
+  async timeoutInner() {
+    const run = this.runs.hit('timeout-inner');
+    await sleep(600);
+    this.runs.hit('timeout-inner:done');
+    return { run };
+  }
+
+  @Post('fail-after')
+  @UseInterceptors(FailAfterInterceptor)
+  @Idempotent('shop.fail-after')
+  failAfter() {
+    return { run: this.runs.hit('fail-after') };
+  }
+
+  @Post('writes-itself')
+  @Idempotent('shop.writes-itself')
+  writesItself(@Res() reply: Reply & { send(body: string): unknown }) {
+    const run = this.runs.hit('writes-itself');
+    reply.status(201);
+    reply.header('content-type', 'application/json');
+    reply.send(JSON.stringify({ run }));
+  }
+
+  @Post('big-error')
+  @Idempotent('shop.big-error')
+  bigError() {
+    throw new ServiceUnavailableException(`bank down (run ${this.runs.hit('big-error')}) ${'.'.repeat(4096)}`);
+  }
+
+  @Post('broken-stream')
+  @Idempotent('shop.broken-stream')
+  brokenStream() {
+    this.runs.hit('broken-stream');
+    const stream = new Readable({ read() {} });
+    stream.push('%PDF-partial-');
+    setTimeout(() => stream.destroy(new Error('disk gone')), 20);
+    return new StreamableFile(stream, { type: 'application/pdf' });
+  }
+
+  @Post('accepted-empty')
+  @HttpCode(204)
+  @Idempotent('shop.accepted-empty')
+  acceptedEmpty(): void {
+    this.runs.hit('accepted-empty');
+  }
+}
+
+/** One handler, inherited by two controllers that protect it as two operations. */
+@Injectable()
+abstract class CreateController {
+  constructor(protected readonly runs: Runs) {}
+
+  @Post()
+  create(@Body() body: { item: string; amountCents: number }) {
+    return { created: this.runs.hit(`create:${this.constructor.name}`), ...body };
+  }
+}
+
+@Controller('orders-b')
+@Idempotent('shop.orders-b')
+class OrdersBController extends CreateController {}
+
+@Controller('refunds-b')
+@Idempotent('shop.refunds-b', { fingerprintFields: ['amountCents'] })
+class RefundsBController extends CreateController {}
+
+/** Protected twice, by the class and by the method: one execution, under the method's operation. */
+@Controller('both')
+@Idempotent('shop.both-class')
+class BothController {
+  constructor(private readonly runs: Runs) {}
+
+  @Post()
+  @Idempotent('shop.both', { maxWaitMs: 2_000 })
+  create() {
+    return { run: this.runs.hit('both') };
   }
 }
 
@@ -142,6 +271,19 @@ export interface ShopApp {
   url: string;
   runs: Runs;
   store: IdempotencyStore;
+}
+
+/** What a compression plugin does in Fastify (`@fastify/compress`): gzip JSON answers for clients that accept it. */
+async function gzipWhenAccepted(
+  request: { headers: Record<string, unknown> },
+  reply: { getHeader(name: string): unknown; header(name: string, value: string): void },
+  payload: unknown,
+) {
+  const accepts = String(request.headers['accept-encoding'] ?? '').includes('gzip');
+  if (!accepts || typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
+  reply.header('content-encoding', 'gzip');
+  reply.header('vary', 'accept-encoding');
+  return gzipSync(payload);
 }
 
 /**
@@ -156,15 +298,27 @@ export async function bootShop(
   const runs = new Runs();
   @Module({
     imports: [IdempotencyModule.forRoot({ service: 'shop', store, maxResponseBytes: 2048, metrics: false, ...options })],
-    controllers: [ShopController],
+    controllers: [ShopController, OrdersBController, RefundsBController, BothController],
     providers: [
       { provide: Runs, useValue: runs },
       { provide: APP_GUARD, useClass: TenantGuard },
       { provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor },
     ],
   })
-  class ShopModule {}
+  class ShopModule implements NestModule {
+    configure(consumer: MiddlewareConsumer) {
+      // Headers of every answer, set before any handler: a replay keeps them.
+      consumer
+        .apply((_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {
+          res.setHeader('content-security-policy', "default-src 'self'");
+          res.setHeader('access-control-allow-origin', 'https://shop.example');
+          next();
+        })
+        .forRoutes('*');
+    }
+  }
   const app = await NestFactory.create(ShopModule, adapter === 'fastify' ? new FastifyAdapter() : new ExpressAdapter(), { logger, abortOnError: false });
+  if (adapter === 'fastify') app.getHttpAdapter().getInstance().addHook('onSend', gzipWhenAccepted);
   await app.listen(0, '127.0.0.1');
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1'), runs, store };
 }

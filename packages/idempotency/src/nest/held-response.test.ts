@@ -1,0 +1,148 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { holdResponse, replaceResponse, type Written } from './held-response';
+import type { HttpAnswer } from './http-answer';
+
+/** A plain Node server whose handler gets each response already held (or replaced). */
+async function serve(handler: (res: ServerResponse, method: string) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => handler(res, req.method ?? 'GET'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** One request; the raw header lines too, to see repeated headers. */
+function get(url: string, method = 'GET'): Promise<{ status: number; headers: IncomingHttpHeaders; rawHeaders: string[]; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('holdResponse', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  });
+
+  it('sends nothing until onWritten has decided, then what the app wrote, and reports it whole', async () => {
+    const written: Written[] = [];
+    let decide!: () => void;
+    const decided = new Promise<void>((resolve) => (decide = resolve));
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async (w) => (written.push(w), await decided, undefined) });
+      res.setHeader('content-type', 'text/plain');
+      res.writeHead(201, { 'x-app': 'a' });
+      res.write('hello ');
+      res.end('world');
+    });
+    server = app.server;
+    let answered = false;
+    const response = get(app.url).then((r) => ((answered = true), r));
+    while (written.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered).toBe(false);
+    decide();
+
+    const { status, headers, body } = await response;
+    expect([status, headers['x-app'], headers['content-length'], body.toString()]).toEqual([201, 'a', '11', 'hello world']);
+    expect(written[0]).toMatchObject({ whole: true, answer: { status: 201, headers: { 'content-type': 'text/plain', 'x-app': 'a' } } });
+    expect((written[0] as { answer: HttpAnswer }).answer.body.toString()).toBe('hello world');
+  });
+
+  it('calls a write callback once the chunk is held, so a writer that waits for it goes on', async () => {
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async () => undefined });
+      void (async () => {
+        for (const row of ['a,1\n', 'b,2\n', 'c,3\n']) await new Promise<void>((resolve) => res.write(row, () => resolve()));
+        res.end();
+      })();
+    });
+    server = app.server;
+    expect((await get(app.url)).body.toString()).toBe('a,1\nb,2\nc,3\n');
+  });
+
+  it('keeps a header the app repeats in an array given to writeHead', async () => {
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async () => undefined });
+      res.writeHead(200, ['set-cookie', 'a=1', 'set-cookie', 'b=2', 'x-one', '1']);
+      res.end();
+    });
+    server = app.server;
+    const { headers } = await get(app.url);
+    expect(headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(headers['x-one']).toBe('1');
+  });
+
+  it('sends no Content-Length with a 204, and keeps a HEAD answer’s own', async () => {
+    const app = await serve((res, method) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async () => undefined });
+      if (method === 'HEAD') {
+        res.writeHead(200, { 'content-length': '42' });
+        res.end();
+      } else {
+        res.writeHead(204);
+        res.end();
+      }
+    });
+    server = app.server;
+    expect((await get(app.url)).headers['content-length']).toBeUndefined();
+    expect((await get(app.url, 'HEAD')).headers['content-length']).toBe('42');
+  });
+
+  it('shows the headers as sent once the app wrote, as Node would', async () => {
+    const seen: boolean[] = [];
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async () => undefined });
+      seen.push(res.headersSent);
+      res.write('partial');
+      seen.push(res.headersSent);
+      res.end();
+    });
+    server = app.server;
+    await get(app.url);
+    expect(seen).toEqual([false, true]);
+  });
+
+  it('past maxBytes: decides on the head, then streams the whole body through', async () => {
+    const written: Written[] = [];
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 10, onWritten: async (w) => (written.push(w), undefined) });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      for (let i = 0; i < 10; i++) res.write('0123456789');
+      res.end('!');
+    });
+    server = app.server;
+    const { body } = await get(app.url);
+    expect(body.toString()).toBe(`${'0123456789'.repeat(10)}!`);
+    expect(written).toEqual([{ whole: false, status: 200, headers: { 'content-type': 'text/plain' } }]);
+  });
+
+  it('replaceResponse: sends the answer instead, dropping the rendered representation and keeping the request’s own headers', async () => {
+    const app = await serve((res) => {
+      replaceResponse(res, { status: 202, headers: { 'content-type': 'application/pdf', location: '/x' }, body: Buffer.from([1, 2, 3]) });
+      res.setHeader('access-control-allow-origin', '*');
+      res.setHeader('content-security-policy', "default-src 'self'");
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4', etag: 'W/"x"' });
+      res.end('null');
+    });
+    server = app.server;
+    const { status, headers, body } = await get(app.url);
+    expect(status).toBe(202);
+    expect(headers).toMatchObject({
+      'content-type': 'application/pdf',
+      location: '/x',
+      'content-length': '3',
+      'access-control-allow-origin': '*',
+      'content-security-policy': "default-src 'self'",
+    });
+    expect(headers.etag).toBeUndefined();
+    expect([...body]).toEqual([1, 2, 3]);
+  });
+});

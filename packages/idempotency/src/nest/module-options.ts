@@ -1,0 +1,38 @@
+import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
+
+const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'off'];
+
+/** A mistyped option would quietly change what is protected: refuse it at boot, naming it. */
+export class InvalidOptionError extends TypeError {
+  override name = 'InvalidOptionError';
+}
+
+export function checkKeyMode(keyMode: unknown, where: string): void {
+  if (!KEY_MODES.includes(keyMode as KeyMode)) {
+    throw new InvalidOptionError(`${where}: keyMode must be one of ${KEY_MODES.join(', ')} (got ${JSON.stringify(keyMode)})`);
+  }
+}
+
+export function checkScope(scope: unknown, where: string): void {
+  if (scope !== 'shared' && typeof scope !== 'function') {
+    throw new InvalidOptionError(`${where}: scope must be a resolver function or 'shared' (got ${JSON.stringify(scope)})`);
+  }
+}
+
+/** Check what the module was given; the policies are checked by the coordinator. */
+export function checkModuleOptions(options: IdempotencyModuleOptions): void {
+  const where = `IdempotencyModule (${String(options.service)})`;
+  if (typeof options.service !== 'string' || options.service === '') throw new InvalidOptionError(`${where}: service must be a non-empty string`);
+  if (typeof options.store?.claim !== 'function') throw new InvalidOptionError(`${where}: store must be an IdempotencyStore`);
+  if (options.keyMode !== undefined) checkKeyMode(options.keyMode, where);
+  if (options.scope !== undefined) checkScope(options.scope, where);
+  const max = options.maxResponseBytes;
+  if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+    throw new InvalidOptionError(`${where}: maxResponseBytes must be a positive whole number of bytes (got ${String(max)})`);
+  }
+  for (const name of options.replayHeaders ?? []) {
+    if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new InvalidOptionError(`${where}: replayHeaders must be header names (got ${JSON.stringify(name)})`);
+    }
+  }
+}

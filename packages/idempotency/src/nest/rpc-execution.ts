@@ -1,0 +1,73 @@
+import type { CallHandler } from '@nestjs/common';
+import { createRequire } from 'node:module';
+import { from, lastValueFrom, toArray, type Observable } from 'rxjs';
+import type { IdempotencyCoordinator, RunRequest } from '../coordinator';
+import { runInExecution } from '../current-execution';
+import type { Execution } from '../execution';
+import { idempotencyErrorOf, statusOf } from './error-status';
+import { IdempotencyException } from './idempotency.exception';
+import type { IdempotentRoute } from './idempotent-routes';
+import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
+
+type RpcExceptionClass = new (error: string | object) => Error;
+let RpcException: RpcExceptionClass | undefined;
+
+/**
+ * An error as a message handler must throw it for its caller to see it:
+ * Nest's RPC layer passes only `RpcException`s on (anything else becomes
+ * "Internal server error"), so the package's errors travel as one carrying
+ * their problem document. `@nestjs/microservices` is loaded here, where a
+ * message is being handled, so it stays optional for HTTP-only apps.
+ */
+export function toRpcError(error: unknown): unknown {
+  const idempotency = idempotencyErrorOf(error);
+  if (!idempotency) return error;
+  return Object.assign(rpcException(new IdempotencyException(idempotency).getResponse()), { cause: idempotency });
+}
+
+function rpcException(payload: unknown): Error {
+  RpcException ??= (createRequire(__filename)('@nestjs/microservices') as { RpcException: RpcExceptionClass }).RpcException;
+  return new RpcException(payload as object);
+}
+
+/**
+ * Run a message handler under the coordinator: what it emitted is stored and
+ * replayed as the same stream of values; a final error it threw (an
+ * `HttpException`, or an `RpcException` whose payload carries a status) is
+ * stored and thrown again; anything else releases the key.
+ */
+export async function runRpc(coordinator: IdempotencyCoordinator, next: CallHandler, route: IdempotentRoute, request: RunRequest): Promise<Observable<unknown>> {
+  let execution: Execution;
+  try {
+    const begun = await coordinator.begin(request, route.policy);
+    if (begun.replay !== undefined) return from(decodeRpcResult(begun.replay, rpcException));
+    execution = begun.execution;
+  } catch (error) {
+    throw toRpcError(error);
+  }
+  let values: unknown[];
+  try {
+    values = await runInExecution(execution, () => lastValueFrom(next.handle().pipe(toArray())));
+  } catch (error) {
+    const status = statusOf(error);
+    if (status !== undefined && route.policy.isFinal({ statusCode: status })) await complete(execution, encodeRpcError(error, status));
+    else await execution.release();
+    throw error;
+  }
+  const last = values.at(-1);
+  if (!route.policy.isFinal(last)) {
+    await execution.release();
+    return from(values);
+  }
+  const { stored, unstorable } = encodeRpcValues(values);
+  await complete(execution, stored, unstorable);
+  return from(values);
+}
+
+async function complete(execution: Execution, stored: string, unstorable?: unknown): Promise<void> {
+  try {
+    await execution.complete(stored, unstorable);
+  } catch (error) {
+    throw toRpcError(error);
+  }
+}
