@@ -22,7 +22,7 @@ export async function packLibraries(destination: string): Promise<Record<Library
   for (const name of LIBRARIES) {
     const folder = join(destination, name.replace(/[@/]/g, '_'));
     await mkdir(folder, { recursive: true });
-    await runCommand('npm', ['pack', '--workspace', name, '--pack-destination', folder], { cwd: REPO_ROOT, timeoutMs: 180_000 });
+    await runCommand('npm', ['pack', '--workspace', name, '--pack-destination', folder], { cwd: REPO_ROOT, timeoutMs: 600_000 });
     const [tarball, ...others] = (await readdir(folder)).filter((file) => file.endsWith('.tgz'));
     if (!tarball || others.length > 0) throw new Error(`npm pack of ${name} left ${others.length + (tarball ? 1 : 0)} tarballs in ${folder}`);
     tarballs[name] = join(folder, tarball);

@@ -25,7 +25,7 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
     redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
     tarballs = await packLibraries(join(work, 'tarballs'));
-  }, 300_000);
+  }, 600_000);
   afterAll(async () => {
     redis?.disconnect();
     if (work) await rm(work, { recursive: true, force: true });
@@ -33,9 +33,13 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
 
   describe.each(NEST_MAJORS)('NestJS %i', (major) => {
     let project: ScratchProject;
+    let builds: Map<string, Promise<string>>;
     beforeAll(async () => {
       project = await ScratchProject.install(join(work, `nest${major}`), major, tarballs);
-    }, 300_000);
+      // The variants compile side by side; each one's own hook awaits (and reports) its build.
+      builds = new Map(COMPILE_VARIANTS.map((variant) => [variant.name, project.compile(variant)]));
+      for (const build of builds.values()) build.catch(() => undefined);
+    }, 600_000);
 
     it(`installs NestJS ${major} from the registry and the libraries from their tarballs, with the sources their maps point at`, async () => {
       expect(await project.installedVersion('@nestjs/common')).toMatch(new RegExp(`^${major}\\.`));
@@ -54,9 +58,9 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
         app!.post('/charges', { amountCents }, { 'idempotency-key': key, ...TENANT });
 
       beforeAll(async () => {
-        const entry = await project.compile(variant);
+        const entry = await builds.get(variant.name)!;
         app = await RunningApp.start(entry, { REDIS_URL, STORE_PREFIX: prefix });
-      }, 300_000);
+      }, 600_000);
       afterAll(async () => {
         await app?.stop();
         const left = await keysUnder(redis, prefix);

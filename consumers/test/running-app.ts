@@ -22,7 +22,7 @@ export class RunningApp {
   ) {}
 
   /** Start `entry` and resolve once it listens; reject with its output if it exits first. */
-  static async start(entry: string, env: Record<string, string>, bootTimeoutMs = 60_000): Promise<RunningApp> {
+  static async start(entry: string, env: Record<string, string>, bootTimeoutMs = 120_000): Promise<RunningApp> {
     const child = spawn(process.execPath, [entry], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));

@@ -31,7 +31,7 @@ export class ScratchProject {
     await writeFile(join(folder, 'package.json'), JSON.stringify(manifest, null, 2));
     await runCommand('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error'], {
       cwd: folder,
-      timeoutMs: 300_000,
+      timeoutMs: 600_000,
     });
     return new ScratchProject(folder);
   }
@@ -55,7 +55,7 @@ export class ScratchProject {
     await writeFile(join(root, 'package.json'), JSON.stringify({ type: variant.packageType }));
     const compilerOptions = { ...SHARED_COMPILER_OPTIONS, ...variant.compilerOptions };
     await writeFile(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['src'] }, null, 2));
-    await runCommand(process.execPath, [TSC, '-p', root], { cwd: root, timeoutMs: 180_000 });
+    await runCommand(process.execPath, [TSC, '-p', root], { cwd: root, timeoutMs: 600_000 });
     return join(root, 'dist', 'main.js');
   }
 }
