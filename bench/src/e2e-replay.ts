@@ -141,6 +141,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
           'the CPU per request it costs under the steady load of section 1, so this per-replay figure is far above that section\'s.',
       ],
       profiles,
+      charts: [],
     };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
