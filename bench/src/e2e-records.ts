@@ -2,6 +2,7 @@ import { IdempotencyCoordinator, MemoryStore } from '@idempotency-chain/idempote
 import type { Redis } from 'ioredis';
 import { connect, countMatching, deleteMatching } from './redis-tools';
 
+/** The lab's services, outermost first. */
 export const SERVICES = ['gateway', 'orders', 'payments'] as const;
 type Service = (typeof SERVICES)[number];
 const OPERATIONS: Record<Service, string> = { gateway: 'gateway.checkout', orders: 'orders.place', payments: 'payments.charge' };

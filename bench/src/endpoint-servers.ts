@@ -23,6 +23,7 @@ export interface EndpointServer {
   stats(): Promise<ServerStats>;
 }
 
+/** Where a server writes, and what its handler does. */
 export interface ServerOptions {
   /** Every Redis key the server writes starts with it. */
   prefix: string;
@@ -31,6 +32,7 @@ export interface ServerOptions {
   table?: string;
 }
 
+/** Start a `fixtures/endpoint-server` child guarded by `mode`; resolves once it listens. */
 export async function startServer(mode: Mode, { prefix, work = 'noop', table = '' }: ServerOptions): Promise<EndpointServer> {
   const script = join(__dirname, 'fixtures', 'endpoint-server.js');
   const { child, match } = await spawnNode(`endpoint-${mode}${work === 'pg' ? '-pg' : ''}`, script, {

@@ -10,6 +10,7 @@ import { percentile } from './stats';
 /** The repository's root: BENCHMARKS.md is written there. */
 export const REPO_ROOT = join(__dirname, '..', '..');
 
+/** What a run records about where and how it ran. */
 export interface Environment {
   date: string;
   commit: string;
@@ -92,7 +93,7 @@ async function postgresVersion(): Promise<string> {
   try {
     await client.connect();
     const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
-    return `${rows[0]?.server_version ?? '?'} (at ${pgHost()})`;
+    return `${rows[0]?.server_version ?? '?'} at ${pgHost()}`;
   } catch (error) {
     return `not reachable at ${pgHost()} (${(error as Error).message})`;
   } finally {

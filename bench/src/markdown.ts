@@ -49,7 +49,7 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     `- Machine: ${env.machine}.`,
     `- Unit costs measured at the start: ${env.probes}.`,
     `- Node ${env.node}; Redis ${env.redis}, shared with other users of the machine (every key of the run is under its own prefix and deleted at the end); ` +
-      `PostgreSQL ${env.postgres} (the run's own table, dropped at the end).`,
+      `PostgreSQL ${env.postgres}, where the run writes only a table of its own, dropped at the end.`,
     `- Packages: ${env.packages.map(([name, version]) => `${name} ${version}`).join(', ')}.`,
     `- Commit ${env.commit}; the whole run took ${seconds.toFixed(0)} s; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')} ` +
       `(on ${cpus().length} cores: other work on the machine competes with every figure, which is why each one is read against a baseline from the same run).`,
