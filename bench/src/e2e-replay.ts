@@ -1,16 +1,14 @@
-import { createHash } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { assertPortFree, spawnNode, type NodeChild } from './processes';
 import { profileMarkdown, summarizeProfile } from './profile';
 import type { SectionResult, Target } from './report';
-import { connect, deleteMatching, pingLatencies, REDIS_URL, RUN_PREFIX } from './redis-tools';
+import { assertRecordsFound, cleanUpCheckout, SERVICES, type Checkout } from './e2e-records';
+import { connect, pingLatencies, REDIS_URL, RUN_PREFIX } from './redis-tools';
 import { SETTINGS } from './settings';
 import { figure, fmt, percentile } from './stats';
 
 const TARGET_MS = 2;
 const WRITE_UP_MS = 4;
-const SERVICES = ['gateway', 'orders', 'payments'] as const;
-const OPERATIONS = { gateway: 'gateway.checkout', orders: 'orders.place', payments: 'payments.charge' } as const;
 
 interface Answer {
   status: number;
@@ -37,6 +35,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
   // Letters and digits only, so it is also a safe glob for the clean-up.
   const order = { orderId: `benchorder${stamp}`, account: 'acct-bench', amountCents: 500 };
   const body = JSON.stringify(order);
+  const records: Checkout = { key, account: order.account, orderId: order.orderId };
   const checkout = () => post(agent, `${url('gateway')}/checkout`, body, key);
   const charges = async () => ((await (await fetch(`${url('payments')}/charges?orderId=${encodeURIComponent(order.orderId)}`)).json()) as { count: number }).count;
   try {
@@ -64,6 +63,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
     const first = await checkout();
     if (first.status !== 201 || first.replayed) throw new Error(`the first checkout answered ${first.status}: ${first.body}`);
     log(`  first checkout: 201 in ${fmt.ms(first.ms)} (executed through all three services)`);
+    await assertRecordsFound(redis, records);
     for (let i = 0; i < 100; i++) await checkout(); // warm-up
 
     const runs: Array<{ p50: number; p99: number; ping50: number; ping99: number }> = [];
@@ -141,31 +141,13 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
           'the CPU per request it costs under the steady load of section 1, so this per-replay figure is far above that section\'s.',
       ],
       profiles,
+      charts: [],
     };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     agent.destroy();
     await redis.quit();
-    log(`  cleaned up ${await cleanUp(key, order.orderId)} keys`);
-  }
-}
-
-/**
- * The services write under their own prefixes (`idem:`, `lab:ledger:`), in a
- * layout that is theirs to change: delete every key that names this run's
- * records (the SHA-256 store key of each hop) or its order id, whatever
- * surrounds them.
- */
-async function cleanUp(key: string, orderId: string): Promise<number> {
-  const storeKey = (service: (typeof SERVICES)[number]) =>
-    createHash('sha256').update(JSON.stringify([service, OPERATIONS[service], '', key])).digest('hex');
-  const client = await connect();
-  try {
-    let deleted = 0;
-    for (const token of [...SERVICES.map(storeKey), orderId]) deleted += await deleteMatching(client, `*${token}*`);
-    return deleted;
-  } finally {
-    await client.quit();
+    log(`  cleaned up ${await cleanUpCheckout(records)} keys`);
   }
 }
 

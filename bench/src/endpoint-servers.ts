@@ -1,34 +1,57 @@
 import { join } from 'node:path';
-import { freshKeys, load, type LoadResult } from './load';
+import type { Mode } from './fixtures/guard';
+import { freshKeys } from './load';
 import { spawnNode, type NodeChild } from './processes';
-import { profileMarkdown, summarizeProfile, type ProfileSummary } from './profile';
 import { REDIS_URL } from './redis-tools';
-import { SETTINGS } from './settings';
+import { DATABASE_URL } from './pg-tools';
 
-export type Mode = 'bare' | 'ours' | 'peer';
+export type { Mode };
+
+/** What a server's `GET /bench/stats` reports. */
+export interface ServerStats {
+  /** Times the handler ran (a replay does not run it). */
+  handled: number;
+  /** Redis commands sent by the guard, by name. */
+  commands: Record<string, number>;
+}
 
 /** One `fixtures/endpoint-server` child. */
 export interface EndpointServer {
   mode: Mode;
   url: string;
   child: NodeChild;
-  /** Redis commands it has sent (by name) and requests its handler ran. */
-  stats(): Promise<{ handled: number; commands: Record<string, number> }>;
+  stats(): Promise<ServerStats>;
 }
 
-export async function startServer(mode: Mode, prefix: string): Promise<EndpointServer> {
+/** Where a server writes, and what its handler does. */
+export interface ServerOptions {
+  /** Every Redis key the server writes starts with it. */
+  prefix: string;
+  /** The handler's work (see `fixtures/order-work`): `pg` inserts one row into `table`. */
+  work?: 'noop' | 'pg';
+  table?: string;
+}
+
+/** Start a `fixtures/endpoint-server` child guarded by `mode`; resolves once it listens. */
+export async function startServer(mode: Mode, { prefix, work = 'noop', table = '' }: ServerOptions): Promise<EndpointServer> {
   const script = join(__dirname, 'fixtures', 'endpoint-server.js');
-  const { child, match } = await spawnNode(`endpoint-${mode}`, script, {
-    env: { BENCH_MODE: mode, BENCH_PREFIX: prefix, REDIS_URL, PORT: '0', NODE_ENV: 'production' },
+  const { child, match } = await spawnNode(`endpoint-${mode}${work === 'pg' ? '-pg' : ''}`, script, {
+    env: { BENCH_MODE: mode, BENCH_PREFIX: prefix, BENCH_WORK: work, BENCH_TABLE: table, REDIS_URL, DATABASE_URL, PORT: '0', NODE_ENV: 'production' },
     readyLine: /^READY (\d+)$/,
   });
   const url = `http://127.0.0.1:${match?.[1]}`;
-  return {
-    mode,
-    url,
-    child,
-    stats: async () => (await (await fetch(`${url}/bench/stats`)).json()) as { handled: number; commands: Record<string, number> },
-  };
+  return { mode, url, child, stats: async () => (await (await fetch(`${url}/bench/stats`)).json()) as ServerStats };
+}
+
+/** One `POST /orders` with the benchmark's body; resolves with the status. */
+export async function postOrder(url: string, key: string): Promise<number> {
+  const response = await fetch(`${url}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({ orderId: 'order-bench', amountCents: 500 }),
+  });
+  await response.arrayBuffer();
+  return response.status;
 }
 
 /** A way of loading a server: which server, which keys. */
@@ -47,83 +70,41 @@ export function replayVariant(name: string, server: EndpointServer, key: string)
     server,
     key: () => key,
     seed: async () => {
-      const response = await fetch(`${server.url}/orders`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key },
-        body: JSON.stringify({ orderId: 'order-bench', amountCents: 500 }),
-      });
-      if (response.status !== 201) throw new Error(`${name}: seeding the replay key answered ${response.status}`);
+      const status = await postOrder(server.url, key);
+      if (status !== 201) throw new Error(`${name}: seeding the replay key answered ${status}`);
     },
   };
 }
 
+/** A new key for every request: every request executes. */
 export function freshVariant(name: string, server: EndpointServer, keyPrefix: string): Variant {
   return { name, server, key: freshKeys(keyPrefix) };
 }
 
-/** One measured run, with the server's CPU time per request (kernel-counted, µs). */
-export type MeasuredRun = LoadResult & { cpuUs: number };
-
-export interface VariantRuns {
-  runs: MeasuredRun[];
-  /** Redis commands per request, measured over every run. */
-  commandsPerRequest: number;
-  commandNames: Record<string, number>;
+/** Redis commands per request, counted over sequential requests (nothing in flight at either end). */
+export interface RoundTrips {
+  perRequest: number;
+  byName: Record<string, number>;
 }
 
-const totalOf = (commands: Record<string, number>) => Object.values(commands).reduce((a, b) => a + b, 0);
-
-/**
- * `SETTINGS.httpRuns` rounds; each round runs every variant once (warm-up, then
- * the measured run), in an order rotated per round so that no variant always
- * follows the same neighbour on a noisy machine.
- */
-export async function measureInterleaved(variants: Variant[], log: (line: string) => void): Promise<Map<string, VariantRuns>> {
-  for (const variant of variants) await variant.seed?.();
-  const results = new Map<string, VariantRuns>(variants.map((v) => [v.name, { runs: [], commandsPerRequest: 0, commandNames: {} }]));
-  const requests = new Map<string, number>();
-  const commands = new Map<string, Record<string, number>>();
-  for (let round = 0; round < SETTINGS.httpRuns; round++) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
-    for (const variant of order) {
-      const { url } = variant.server;
-      const warmupS = round === 0 ? SETTINGS.warmupS : SETTINGS.rewarmS;
-      await load({ url, connections: SETTINGS.connections, durationS: warmupS, key: variant.key });
-      const before = await variant.server.stats();
-      const cpuBefore = variant.server.child.cpuMs();
-      const loaded = await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.durationS, key: variant.key });
-      const result: MeasuredRun = { ...loaded, cpuUs: ((variant.server.child.cpuMs() - cpuBefore) * 1000) / loaded.total };
-      const after = await variant.server.stats();
-      if (result.failures > 0) throw new Error(`${variant.name}: ${result.failures} failed responses (${JSON.stringify(result.statusCodes)})`);
-      const entry = results.get(variant.name)!;
-      entry.runs.push(result);
-      requests.set(variant.name, (requests.get(variant.name) ?? 0) + result.total);
-      const delta = commands.get(variant.name) ?? {};
-      for (const [name, n] of Object.entries(after.commands)) delta[name] = (delta[name] ?? 0) + n - (before.commands[name] ?? 0);
-      commands.set(variant.name, delta);
-      log(`  round ${round + 1}/${SETTINGS.httpRuns} ${variant.name.padEnd(24)} ${Math.round(result.rps).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms  server CPU ${Math.round(result.cpuUs)} µs/req`);
-    }
+/** Send `count` requests one at a time and count the Redis commands the server sent for them. */
+export async function countRoundTrips(variant: Variant, count: number): Promise<RoundTrips> {
+  const before = await variant.server.stats();
+  for (let i = 0; i < count; i++) {
+    const status = await postOrder(variant.server.url, variant.key());
+    if (status !== 201) throw new Error(`${variant.name}: a sequential request answered ${status}`);
   }
-  for (const [name, entry] of results) {
-    entry.commandNames = commands.get(name) ?? {};
-    entry.commandsPerRequest = totalOf(entry.commandNames) / (requests.get(name) ?? 1);
+  const after = await variant.server.stats();
+  const byName: Record<string, number> = {};
+  for (const [name, n] of Object.entries(after.commands)) {
+    const sent = n - (before.commands[name] ?? 0);
+    if (sent > 0) byName[name] = sent;
   }
-  return results;
+  return { perRequest: Object.values(byName).reduce((a, b) => a + b, 0) / count, byName };
 }
 
-/** Profile each variant's server under its own load; Markdown comparing them. */
-export async function profileVariants(variants: Variant[], focus: string, log: (line: string) => void): Promise<string> {
-  const summaries: Array<{ label: string; summary: ProfileSummary }> = [];
-  for (const variant of variants) {
-    log(`  profiling ${variant.name} (${SETTINGS.durationS} s under load)`);
-    const { url } = variant.server;
-    await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.warmupS, key: variant.key });
-    await variant.server.child.startProfile();
-    const cpuBefore = variant.server.child.cpuMs();
-    const result = await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.durationS, key: variant.key });
-    const cpuMs = variant.server.child.cpuMs() - cpuBefore;
-    const file = await variant.server.child.stopProfile();
-    summaries.push({ label: variant.name, summary: summarizeProfile(file, result.total, cpuMs) });
-  }
-  return profileMarkdown(summaries, focus);
+/** `2.00 (evalsha 400)`: commands per request, and what they were over the count. */
+export function fmtRoundTrips(trips: RoundTrips): string {
+  const names = Object.entries(trips.byName).map(([name, n]) => `${name} ${n}`);
+  return `${trips.perRequest.toFixed(2)} (${names.join(', ') || 'none'})`;
 }

@@ -2,14 +2,16 @@
  * `npm run bench` (`turbo run bench`): what idempotency costs, measured in
  * one run so every ratio compares figures taken minutes apart on the same
  * machine. Prints each section as it finishes and, when every section ran,
- * writes BENCHMARKS.md at the repository root. `BENCH_ONLY=endpoint,store`
- * runs a subset (printed only).
+ * writes BENCHMARKS.md at the repository root and its charts in
+ * `bench/charts/`. `BENCH_ONLY=endpoint,store` runs a subset (printed only).
  */
 import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { CHART_DIR, renderCharts, writeCharts } from './charts';
 import { e2eReplay } from './e2e-replay';
 import { endpointOverhead } from './endpoint-overhead';
-import { collectEnvironment, renderMarkdown } from './markdown';
+import { collectEnvironment, REPO_ROOT } from './environment';
+import { renderMarkdown } from './markdown';
 import { memoryChurn } from './memory-churn';
 import { peerComparison } from './peer';
 import { killAllChildrenNow, PROFILE_DIR, stopAllChildren } from './processes';
@@ -78,13 +80,18 @@ async function main(): Promise<number> {
   for (const target of targets) process.stdout.write(`  ${mark(target.met).padEnd(6)} ${target.what}: ${target.detail}\n`);
   for (const failure of failures) process.stdout.write(`  FAILED ${failure}\n`);
 
+  // Rendered in every run, so a partial run shows that the charts still draw.
+  const rendered = await renderCharts(results.flatMap((r) => r.charts));
   const complete = selected.length === SECTIONS.length && failures.length === 0;
   if (complete && !SETTINGS.quick) {
-    const file = join(__dirname, '..', '..', 'BENCHMARKS.md');
-    writeFileSync(file, renderMarkdown(results, environment, (Date.now() - started) / 1000));
+    for (const file of writeCharts(rendered)) log(`wrote ${file}`);
+    const file = join(REPO_ROOT, 'BENCHMARKS.md');
+    const chartPath = (name: string) => relative(REPO_ROOT, join(CHART_DIR, `${name}.svg`));
+    writeFileSync(file, renderMarkdown(results, environment, (Date.now() - started) / 1000, chartPath));
     log(`wrote ${file}`);
   } else {
-    log(`BENCHMARKS.md not written (${failures.length > 0 ? 'a section failed' : SETTINGS.quick ? 'BENCH_QUICK' : 'BENCH_ONLY'}: only a full run writes it)`);
+    for (const [name, svg] of rendered) log(`chart ${name}: ${svg.length} bytes of SVG rendered, not written`);
+    log(`BENCHMARKS.md and the charts not written (${failures.length > 0 ? 'a section failed' : SETTINGS.quick ? 'BENCH_QUICK' : 'BENCH_ONLY'}: only a full run writes them)`);
   }
   log(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;

@@ -106,6 +106,7 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
     targets,
     notes: ['The peak is what retention bounds: the records of the last retention window (plus up to one sweep interval), not every key ever seen.'],
     profiles: [],
+    charts: [],
   };
 }
 

@@ -1,77 +1,116 @@
-import { fmtCommands } from './endpoint-overhead';
-import { freshVariant, measureInterleaved, replayVariant, startServer, type EndpointServer, type VariantRuns } from './endpoint-servers';
-import type { SectionResult } from './report';
+import { sideBySideChart, type LibraryPoint } from './chart-specs';
+import { fmtRoundTrips, freshVariant, replayVariant, startServer, type EndpointServer, type Mode, type Variant } from './endpoint-servers';
+import { versionOf } from './environment';
+import { measureInterleaved, profileVariants } from './measure-interleaved';
+import type { SectionResult, Target } from './report';
 import { cleanUpPrefix, RUN_PREFIX } from './redis-tools';
 import { SETTINGS } from './settings';
-import { figure, fmt } from './stats';
+import { fmt } from './stats';
+
+const BARE = 'bare';
+const KINDS = ['first execution', 'replay'] as const;
+const LIBRARIES: Array<{ label: string; mode: Exclude<Mode, 'bare'> }> = [
+  { label: 'ours', mode: 'ours' },
+  { label: 'node-idempotency', mode: 'node-idempotency' },
+  { label: 'Powertools', mode: 'powertools' },
+];
+/** The peer each of ours' figures must at least match, and by how much. */
+const TARGET = { peer: 'node-idempotency', ratio: 1.0 };
+
+const nameOf = (library: string, kind: string) => `${library}: ${kind}`;
+const OURS = (kind: string) => nameOf('ours', kind);
 
 /**
- * (6) A peer side by side: the same endpoint guarded by
- * `@node-idempotency/nestjs` (its Redis adapter) and by ours, same load,
- * same Redis, interleaved in the same rounds.
+ * (6) The peers side by side: the endpoint of (1) bare, under ours, under
+ * `@node-idempotency/nestjs` and under Powertools' `makeIdempotent`, each in
+ * its own process, same Redis, same load, interleaved in the same rounds.
  */
 export async function peerComparison(log: (line: string) => void): Promise<SectionResult> {
   const prefix = `${RUN_PREFIX}peer:`;
   const servers: EndpointServer[] = [];
   try {
-    log('  starting the @idempotency-chain and @node-idempotency servers (child processes)');
-    const [ours, peer] = await Promise.all([startServer('ours', prefix), startServer('peer', prefix)]);
-    servers.push(ours, peer);
+    log(`  starting the bare, ${LIBRARIES.map((l) => l.label).join(', ')} servers (child processes)`);
+    const started = await Promise.all([startServer('bare', { prefix }), ...LIBRARIES.map((l) => startServer(l.mode, { prefix }))]);
+    servers.push(...started);
+    const [bare, ...guarded] = started as [EndpointServer, ...EndpointServer[]];
     const stamp = Date.now().toString(36);
-    const variants = [
-      freshVariant('ours: first execution', ours, `of${stamp}-`),
-      freshVariant('peer: first execution', peer, `pf${stamp}-`),
-      replayVariant('ours: replay', ours, `or${stamp}`),
-      replayVariant('peer: replay', peer, `pr${stamp}`),
-    ];
-    const results = await measureInterleaved(variants, log);
-    const get = (name: string) => results.get(name) as VariantRuns;
-    const runRatio = (a: string, b: string, pick: (r: VariantRuns['runs'][number]) => number) =>
-      figure(get(a).runs.map((run, i) => pick(run) / pick(get(b).runs[i] ?? run)));
+    const variants: Variant[] = [freshVariant(BARE, bare, 'b')];
+    for (const kind of KINDS) {
+      LIBRARIES.forEach(({ label }, i) => {
+        const keys = `${label.slice(0, 2)}${kind === 'replay' ? 'r' : 'f'}${stamp}`;
+        variants.push(kind === 'replay' ? replayVariant(nameOf(label, kind), guarded[i]!, keys) : freshVariant(nameOf(label, kind), guarded[i]!, `${keys}-`));
+      });
+    }
+    const m = await measureInterleaved(variants, log);
 
-    const rows = (['first execution', 'replay'] as const).map((kind) => {
-      const ours = `ours: ${kind}`;
-      const peer = `peer: ${kind}`;
-      const med = (name: string, pick: (r: VariantRuns['runs'][number]) => number) => figure(get(name).runs.map(pick)).median;
-      return [
-        kind,
-        fmt.int(med(ours, (r) => r.rps)),
-        fmt.int(med(peer, (r) => r.rps)),
-        fmt.ratio(runRatio(ours, peer, (r) => r.rps).median),
-        `${fmt.ms(med(ours, (r) => r.p50))} / ${fmt.ms(med(peer, (r) => r.p50))}`,
-        fmt.ratio(runRatio(ours, peer, (r) => r.p50).median),
-        `${fmt.ms(med(ours, (r) => r.p99))} / ${fmt.ms(med(peer, (r) => r.p99))}`,
-        fmt.ratio(runRatio(ours, peer, (r) => r.p99).median),
-        `${fmt.int(med(ours, (r) => r.cpuUs))} µs / ${fmt.int(med(peer, (r) => r.cpuUs))} µs`,
-        fmt.ratio(runRatio(ours, peer, (r) => r.cpuUs).median),
-        `${get(ours).commandsPerRequest.toFixed(2)} / ${get(peer).commandsPerRequest.toFixed(2)}`,
-      ];
+    const kindOf = (name: string) => KINDS.find((k) => name.endsWith(k));
+    const oursOver = (name: string, metric: 'rps' | 'p99') => {
+      const kind = kindOf(name);
+      return kind && name !== OURS(kind) ? fmt.ratio(m.ratio(OURS(kind), name, metric).median) : '';
+    };
+    const rows = variants.map(({ name }) => [
+      name,
+      fmt.spread(m.figure(name), fmt.int),
+      name === BARE ? '1.00x' : fmt.ratio(m.ratio(name, BARE).median),
+      oursOver(name, 'rps'),
+      fmt.ms(m.figure(name, 'p50').median),
+      fmt.ms(m.figure(name, 'p99').median),
+      oursOver(name, 'p99'),
+      `${fmt.int(m.figure(name, 'cpuUs').median)} µs`,
+      m.roundTrips(name).perRequest.toFixed(2),
+    ]);
+    const targets: Target[] = KINDS.map((kind) => {
+      const r = m.ratio(OURS(kind), nameOf(TARGET.peer, kind));
+      return {
+        what: `${kind} vs @node-idempotency/nestjs >= ${TARGET.ratio.toFixed(2)}x`,
+        met: r.median >= TARGET.ratio,
+        detail: `${fmt.ratio(r.median)} of its throughput (runs: ${r.runs.map(fmt.ratio).join(', ')})`,
+      };
     });
-    const throughput = (kind: string) => fmt.ratio(runRatio(`ours: ${kind}`, `peer: ${kind}`, (r) => r.rps).median);
+    const profiles: SectionResult['profiles'] = [];
+    for (const [i, kind] of KINDS.entries()) {
+      if (targets[i]!.met) continue;
+      log(`  target MISSED: ${targets[i]!.what} -> profiling both servers`);
+      const profiled = [nameOf(TARGET.peer, kind), OURS(kind)].map((name) => variants.find((v) => v.name === name)!);
+      profiles.push({
+        title: `Where the time goes: CPU profile of the server, ${TARGET.peer} vs ours, ${kind} (${SETTINGS.durationS} s at ${SETTINGS.connections} connections each)`,
+        markdown: await profileVariants(profiled, OURS(kind), log),
+      });
+    }
+    const points: LibraryPoint[] = KINDS.flatMap((request) => [
+      { library: 'bare (no idempotency)', request, rps: m.figure(BARE).median, p99: m.figure(BARE, 'p99').median },
+      ...LIBRARIES.map(({ label }) => ({ library: label, request, rps: m.figure(nameOf(label, request)).median, p99: m.figure(nameOf(label, request), 'p99').median })),
+    ]);
+    const ratios = (peer: string) => KINDS.map((kind) => fmt.ratio(m.ratio(OURS(kind), nameOf(peer, kind)).median));
+    const trips = (label: string) => KINDS.map((kind) => `${kind} ${fmtRoundTrips(m.roundTrips(nameOf(label, kind)))}`).join(', ');
     return {
       id: 'peer',
-      headline: `**Against @node-idempotency/nestjs** under the same load: ours has ${throughput('first execution')} its throughput on first executions and ${throughput('replay')} on replays (ours waits for in-flight duplicates, fences completions and replays in 1 round trip instead of 2).`,
-      title: '6. A peer side by side: @node-idempotency/nestjs 1.0.4 (Redis adapter) vs ours',
+      headline:
+        `**Against the peers** under the same load, ours has ${ratios('node-idempotency').join(' / ')} the throughput of @node-idempotency/nestjs ` +
+        `and ${ratios('Powertools').join(' / ')} that of Powertools' makeIdempotent (first executions / replays), ` +
+        `in ${KINDS.map((kind) => m.roundTrips(OURS(kind)).perRequest.toFixed(0)).join(' / ')} Redis round trips against their ${KINDS.map((kind) => m.roundTrips(nameOf('node-idempotency', kind)).perRequest.toFixed(0)).join(' / ')} and ${KINDS.map((kind) => m.roundTrips(nameOf('Powertools', kind)).perRequest.toFixed(0)).join(' / ')}.`,
+      title: `6. The peers side by side: @node-idempotency/nestjs ${versionOf('@node-idempotency/nestjs')} and Powertools ${versionOf('@aws-lambda-powertools/idempotency')} vs ours`,
       method:
-        `The endpoint of (1), once under our \`@Idempotent\` (ioredis, \`RedisStore\`) and once under \`@node-idempotency/nestjs\` ` +
-        '(its `redis` adapter, node-redis v4), each in its own child process, same Redis, same autocannon load ' +
-        `(${SETTINGS.connections} connections, ${SETTINGS.durationS} s, ${SETTINGS.httpRuns} interleaved runs). Ratios are ours / peer, run by run: ` +
-        'above 1x for throughput, or below 1x for latency and CPU, means ours is faster. Server CPU per request is counted by the kernel for each server process.',
-      tables: [
-        {
-          headers: ['request', 'ours req/s', 'peer req/s', 'throughput ours/peer', 'p50 ours / peer', 'p50 ours/peer', 'p99 ours / peer', 'p99 ours/peer', 'server CPU/req ours / peer', 'CPU ours/peer', 'Redis cmds/req ours / peer'],
-          rows,
-        },
-      ],
-      targets: [],
+        'The endpoint of (1) with the no-op handler, four ways, each in its own child process, same Redis, same autocannon load ' +
+        `(${SETTINGS.connections} connections, ${SETTINGS.durationS} s, ${SETTINGS.httpRuns} interleaved rounds): bare; ours (\`@Idempotent\` on a \`RedisStore\`, ioredis); ` +
+        '`@node-idempotency/nestjs` (its `@Idempotent` and `redis` adapter, node-redis 4); Powertools for AWS Lambda\'s idempotency utility as a Nest user wires it ' +
+        '(`makeIdempotent` around the handler\'s work, its cache persistence layer on a `@redis/client` connection, keyed on the `Idempotency-Key` header with `eventKeyJmesPath`, ' +
+        'an in-flight duplicate mapped to 409). "ours / this" is ours\' figure over this variant\'s for the same kind of request, run by run: ' +
+        `above 1x for throughput, or below 1x for p99, means ours is faster. Redis commands per request are counted over ${SETTINGS.roundTripSample} sequential requests per variant.`,
+      tables: [{ headers: ['variant', 'req/s', 'vs bare', 'ours / this (req/s)', 'p50', 'p99', 'ours / this (p99)', 'server CPU/req', 'Redis cmds/req'], rows }],
+      targets,
       notes: [
-        `Round trips per request: ours first ${fmtCommands(get('ours: first execution'))}, replay ${fmtCommands(get('ours: replay'))}; ` +
-          `peer first ${fmtCommands(get('peer: first execution'))}, replay ${fmtCommands(get('peer: replay'))} (the peer's adapter calls, one Redis command each).`,
-        'Not like for like in what is guaranteed: the peer answers a duplicate in flight with 409 at once (no waiting for the shared result), ' +
-          'holds an in-progress key for its whole TTL after a crash (no lease, no heartbeat), has no owner check or fencing on completion, ' +
-          'and writes the raw key and path into the Redis key name; ours pays for a Lua script per step, a SHA-256 of the canonical body and of the key identity, and metrics.',
+        `Redis commands per request: ${LIBRARIES.map(({ label }) => `${label}: ${trips(label)}`).join('; ')} (the peers' client calls, one Redis command each).`,
+        'Not like for like in what is guaranteed. @node-idempotency/nestjs answers a duplicate in flight with 409 at once (no waiting for the shared result), ' +
+          'holds an in-progress key for its whole TTL after a crash (no lease, no heartbeat), completes without an owner check, and writes the raw key and path into the Redis key name. ' +
+          'Powertools also refuses a duplicate in flight at once, bounds an in-progress record by the Lambda invocation\'s remaining time (here a fixed 30 s window, there being no Lambda), ' +
+          'completes and deletes with a plain `SET`/`DEL` (no owner check, no fencing) and stores the handler\'s return value, not the HTTP answer; ' +
+          'its payload validation is left off, because in this version its cache layer drops the validation hash when a record completes and every replay would be refused ' +
+          '(aws-powertools/powertools-lambda-typescript#5705), so a key reused with another body is replayed, not refused. ' +
+          'Ours waits for in-flight duplicates, fences completions, stores the answer as it went on the wire, and pays for a Lua script per step, a SHA-256 of the canonical request and of the key identity, and metrics.',
       ],
-      profiles: [],
+      profiles,
+      charts: [sideBySideChart(points, `${SETTINGS.connections} connections, no-op handler, medians of ${SETTINGS.httpRuns} interleaved runs`)],
     };
   } finally {
     await Promise.all(servers.map((s) => s.child.stop()));

@@ -6,11 +6,14 @@ import { randomBytes } from 'node:crypto';
 /** The Redis every measurement runs against. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** This run's name: lower-case letters and digits, so it fits a Redis key, a glob and an SQL identifier. */
+export const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+
 /**
  * Every key this run writes starts with it; the run deletes them at the end
  * (the Redis is shared, so FLUSHDB is out of the question).
  */
-export const RUN_PREFIX = `bench:${Date.now().toString(36)}${randomBytes(3).toString('hex')}:`;
+export const RUN_PREFIX = `bench:${RUN_ID}:`;
 
 /** A connected client with the store's fail-fast options. */
 export async function connect(): Promise<Redis> {
@@ -27,14 +30,21 @@ export interface CommandCounter {
   reset(): void;
 }
 
+/** Call `onCommand` with the name of every command `client` sends from now on (one command, one round trip). */
+export function onEveryCommand(client: Redis, onCommand: (name: string) => void): void {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
+    onCommand(command.name);
+    return send(command as never, stream as never);
+  }) as Redis['sendCommand'];
+}
+
 /** Count every command `client` sends from now on. */
 export function countCommands(client: Redis): CommandCounter {
   let counts: Record<string, number> = {};
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
-    counts[command.name] = (counts[command.name] ?? 0) + 1;
-    return send(command as never, stream as never);
-  }) as Redis['sendCommand'];
+  onEveryCommand(client, (name) => {
+    counts[name] = (counts[name] ?? 0) + 1;
+  });
   return {
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
     byName: () => ({ ...counts }),
@@ -49,16 +59,28 @@ export function deleteByPrefix(client: Redis, prefix: string): Promise<number> {
   return deleteMatching(client, `${prefix}*`);
 }
 
-/** Delete every key matching the glob `pattern`; resolves with how many were deleted. */
-export async function deleteMatching(client: Redis, pattern: string): Promise<number> {
+/** The keys matching the glob `pattern`, batch by batch (SCAN: the shared Redis is never blocked). */
+async function* scanMatching(client: Redis, pattern: string): AsyncGenerator<string[]> {
   let cursor = '0';
-  let deleted = 0;
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
-    if (keys.length > 0) deleted += await client.unlink(...keys);
+    if (keys.length > 0) yield keys;
     cursor = next;
   } while (cursor !== '0');
+}
+
+/** Delete every key matching the glob `pattern`; resolves with how many were deleted. */
+export async function deleteMatching(client: Redis, pattern: string): Promise<number> {
+  let deleted = 0;
+  for await (const keys of scanMatching(client, pattern)) deleted += await client.unlink(...keys);
   return deleted;
+}
+
+/** How many keys match the glob `pattern`. */
+export async function countMatching(client: Redis, pattern: string): Promise<number> {
+  let found = 0;
+  for await (const keys of scanMatching(client, pattern)) found += keys.length;
+  return found;
 }
 
 /** Delete every key under `prefix` on a connection of its own; resolves with the count. */

@@ -1,4 +1,5 @@
 /** What each measurement hands back to `main`, and how it is printed. */
+import type { Chart } from './charts';
 
 export interface Table {
   headers: string[];
@@ -24,6 +25,8 @@ export interface SectionResult {
   notes: string[];
   /** Markdown blocks showing where the time goes, for missed targets. */
   profiles: Array<{ title: string; markdown: string }>;
+  /** Charts of the section's figures, rendered to SVG and embedded by a full run. */
+  charts: Chart[];
 }
 
 /** A plain-text table for the terminal. */

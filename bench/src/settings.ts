@@ -1,6 +1,6 @@
 /**
  * How long and how often each figure is measured. The defaults keep the whole
- * run near four minutes on a two-core machine; `BENCH_QUICK=1` is for working
+ * run near five minutes on a two-core machine; `BENCH_QUICK=1` is for working
  * on the benchmark itself (one short run per figure, no BENCHMARKS.md).
  */
 const quick = process.env.BENCH_QUICK === '1';
@@ -14,11 +14,13 @@ export const SETTINGS = {
    * more and shorter runs beat fewer and longer ones on a noisy machine);
    * warm-up before a variant's first run, and a shorter one before each later run.
    */
-  connections: 16,
+  connections: 32,
   httpRuns: quick ? 1 : 5,
   warmupS: 1,
   rewarmS: 0.5,
   durationS: 2,
+  /** Sequential requests per variant over which its Redis commands are counted. */
+  roundTripSample: quick ? 50 : 200,
   /** In-process store loops: seconds per run. */
   storeRunS: quick ? 1 : 2,
   storeConcurrency: [1, 16, 64],

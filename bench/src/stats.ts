@@ -40,6 +40,8 @@ export const fmt = {
   ms: (n: number, digits = 2): string => (Number.isFinite(n) ? `${n.toFixed(digits)} ms` : 'n/a'),
   ratio: (n: number): string => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a'),
   pct: (n: number): string => (Number.isFinite(n) ? `${(n * 100).toFixed(0)} %` : 'n/a'),
+  /** `+12` / `-3.50`: a difference, signed. */
+  signed: (n: number, digits = 0): string => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(digits)}` : 'n/a'),
   mb: (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`,
   /** `median (min-max)` of a figure. */
   spread: (f: Figure, one: (n: number) => string): string => `${one(f.median)} (${one(f.min)}-${one(f.max)})`,

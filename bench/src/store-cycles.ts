@@ -112,6 +112,7 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
         'A cycle is two Lua scripts (claim: HMGET, TIME, GET, HSET, PEXPIRE, SET; complete: HMGET, HSET, PEXPIRE, PUBLISH) against one SET for redis-benchmark, so ~0.5x of SET/s is the ceiling for cycles; "round trips / SET" is the same ratio per round trip.',
       ],
       profiles: [],
+      charts: [],
     };
   } finally {
     await store.close();

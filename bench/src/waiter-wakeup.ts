@@ -1,6 +1,7 @@
 import { IdempotencyCoordinator } from '@idempotency-chain/idempotency';
 import { RedisStore } from '@idempotency-chain/idempotency/redis';
 import { randomUUID } from 'node:crypto';
+import { waiterChart } from './chart-specs';
 import { profileInProcess, profileMarkdown, summarizeProfile } from './profile';
 import type { SectionResult, Target } from './report';
 import { connect, deleteByPrefix, pingLatencies, RUN_PREFIX } from './redis-tools';
@@ -12,6 +13,7 @@ const POLL_MS = 50;
 const OPERATION = 'bench.wait';
 
 type Mode = 'signal' | 'poll';
+const WAKE: Record<Mode, string> = { signal: 'pub/sub signal', poll: `${POLL_MS} ms polling loop` };
 
 /**
  * (3) Waiter wake-up: W duplicates of one request wait while the first
@@ -150,6 +152,16 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
         `With W waiters the wake-up is one message, but W re-claims, one Redis command and one socket write each, queued on one connection: the W-th waiter waits for all before it.`,
       ],
       profiles,
+      charts: [
+        waiterChart(
+          SETTINGS.waiterCounts.flatMap((waiters) =>
+            (['signal', 'poll'] as const).flatMap((mode) =>
+              (['p50', 'p99'] as const).map((percentile) => ({ waiters, wake: WAKE[mode], percentile, ms: med(waiters, mode, percentile).median })),
+            ),
+          ),
+          `one winner, W duplicates on another connection; medians of ${SETTINGS.runs} runs`,
+        ),
+      ],
     };
   } finally {
     await Promise.all([winnerStore.close(), waiterStore.close()]);
