@@ -1,4 +1,4 @@
-import { currentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
+import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
 import { LabFaults, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
 import { Controller, Inject, UseInterceptors } from '@nestjs/common';
 import { Ctx, EventPattern, Payload, type RmqContext } from '@nestjs/microservices';
@@ -26,8 +26,7 @@ export class ChargesConsumer {
 
   @EventPattern(CHARGE_PATTERN)
   @Idempotent('payments.charge')
-  async charge(@Payload() order: OrderPaymentDto, @Ctx() context: RmqContext): Promise<PaidOrder> {
-    const execution = currentExecution();
+  async charge(@Payload() order: OrderPaymentDto, @Ctx() context: RmqContext, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
     const fence = execution?.epoch ? { recordKey: execution.recordKey, epoch: execution.epoch } : undefined;
     const charge = await this.ledger.charge(order, fence);
     // The lab's "killed before ack": the charge is written, the record not yet completed, nothing acked.

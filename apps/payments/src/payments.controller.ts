@@ -1,4 +1,4 @@
-import { currentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
+import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
 import { LabFaults, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
 import { Body, ConflictException, Controller, Get, Headers, Inject, Post, Query } from '@nestjs/common';
 import { Counter } from 'prom-client';
@@ -20,8 +20,11 @@ export class PaymentsController {
 
   @Post()
   @Idempotent('payments.charge')
-  async charge(@Body() order: OrderPaymentDto, @Headers('request-attempt') attempt?: string): Promise<PaidOrder> {
-    const execution = currentExecution();
+  async charge(
+    @Body() order: OrderPaymentDto,
+    @Headers('request-attempt') attempt?: string,
+    @CurrentExecution() execution?: Execution,
+  ): Promise<PaidOrder> {
     const fence = execution?.epoch
       ? { recordKey: execution.recordKey, epoch: execution.epoch, transaction: execution.transaction }
       : undefined;

@@ -187,13 +187,13 @@ describe('run', () => {
     expect(aliceAgain).toMatchObject({ replayed: true, value: alice.value });
   });
 
-  it('hands the action a positive epoch, a live signal and the key hash', async () => {
+  it('hands the action a positive epoch, a live signal and the record key', async () => {
     const result = await coordinator.run(request(), async (context) => ({
       epoch: context.epoch,
       aborted: context.signal.aborted,
-      keyHash: context.keyHash,
+      recordKey: context.recordKey,
     }));
-    expect(result.value).toEqual({ epoch: result.epoch, aborted: false, keyHash: hashKey(KEY) });
+    expect(result.value).toEqual({ epoch: result.epoch, aborted: false, recordKey: coordinator.recordKey(OPERATION, '', KEY) });
     expect(result.epoch).toBeGreaterThan(0);
   });
 

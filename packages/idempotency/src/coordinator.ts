@@ -31,8 +31,11 @@ export interface RunRequest {
   fingerprint: string;
   /** When the caller stops waiting (epoch ms); bounds a duplicate's wait. */
   deadline?: number;
-  /** Aborts this request's wait (the caller went away); never the execution. */
-  signal?: AbortSignal;
+  /**
+   * Aborts this request's wait (the caller went away); never the execution.
+   * A function is called only when the request waits.
+   */
+  signal?: AbortSignal | (() => AbortSignal);
   /** Route-level policy, over the operation's. */
   policy?: Partial<OperationPolicy>;
 }
@@ -133,11 +136,10 @@ export class IdempotencyCoordinator {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
     const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
-    const keyHash = hashKey(request.key);
-    const report: ExecutionReport = (outcome, extra = {}) =>
-      this.options.observer?.record({ outcome, service: this.options.service, operation: request.operation, keyHash, ...extra });
+    const report = this.reporter(request);
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
+    let signal: AbortSignal | undefined;
 
     for (;;) {
       const owner = randomUUID();
@@ -150,7 +152,7 @@ export class IdempotencyCoordinator {
         report(IdempotencyOutcome.StoreError, { error });
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
-        return { execution: new Execution(store, recordKey, owner, 0, keyHash, policy, report), waited };
+        return { execution: new Execution(store, recordKey, owner, 0, policy, report), waited };
       }
 
       if (claim.status === 'claimed') {
@@ -160,11 +162,11 @@ export class IdempotencyCoordinator {
             transaction = await store.begin(recordKey, owner);
           } catch (error) {
             report(IdempotencyOutcome.StoreError, { epoch: claim.epoch, error });
-            await new Execution(store, recordKey, owner, claim.epoch, keyHash, policy, report).release();
+            await new Execution(store, recordKey, owner, claim.epoch, policy, report).release();
             throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
           }
         }
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, keyHash, policy, report, transaction), waited };
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction), waited };
       }
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);
@@ -182,15 +184,37 @@ export class IdempotencyCoordinator {
         throw new InFlightError('A request with this Idempotency-Key is still being processed', retryAfterSeconds);
       }
       // Wake on the completion signal; the lease bound re-checks a holder that died silently.
+      signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
       try {
-        await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), request.signal);
+        await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
       } catch (error) {
         report(IdempotencyOutcome.StoreError, { error });
         throw unavailable(error);
       }
-      request.signal?.throwIfAborted();
+      signal?.throwIfAborted();
       waited = true;
     }
+  }
+
+  /**
+   * Reports one request's events; the key's hash is computed only when an
+   * observer reads it (a log line), never for a metric.
+   */
+  private reporter(request: RunRequest): ExecutionReport {
+    const { observer, service } = this.options;
+    if (!observer) return () => undefined;
+    let keyHash: string | undefined;
+    const hashOfKey = () => (keyHash ??= hashKey(request.key));
+    return (outcome, extra = {}) =>
+      observer.record({
+        outcome,
+        service,
+        operation: request.operation,
+        get keyHash() {
+          return hashOfKey();
+        },
+        ...extra,
+      });
   }
 
   /**

@@ -46,8 +46,6 @@ export class Execution {
      * running unprotected under fail-open.
      */
     readonly epoch: number,
-    /** Hash of the key, for logs. */
-    readonly keyHash: string,
     private readonly policy: OperationPolicy,
     private readonly report: ExecutionReport,
     /**

@@ -7,7 +7,7 @@
 export { canonicalJson, MAX_CANONICAL_DEPTH } from './canonical-json';
 export { IdempotencyCoordinator } from './coordinator';
 export type { Begun, IdempotencyOptions, RunRequest, RunResult } from './coordinator';
-export { currentExecution, runInExecution } from './current-execution';
+export { currentExecution, runInExecution, trackCurrentExecution } from './current-execution';
 export * from './errors';
 export { Execution } from './execution';
 export { hashKey, pickFields, requestFingerprint } from './fingerprint';

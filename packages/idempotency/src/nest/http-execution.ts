@@ -1,10 +1,8 @@
-import type { CallHandler } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { Observable } from 'rxjs';
+import { isObservable, Observable } from 'rxjs';
 import { runInExecution } from '../current-execution';
 import { ResultNotStoredError } from '../errors';
 import type { Execution } from '../execution';
-import { HandlerRun, trackHandler } from './handler-run';
 import { holdResponse, type Written } from './held-response';
 import { encodeAnswer, type HttpAnswer } from './http-answer';
 import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
@@ -20,7 +18,6 @@ const GRACE_AFTER_CLOSE_MS = 1_000;
  *
  * | handler                 | answer on the wire            | record                                  |
  * |-------------------------|-------------------------------|-----------------------------------------|
- * | never started (a pipe)  | any                           | released: nothing happened              |
  * | threw                   | final / not final             | stored / released                       |
  * | returned                | its own status, final or not  | stored / released                       |
  * | returned                | another status (failed after) | stored: the error it became, unstorable |
@@ -38,28 +35,45 @@ export class HttpExecution {
     private readonly options: { maxResponseBytes: number; replayHeaders: ReadonlySet<string> },
   ) {
     this.run = new HandlerRun(() => raw.statusCode);
-    trackHandler(execution, this.run);
     holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
     raw.once('close', () => void this.closed());
   }
 
-  /** The handler's Observable, subscribed inside the execution so it sees `currentExecution()`. */
-  handle(next: CallHandler): Observable<unknown> {
-    const { run, route } = this;
-    return new Observable((subscriber) => {
-      const subscription = runInExecution(this.execution, () =>
-        next.handle().subscribe({
-          // A handler not wrapped by `@Idempotent` tells nothing: read its end off the Observable.
-          next: (value) => (route.tracked || run.settle(true), subscriber.next(value)),
-          error: (error: unknown) => (route.tracked || run.settle(false), subscriber.error(error)),
-          complete: () => (route.tracked || run.settle(true), subscriber.complete()),
-        }),
-      );
-      return () => {
-        subscription.unsubscribe();
-        if (!route.tracked && !run.settled) run.settle(false);
-      };
-    });
+  /**
+   * Call the handler under the execution (so it sees `currentExecution()`),
+   * and note when it returns or throws - an Observable it returns: when that
+   * completes, errors, or is torn down before it completed (cancelled).
+   */
+  invoke(handler: (execution: Execution) => unknown): unknown {
+    const { run, execution } = this;
+    let result: unknown;
+    try {
+      result = runInExecution(execution, () => handler(execution));
+    } catch (error) {
+      run.settle(false);
+      throw error;
+    }
+    if (isObservable(result)) {
+      return new Observable((subscriber) => {
+        const subscription = result.subscribe({
+          next: (value) => subscriber.next(value),
+          error: (error: unknown) => (run.settle(false), subscriber.error(error)),
+          complete: () => (run.settle(true), subscriber.complete()),
+        });
+        return () => (subscription.unsubscribe(), run.settle(false));
+      });
+    }
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function') {
+      run.settle(true);
+      return result;
+    }
+    return Promise.resolve(result).then(
+      (value) => (run.settle(true), value),
+      (error: unknown) => {
+        run.settle(false);
+        throw error;
+      },
+    );
   }
 
   private async finish(written: Written): Promise<HttpAnswer | undefined> {
@@ -67,7 +81,6 @@ export class HttpExecution {
     const status = written.whole ? written.answer.status : written.status;
     const headers = written.whole ? written.answer.headers : written.headers;
     const final = this.route.policy.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
-    if (run.state === 'pending') return this.release();
     if (run.state === 'running' && !final) {
       // An interceptor answered first (a timeout): the handler may still charge. Keep the key until it ends.
       this.ended = true;
@@ -120,5 +133,27 @@ export class HttpExecution {
       if (exception instanceof IdempotencyException) return problemAnswer(exception);
       throw error;
     }
+  }
+}
+
+/** How far the handler got: the answer on the wire is judged by it. */
+class HandlerRun {
+  state: 'running' | 'returned' | 'threw' = 'running';
+  /** The response status when the handler returned: what it (or `@HttpCode`) chose. */
+  status = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly statusNow: () => number) {}
+
+  settle(returned: boolean): void {
+    if (this.state !== 'running') return;
+    this.state = returned ? 'returned' : 'threw';
+    if (returned) this.status = this.statusNow();
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  /** Resolves once the handler has returned or thrown (at once if it has). */
+  whenSettled(): Promise<void> {
+    return this.state !== 'running' ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
 }

@@ -1,5 +1,5 @@
 /**
- * What the interceptor reads from an HTTP request or an RPC message, for both
+ * What the runner reads from an HTTP request or an RPC message, for both
  * HTTP adapters and any transport, without importing either (`@nestjs/platform-*`
  * and `@nestjs/microservices` stay optional).
  */
@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { HeaderName } from '../header-name';
 import { RPC_KEY_FIELD } from './idempotency.constants';
 
-/** The parts of a Fastify or Express request the interceptor reads. */
+/** The parts of a Fastify or Express request the runner reads. */
 export interface HttpRequestLike {
   method: string;
   /** Fastify: path and query as sent. Express: relative to the router's mount point. */

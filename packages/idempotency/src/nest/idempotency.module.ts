@@ -2,8 +2,10 @@ import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
+import { trackCurrentExecution } from '../current-execution';
 import { FanOutObserver } from './fan-out.observer';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyCallPipe } from './idempotency-call';
+import { IdempotencyRunner } from './idempotency.runner';
 import { IdempotentRoutes } from './idempotent-routes';
 import { checkModuleOptions } from './module-options';
 import { IdempotencyMetrics } from './idempotency.metrics';
@@ -12,8 +14,8 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
 
 /**
  * Idempotency for a NestJS service: provides and exports the
- * `IdempotencyCoordinator`, the `IdempotencyInterceptor` that `@Idempotent`
- * applies, and `IdempotencyMetrics`. Every `@Idempotent` route's policy is
+ * `IdempotencyCoordinator`, the `IdempotencyRunner` the handlers `@Idempotent`
+ * protects call through, and `IdempotencyMetrics`. Every `@Idempotent` route's policy is
  * resolved and checked when the app boots. Its errors are `HttpException`s
  * (400, 409 with `Retry-After`, 422, 503), answered by any app; register
  * `ProblemDetailsFilter` to serve them as `application/problem+json`.
@@ -51,6 +53,7 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
       inject: [IDEMPOTENCY_MODULE_OPTIONS, IdempotencyMetrics],
       useFactory: (options: IdempotencyModuleOptions, metrics: IdempotencyMetrics) => {
         checkModuleOptions(options);
+        if (options.currentExecution) trackCurrentExecution();
         return new IdempotencyCoordinator({
           service: options.service,
           store: options.store,
@@ -61,9 +64,10 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
       },
     },
     IdempotentRoutes,
-    IdempotencyInterceptor,
+    IdempotencyRunner,
+    IdempotencyCallPipe,
   ],
-  exports: [IdempotencyCoordinator, IdempotentRoutes, IdempotencyInterceptor, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
+  exports: [IdempotencyCoordinator, IdempotentRoutes, IdempotencyRunner, IdempotencyCallPipe, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
 })
 export class IdempotencyModule extends IdempotencyConfigurableModule implements OnApplicationShutdown {
   constructor(@Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions) {

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, type ExecutionContext, type OnModuleInit } 
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IdempotencyCoordinator } from '../coordinator';
 import type { OperationPolicy } from '../policy';
-import { isTracked } from './handler-run';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions, IdempotentMetadata, KeyMode } from './idempotency.options';
@@ -18,8 +17,6 @@ export interface IdempotentRoute {
   policy: OperationPolicy;
   /** A message handler's pattern, as the fingerprint's path. */
   pattern: string | undefined;
-  /** The handler reports its own start and end (wrapped by `@Idempotent`). */
-  tracked: boolean;
   /** The handler writes its response itself (`@Res()` without passthrough, `@Next()`): nothing else renders it. */
   writesItself: boolean;
 }
@@ -99,7 +96,6 @@ export class IdempotentRoutes implements OnModuleInit {
       scope: scope === 'shared' ? undefined : scope,
       policy,
       pattern: pattern === undefined ? undefined : typeof pattern === 'string' ? pattern : JSON.stringify(pattern),
-      tracked: isTracked(handler),
       writesItself: writesItself(controller, handler.name),
     };
   }

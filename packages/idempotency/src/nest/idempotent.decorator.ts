@@ -1,22 +1,26 @@
-import { SetMetadata, UseInterceptors } from '@nestjs/common';
-import { trackedHandler } from './handler-run';
+import { SetMetadata } from '@nestjs/common';
+import { withExecution } from './current-execution.decorator';
+import { IdempotencyCallParam, IdempotencyCallPipe, isIdempotencyCall } from './idempotency-call';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
 import type { IdempotentMetadata, IdempotentOptions } from './idempotency.options';
 import { checkKeyMode, checkScope } from './module-options';
+
+type Handler = (...args: unknown[]) => unknown;
+const PROTECTED = Symbol.for('idempotency-chain.protected-handler');
 
 /**
  * Protect a route (or message handler) with an idempotency key: the first
  * request with a key executes, a duplicate waits for it or gets 409, a
  * completed one is replayed byte for byte, a key reused for another request
- * gets 422. Applies `IdempotencyInterceptor` itself, so this is the only
- * decorator needed; the module of the controller must import
- * `IdempotencyModule`. Its policy is resolved and checked at boot.
+ * gets 422. The module of the controller must import `IdempotencyModule`.
+ * Its policy is resolved and checked at boot.
  *
+ * The handler is wrapped: guards and pipes run first (a request they
+ * refuse never claims its key), then the claim, then the handler, whose
+ * own return or throw ends the execution - an app's timeout interceptor
+ * answering first never frees the key while the handler may still charge.
  * On a class, every route of the class (its own and those it inherits) is
- * protected, under the same operation. The handler is wrapped so that the
- * execution knows when it really returns: an app's timeout interceptor that
- * answers first never frees the key while the handler may still charge.
+ * protected, under the same operation.
  *
  * @param operation What the route does, e.g. `payments.charge`: part of the record's identity.
  * @param options Key mode, fingerprinted fields, scope, and policy over the operation's.
@@ -31,31 +35,57 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
   if (scope !== undefined) checkScope(scope, `@Idempotent('${operation}')`);
   const metadata: IdempotentMetadata = { operation, keyMode, fingerprintFields, scope, policy };
   const mark = SetMetadata(IDEMPOTENT_METADATA, metadata);
-  const intercept = UseInterceptors(IdempotencyInterceptor);
   return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
     if (descriptor) {
       // Replaced in place: the decorators applied after this one see the wrapper.
-      descriptor.value = trackedHandler(descriptor.value as (...args: never[]) => unknown);
+      descriptor.value = protect(target, key as string, descriptor.value as Handler);
       mark(target, key as string | symbol, descriptor);
-      intercept(target, key as string | symbol, descriptor);
       return;
     }
     mark(target as Function);
-    intercept(target as Function);
-    trackRoutesOf(target as Function);
+    protectRoutesOf(target as Function);
   }) as MethodDecorator & ClassDecorator;
 }
 
 /** Wrap every route handler a controller class has, inherited ones included, on its own prototype. */
-function trackRoutesOf(controller: Function): void {
+function protectRoutesOf(controller: Function): void {
   const prototype = controller.prototype as Record<string, unknown>;
   for (const name of methodNames(prototype)) {
     const handler = prototype[name];
-    if (typeof handler !== 'function') continue;
+    if (typeof handler !== 'function' || (handler as { [PROTECTED]?: boolean })[PROTECTED]) continue;
     const isRoute = Reflect.hasOwnMetadata(NEST_METADATA.path, handler) || Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler);
     if (!isRoute || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) continue;
-    Object.defineProperty(prototype, name, { value: trackedHandler(handler as (...args: never[]) => unknown), configurable: true, writable: true });
+    Object.defineProperty(prototype, name, { value: protect(prototype, name, handler as Handler), configurable: true, writable: true });
   }
+}
+
+/**
+ * `handler` wrapped: it gets a hidden last argument (see `IdempotencyCall`)
+ * through which the module's runner claims, replays or executes. Everything
+ * Nest reads off a handler (route, status code, guards, interceptors...) is
+ * copied onto the wrapper.
+ */
+function protect(prototype: object, name: string, handler: Handler): Handler {
+  if ((handler as { [PROTECTED]?: boolean })[PROTECTED]) return handler;
+  const args = (Reflect.getMetadata(NEST_METADATA.routeArguments, prototype.constructor, name) ?? {}) as Record<string, { index: number }>;
+  const declared = Object.values(args);
+  const index = Math.max(handler.length, ...declared.map((arg) => arg.index + 1));
+  // A message handler without parameter decorators gets (data, context); once
+  // it has one (ours), Nest passes only decorated ones: give it both back.
+  const implicit = declared.length === 0;
+  IdempotencyCallParam(undefined, IdempotencyCallPipe)(prototype, name, index);
+  const wrapper = function (this: unknown, ...received: unknown[]): unknown {
+    const call = received[index];
+    received.length = index;
+    if (!isIdempotencyCall(call)) return handler.apply(this, withExecution(received, undefined));
+    const { context } = call;
+    const own = implicit && context.getType() === 'rpc' ? [context.switchToRpc().getData(), context.switchToRpc().getContext()] : received;
+    return call.runner.run(context, (execution) => handler.apply(this, withExecution(own, execution)));
+  };
+  for (const key of Reflect.getOwnMetadataKeys(handler)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), wrapper);
+  Object.defineProperty(wrapper, 'name', { value: handler.name });
+  Object.defineProperty(wrapper, PROTECTED, { value: true });
+  return wrapper;
 }
 
 function methodNames(prototype: object): Set<string> {

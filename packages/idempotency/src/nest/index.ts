@@ -1,17 +1,19 @@
 /**
  * NestJS integration (`@idempotency-chain/idempotency/nest`): a module, a
- * route decorator, its interceptor (HTTP and microservices), the exception
+ * route decorator, the runner its handlers go through (HTTP and
+ * microservices), the exception
  * that carries every error of the package, the filter that renders errors
  * as problem documents, and metrics.
  */
 export { CurrentExecution } from './current-execution.decorator';
-export { currentExecution } from '../current-execution';
+export { currentExecution, trackCurrentExecution } from '../current-execution';
 export type { Execution } from '../execution';
 export { idempotencyErrorOf, statusOf } from './error-status';
 export { DEFAULT_REPLAY_HEADERS, type HttpAnswer } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
 export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';
-export { IdempotencyInterceptor } from './idempotency.interceptor';
+export { IdempotencyRunner } from './idempotency.runner';
+export { IdempotencyCallPipe, type IdempotencyCall } from './idempotency-call';
 export { IdempotencyMetrics } from './idempotency.metrics';
 export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';

@@ -218,6 +218,7 @@ export async function bootFixture(
         store,
         keyMode: options.keyMode,
         scope: options.scope ?? 'shared',
+        currentExecution: true,
         metrics: { registry },
         closeStore: true,
       }),

@@ -1,6 +1,5 @@
-import type { CallHandler } from '@nestjs/common';
 import { createRequire } from 'node:module';
-import { from, lastValueFrom, toArray, type Observable } from 'rxjs';
+import { from, isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
 import type { IdempotencyCoordinator, RunRequest } from '../coordinator';
 import { runInExecution } from '../current-execution';
 import type { Execution } from '../execution';
@@ -36,7 +35,12 @@ function rpcException(payload: unknown): Error {
  * `HttpException`, or an `RpcException` whose payload carries a status) is
  * stored and thrown again; anything else releases the key.
  */
-export async function runRpc(coordinator: IdempotencyCoordinator, next: CallHandler, route: IdempotentRoute, request: RunRequest): Promise<Observable<unknown>> {
+export async function runRpc(
+  coordinator: IdempotencyCoordinator,
+  route: IdempotentRoute,
+  request: RunRequest,
+  invoke: (execution: Execution) => unknown,
+): Promise<Observable<unknown>> {
   let execution: Execution;
   try {
     const begun = await coordinator.begin(request, route.policy);
@@ -47,7 +51,10 @@ export async function runRpc(coordinator: IdempotencyCoordinator, next: CallHand
   }
   let values: unknown[];
   try {
-    values = await runInExecution(execution, () => lastValueFrom(next.handle().pipe(toArray())));
+    values = await runInExecution(execution, () => {
+      const result = invoke(execution);
+      return lastValueFrom((isObservable(result) ? result : from(Promise.resolve(result))).pipe(toArray()));
+    });
   } catch (error) {
     const status = statusOf(error);
     if (status !== undefined && route.policy.isFinal({ statusCode: status })) await complete(execution, encodeRpcError(error, status));

@@ -14,8 +14,8 @@ export type PostgresExecution = Execution & { transaction: PoolClient };
  * @example
  * @Post()
  * @Idempotent('payments.charge', { transactional: true })
- * async charge(@Body() order: ChargeDto) {
- *   const tx = postgresTransaction(currentExecution());
+ * async charge(@Body() order: ChargeDto, @CurrentExecution() execution?: Execution) {
+ *   const tx = postgresTransaction(execution);
  *   const { rows } = await tx.query(
  *     'INSERT INTO charges (order_id, account, amount_cents) VALUES ($1, $2, $3) RETURNING id',
  *     [order.orderId, order.account, order.amountCents],

@@ -1,7 +1,7 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { of, type Observable } from 'rxjs';
 import { IdempotencyCoordinator, type Begun, type RunRequest } from '../coordinator';
+import type { Execution } from '../execution';
 import { InvalidKeyError, InvalidRequestError, MissingKeyError, ScopeUnresolvedError } from '../errors';
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
@@ -17,14 +17,12 @@ import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import { runRpc, toRpcError } from './rpc-execution';
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
-/** Marks a request an idempotency interceptor already runs, so a second one (class and method) passes it through. */
-const RUNNING = Symbol('idempotency-chain.running');
 
 /**
- * Runs `@Idempotent` handlers through the coordinator, over HTTP (Fastify and
- * Express) and RPC. Everything that can refuse a request (key, scope,
- * fingerprint) is decided before the claim, so a refused request leaves no
- * record.
+ * Runs each call of an `@Idempotent` handler (HTTP on Fastify or Express, or
+ * a message) through the coordinator. Everything that can refuse a request
+ * (key, scope, fingerprint) is decided before the claim, so a refused
+ * request leaves no record.
  *
  * Over HTTP, what is stored is what went on the wire: the claim is made
  * here, the handler runs, the app's own interceptors, serializers and
@@ -34,11 +32,11 @@ const RUNNING = Symbol('idempotency-chain.running');
  * `HttpExecution`). A replay sends those stored bytes, whatever the pipeline
  * renders.
  *
- * Override `resolveKey`, `fingerprintOf` or `scopeOf` to change how a request
- * is identified.
+ * Extend it and override `resolveKey`, `fingerprintOf` or `scopeOf` (provide
+ * the subclass as `IdempotencyRunner`) to change how a request is identified.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotencyRunner {
   private readonly replayHeaders: ReadonlySet<string>;
   private readonly maxResponseBytes: number;
 
@@ -52,21 +50,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  /** Run the handler (`invoke`, handed its execution) once for this request's key, or answer for it. */
+  run(context: ExecutionContext, invoke: (execution?: Execution) => unknown): unknown {
     const route = this.routes.route(context);
     const type = context.getType();
-    if (!route || route.keyMode === 'off' || (type !== 'http' && type !== 'rpc')) return next.handle();
-    const carrier = (type === 'http' ? context.switchToHttp().getRequest() : context.switchToRpc().getContext()) as Record<symbol, boolean> | undefined;
-    if (carrier?.[RUNNING]) return next.handle();
+    if (!route || route.keyMode === 'off' || (type !== 'http' && type !== 'rpc')) return invoke();
     let request: RunRequest | undefined;
     try {
       request = this.identify(context, route);
     } catch (error) {
       throw type === 'http' ? toHttpException(error) : toRpcError(error);
     }
-    if (!request) return next.handle();
-    if (carrier) carrier[RUNNING] = true;
-    return type === 'http' ? this.runHttp(context, next, route, request) : runRpc(this.coordinator, next, route, request);
+    if (!request) return invoke();
+    return type === 'http' ? this.runHttp(context, route, request, invoke) : runRpc(this.coordinator, route, request, invoke);
   }
 
   /** The validated key of this request, `undefined` when it carries none. */
@@ -93,13 +89,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<HttpRequestLike>();
     let body = request.body;
     if (body === undefined && hasBody(request)) {
-      // Nothing parsed it yet (a body parser missing for its type, or a
-      // body-reading interceptor that runs after this one): a fingerprint
-      // without it would replay another amount's answer.
+      // Nothing parsed it (no body parser for its content type): a
+      // fingerprint without it would replay another amount's answer.
       if (!Buffer.isBuffer(request.rawBody)) {
         throw new InvalidRequestError(
-          `The request body of ${route.operation} was not parsed when its idempotency key was checked, so it cannot be ` +
-            'fingerprinted: register a body parser for its content type (or rawBody), or apply body-reading interceptors before @Idempotent',
+          `The request body of ${route.operation} was not parsed, so it cannot be fingerprinted: ` +
+            'register a body parser for its content type, or enable rawBody',
         );
       }
       body = request.rawBody;
@@ -129,25 +124,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return { operation: route.operation, key: key ?? fingerprint, scope, fingerprint };
   }
 
-  private async runHttp(context: ExecutionContext, next: CallHandler, route: IdempotentRoute, request: RunRequest): Promise<Observable<unknown>> {
+  private async runHttp(
+    context: ExecutionContext,
+    route: IdempotentRoute,
+    request: RunRequest,
+    invoke: (execution?: Execution) => unknown,
+  ): Promise<unknown> {
     const http = context.switchToHttp();
     const incoming = http.getRequest<HttpRequestLike>();
     const response = http.getResponse<object>();
     const raw = rawResponse(response);
-    let signal: AbortSignal | undefined;
+    request.deadline = requestDeadline(incoming);
+    // Only a request that waits needs to hear of a disconnect.
+    request.signal = () => disconnectSignal(raw);
     let begun: Begun;
     try {
-      begun = await this.coordinator.begin(
-        {
-          ...request,
-          deadline: requestDeadline(incoming),
-          // Only a request that waits needs to hear of a disconnect.
-          get signal() {
-            return (signal ??= disconnectSignal(raw));
-          },
-        },
-        route.policy,
-      );
+      begun = await this.coordinator.begin(request, route.policy);
     } catch (error) {
       throw this.refusal(error, response);
     }
@@ -157,10 +149,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       adapter.status(response, answer.status);
       adapter.setHeader(response, HeaderName.Replayed, 'true');
       sendReplay(raw, answer, incoming.headers['accept-encoding'], route.writesItself);
-      return of(null);
+      return null;
     }
     const execution = new HttpExecution(begun.execution, raw, route, { maxResponseBytes: this.maxResponseBytes, replayHeaders: this.replayHeaders });
-    return execution.handle(next);
+    return execution.invoke(invoke);
   }
 
   /** A refusal as its `HttpException`, with `Retry-After` set on the response for any filter to keep. */
