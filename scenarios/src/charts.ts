@@ -26,7 +26,7 @@ export function chargesChart(title: string, bars: ChargeBar[]): TopLevelSpec {
     height: { step: 24 },
     data: { values: bars },
     encoding: {
-      y: { field: 'label', type: 'nominal', sort: null, title: null, axis: { labelLimit: 380 } },
+      y: { field: 'label', type: 'nominal', sort: null, title: null, axis: { labelLimit: 0 } },
       x: { field: 'charges', type: 'quantitative', title: 'charges', axis: { tickMinStep: 1 } },
     },
     layer: [
