@@ -1,4 +1,5 @@
 import { sequenceDiagram } from './diagram';
+import { runLine, type RunEnvironment } from './environment';
 import type { ScenarioResult, VariantRun } from './scenario';
 
 /** Diagrams longer than this many steps are cut, with a note saying how many were left out. */
@@ -17,27 +18,30 @@ export function failuresTable(results: ScenarioResult[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** The "Beyond the write-up" part of RESULTS.md. */
-export function failuresMarkdown(results: ScenarioResult[]): string {
-  const sections = results.map((result) => {
-    if (result.skipped) return `### ${result.title}\n\n**Skipped:** ${result.skipped}\n`;
-    return [
-      `### ${result.title}`,
-      '',
-      `**What breaks.** ${result.broke}`,
-      '',
-      `**The fix.** ${result.fix}`,
-      '',
-      `**Where.** ${result.code}`,
-      '',
-      '| variant | charges | expected | what the callers got |',
-      '|---|---|---|---|',
-      ...result.variants.map((v) => `| ${v.variant} | **${v.charges}** | ${v.expectedCharges} | ${v.outcome} |`),
-      '',
-      ...result.variants.flatMap((v) => [`<details><summary>${v.variant}: timeline</summary>`, '', '```mermaid', diagramOf(v), '```', '', '</details>', '']),
-    ].join('\n');
-  });
-  return ['## Beyond the write-up', '', 'Each failure run twice or more on a fresh lab: the naive approach, then ours.', '', ...sections].join('\n');
+/** One failure scenario's section of RESULTS.md, from this run. */
+export function failureMarkdown(result: ScenarioResult, env: RunEnvironment, durationMs: number, chart: string): string {
+  if (result.skipped) return [`### ${result.title}`, '', runLine(env, durationMs), '', `**Skipped:** ${result.skipped}`].join('\n');
+  return [
+    `### ${result.title}`,
+    '',
+    runLine(env, durationMs),
+    '',
+    `**What breaks.** ${result.broke}`,
+    '',
+    `**The fix.** ${result.fix}`,
+    '',
+    `**Where.** ${result.code}`,
+    '',
+    `![Charges per variant: ${result.variants.map((v) => `${v.variant}: ${v.charges}`).join('. ')}](${chart})`,
+    '',
+    '| variant | charges | expected | what the callers got |',
+    '|---|---|---|---|',
+    ...result.variants.map((v) => `| ${v.variant} | **${v.charges}** | ${v.expectedCharges} | ${v.outcome} |`),
+    '',
+    ...result.variants.flatMap((v) => [`<details><summary>${v.variant}: timeline</summary>`, '', '```mermaid', diagramOf(v), '```', '', '</details>', '']),
+  ]
+    .join('\n')
+    .trimEnd();
 }
 
 function diagramOf(variant: VariantRun): string {

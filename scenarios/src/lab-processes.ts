@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { track } from './children';
+import { freePorts, portTaken } from './ports';
 import type { LabEvent } from './timeline';
 
 /** The three services, outermost first. */
@@ -14,9 +16,19 @@ export interface LabPorts {
   payments: number;
 }
 
+/** Bound on one service starting up on a loaded machine. */
+const START_BOUND_MS = 60_000;
+
+/** Three free loopback ports for one lab. */
+export async function freeLabPorts(): Promise<LabPorts> {
+  const [gateway, orders, payments] = (await freePorts(3)) as [number, number, number];
+  return { gateway, orders, payments };
+}
+
 /** How to start one lab. */
 export interface LabSettings {
-  ports: LabPorts;
+  /** Where its services listen; free ports picked at start when absent. */
+  ports?: LabPorts;
   /** Environment for every service (KEY_POLICY, IDEMPOTENCY_STORE, ...). */
   env: Record<string, string>;
   /** Environment for one service, over `env` (e.g. a next hop behind a proxy). */
@@ -31,20 +43,40 @@ export class Lab {
   readonly events: LabEvent[] = [];
   private readonly children = new Map<string, ChildProcess>();
   private readonly exits = new Map<string, Promise<void>>();
+  private readonly closed = new Map<string, Promise<void>>();
   /** Extra processes (replicas): name -> the service they run and their port. */
   private readonly replicas = new Map<string, { service: Service; port: number; env: Record<string, string> }>();
 
-  constructor(private readonly settings: LabSettings) {}
+  private ports?: LabPorts;
+  /** Processes that have logged that they listen. */
+  private readonly listening = new Set<string>();
+
+  constructor(private readonly settings: LabSettings) {
+    this.ports = settings.ports;
+  }
 
   /** Where a service (or a replica, by name) listens. */
   url(name: Service | string): string {
-    const port = this.replicas.get(name)?.port ?? this.settings.ports[name as Service];
+    const port = this.replicas.get(name)?.port ?? this.portsInUse()[name as Service];
     return `http://127.0.0.1:${port}`;
   }
 
-  /** Start the three services; resolve once each answers `/health`. */
+  /**
+   * Start the three services; resolve once each answers `/health`. On free
+   * ports of its own unless told which: another process may take one of them
+   * between the pick and the bind, and then the lab starts again on new ones.
+   */
   async start(): Promise<void> {
-    await Promise.all(SERVICES.map((service) => this.startService(service)));
+    for (let tries = 1; ; tries += 1) {
+      this.ports = this.settings.ports ?? (await freeLabPorts());
+      try {
+        await Promise.all(SERVICES.map((service) => this.startService(service)));
+        return;
+      } catch (error) {
+        await this.stop();
+        if (this.settings.ports || tries >= 3 || !portTaken((error as Error).message)) throw error;
+      }
+    }
   }
 
   /** Start one more process of `service` under `name`, e.g. a second payments replica. */
@@ -54,7 +86,8 @@ export class Lab {
   }
 
   async startService(name: Service | string): Promise<void> {
-    const { ports, env } = this.settings;
+    const { env } = this.settings;
+    const ports = this.portsInUse();
     const replica = this.replicas.get(name);
     const service = replica?.service ?? (name as Service);
     const child = spawn(process.execPath, [require.resolve(`@idempotency-chain/${service}/dist/main.js`)], {
@@ -70,15 +103,19 @@ export class Lab {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    track(child);
     this.children.set(name, child);
-    createInterface({ input: child.stdout! }).on('line', (line) => this.collect(service, line));
+    // 'close' comes after the exit and after the last line of output: the timeline is complete by then.
+    this.closed.set(name, new Promise<void>((resolve) => child.once('close', () => resolve())));
+    this.listening.delete(name);
+    createInterface({ input: child.stdout! }).on('line', (line) => this.collect(name, service, line));
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? code}): ${stderr.trim()}`))),
     );
     this.exits.set(name, exited.catch(() => undefined));
-    await Promise.race([this.waitHealthy(name), exited]);
+    await Promise.race([this.waitHealthy(name, child), exited]);
   }
 
   /** Resolves when `service` has exited (a crash the lab injected, or a stop). */
@@ -107,40 +144,56 @@ export class Lab {
     if (response.status !== 204) throw new Error(`arming ${name} failed: ${response.status}`);
   }
 
-  /** Stop every service with SIGTERM (graceful shutdown) and wait for the exits. */
+  /** Stop every service with SIGTERM (graceful shutdown); resolves once each has exited and its output is read to the end. */
   async stop(): Promise<void> {
     await Promise.all(
-      [...this.children.values()].map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-          }),
-      ),
+      [...this.children.entries()].map(([name, child]) => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+        }
+        return this.closed.get(name);
+      }),
     );
     this.children.clear();
   }
 
-  private collect(service: Service, line: string): void {
+  private portsInUse(): LabPorts {
+    if (!this.ports) throw new Error('the lab has no ports before start()');
+    return this.ports;
+  }
+
+  private collect(name: string, service: Service, line: string): void {
     try {
       const entry = JSON.parse(line) as Record<string, unknown>;
+      // Nest logs this once the server listens: from then on the port is this process's.
+      if (entry.context === 'NestApplication') this.listening.add(name);
       this.events.push({ ...entry, service } as LabEvent);
     } catch {
       // Not a log line of ours (e.g. a stack trace): irrelevant to the timeline.
     }
   }
 
-  private async waitHealthy(name: Service | string): Promise<void> {
-    for (;;) {
-      try {
-        const response = await fetch(`${this.url(name)}/health`);
-        if (response.ok) return;
-      } catch {
-        // Not listening yet.
+  /**
+   * Poll `/health` once the process says it listens, never before: until
+   * then an answer on its port could come from whoever else holds it. Stops
+   * when the process exits (the caller is told why by its exit).
+   */
+  private async waitHealthy(name: Service | string, child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + START_BOUND_MS;
+    while (child.exitCode === null && child.signalCode === null) {
+      if (Date.now() > deadline) throw new Error(`${name} did not answer /health within ${START_BOUND_MS} ms`);
+      if (this.listening.has(name)) {
+        try {
+          const response = await fetch(`${this.url(name)}/health`);
+          await response.arrayBuffer();
+          if (response.ok) return;
+        } catch {
+          // Not answering yet.
+        }
       }
       await sleep(50);
     }
+    throw new Error(`${name} exited before it answered /health`);
   }
 }

@@ -1,20 +1,13 @@
-import { execSync } from 'node:child_process';
 import { sequenceDiagram } from './diagram';
-import { attemptsOf } from './timeline';
-import type { Policy, PolicyRun } from './write-up';
+import { runLine, type RunEnvironment } from './environment';
+import { attemptsOf, type LabEvent } from './timeline';
+import { SETUP, type Policy, type PolicyRun } from './write-up';
 
 /** What the write-up reports for each policy. */
 export const EXPECTED_CHARGES: Record<Policy, number> = { none: 4, 'per-attempt': 2, propagated: 1, fingerprint: 1 };
 
-/** The run's environment, for the record. */
-export function environment(store: string, storeNote: string) {
-  let commit = 'unknown';
-  try {
-    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-  } catch {
-    // Not a git checkout: leave it unknown.
-  }
-  return { node: process.version, store, storeNote, date: new Date().toISOString(), commit, platform: `${process.platform} ${process.arch}` };
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
 function callerText(run: PolicyRun): string {
@@ -24,11 +17,11 @@ function callerText(run: PolicyRun): string {
 
 function laterText(run: PolicyRun): string {
   const press = run.laterPress;
-  const how = press.replayed ? `${press.status} from ${press.replayedBy}'s store` : `${press.status ?? 'no answer'}`;
+  const how = press.replayed ? `${press.status} from ${press.replayedBy}' store` : `${press.status ?? 'no answer'}`;
   return `${how} in ${press.latencyMs} ms, ${press.chargedAgain ? `charged again (${press.chargesAfter} in all)` : 'not charged'}`;
 }
 
-/** The terminal table. */
+/** The write-up as rows of a terminal table. */
 export function table(runs: PolicyRun[]): string {
   const rows = runs.map((run) => [run.policy, String(run.charges), String(EXPECTED_CHARGES[run.policy]), callerText(run), laterText(run)]);
   const header = ['policy', 'charges', 'write-up', 'caller got', 'later press'];
@@ -37,38 +30,61 @@ export function table(runs: PolicyRun[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** The attempts every hop made during the first press (before the later one). */
+function firstPress(run: PolicyRun): LabEvent[] {
+  const second = run.events.filter((e) => e.service === 'caller' && e.event === 'attempt')[1];
+  return attemptsOf(run.events).filter((a) => (a.startedAt ?? 0) < (second?.startedAt ?? Infinity));
+}
+
+/** Why the caller got an error, from the recorded attempts, when it did. */
+function whyNoAnswer(run: PolicyRun): string {
+  const status = run.caller.status;
+  if (status !== undefined && status < 500) return '';
+  const attempts = firstPress(run);
+  const gaveUp = (service: string) => attempts.filter((a) => a.service === service && a.outcome === 'timeout').length;
+  const charged = run.charges === 1 ? 'exactly once' : `${run.charges} times`;
+  const later = run.laterPress.replayed
+    ? `the later press with the same ${run.policy === 'fingerprint' ? 'body' : 'key'} was answered ${run.laterPress.status} from ${run.laterPress.replayedBy}' store in ${run.laterPress.latencyMs} ms, with no new charge`
+    : `the later press was executed again (${run.laterPress.chargesAfter} charges in all)`;
+  return [
+    '',
+    '',
+    `**Why the caller saw ${status ?? 'no answer'} although it was charged ${charged}.** Payments wrote the charge at once but holds its answer to a first attempt for ${SETUP.slowFirstAttemptMs / 1000} s,`,
+    `and no hop waits that long: orders gave up on payments ${plural(gaveUp('orders'), 'time')} after ${SETUP.ordersTimeoutMs} ms, the gateway gave up on orders ${plural(gaveUp('gateway'), 'time')}`,
+    `after ${SETUP.gatewayTimeoutMs} ms, and with no attempt left it answered ${status ?? 'nothing'} (Bad Gateway: the service behind it gave no answer) after ${run.caller.durationMs} ms.`,
+    run.policy === 'per-attempt'
+      ? 'Each of its attempts carried a fresh key, so each was charged.'
+      : `Every retry carried the same ${run.policy === 'fingerprint' ? 'fingerprint' : 'key'} and waited for the one execution instead of charging again, and the outcome was stored when that execution finished.`,
+    `A ${status ?? 'missing answer'} from a gateway means "outcome unknown", not "not charged": a client retries it with the same key, and here ${later}.`,
+  ].join('\n');
+}
+
 /** Why the count is what it is, in words taken from the recorded timeline. */
 export function explanation(run: PolicyRun): string {
-  const attempts = attemptsOf(run.events);
-  const count = (service: string) => attempts.filter((a) => a.service === service && a.startedAt! < firstPressEnd(run)).length;
+  const attempts = firstPress(run);
+  const count = (service: string) => attempts.filter((a) => a.service === service).length;
   const keys = new Set(attempts.filter((a) => a.service === 'orders' && a.keyHash).map((a) => a.keyHash));
   const facts = `The gateway made ${count('gateway')} attempts to orders and orders made ${count('orders')} attempts to payments during the first press.`;
   switch (run.policy) {
     case 'none':
       return `${facts} With no key anywhere, every attempt that reached payments was a new charge: ${run.charges}.`;
     case 'per-attempt':
-      return `${facts} The gateway minted a fresh key for each of its attempts, so payments saw ${keys.size} distinct keys. Orders' retry carried the same key as its first attempt and was absorbed, but each gateway attempt was a new intent to payments: ${run.charges} charges.`;
+      return `${facts} The gateway minted a fresh key for each of its attempts, so payments saw ${keys.size} distinct keys. Orders' retry carried the same key as its first attempt and was absorbed, but each gateway attempt was a new intent to payments: ${plural(run.charges, 'charge')}.`;
     case 'propagated':
-      return `${facts} Every attempt at every hop carried the caller's key (${keys.size} distinct key at payments), so payments executed once and every later attempt waited for that execution or was answered from the store: ${run.charges} charge. The retries waited on the slow first attempt; the caller ${run.caller.answered ? `got ${run.caller.status}` : 'got no answer'} within its ${Math.round(run.caller.durationMs)} ms, and the later press was ${run.laterPress.replayed ? 'answered from the stored result' : 'executed again'}.`;
+      return `${facts} Every attempt at every hop carried the caller's key (${keys.size} distinct key at payments), so payments executed once and every later attempt waited for that execution or was answered from the store: ${plural(run.charges, 'charge')}.`;
     case 'fingerprint':
-      return `${facts} No key was sent; each hop keyed the request on the SHA-256 of its method, route and body, which are the same on every retry: ${run.charges} charge${run.charges === 1 ? '' : 's'}; the later press ${run.laterPress.replayed ? 'matched the stored fingerprint and was replayed' : 'was executed again'}.`;
+      return `${facts} No key was sent; each hop keyed the request on the SHA-256 of its method, route and body, which are the same on every retry: ${plural(run.charges, 'charge')}; the later press ${run.laterPress.replayed ? 'matched the stored fingerprint and was replayed' : 'was executed again'}.`;
   }
 }
 
-function firstPressEnd(run: PolicyRun): number {
-  const callerAttempts = run.events.filter((e) => e.service === 'caller' && e.event === 'attempt');
-  const second = callerAttempts[1];
-  return second?.startedAt ?? Infinity;
-}
-
-/** RESULTS.md, from this run only. */
-export function resultsMarkdown(runs: PolicyRun[], env: ReturnType<typeof environment>): string {
+/** The write-up's section of RESULTS.md, from this run. */
+export function writeUpMarkdown(runs: PolicyRun[], env: RunEnvironment, durationMs: number, chart: string): string {
   const sections = runs.map((run) => {
     const origin = Math.min(...run.events.filter((e) => e.service === 'caller').map((e) => e.startedAt ?? e.time));
     return [
-      `### \`${run.policy}\`: ${run.charges} charge${run.charges === 1 ? '' : 's'}`,
+      `### \`${run.policy}\`: ${plural(run.charges, 'charge')}`,
       '',
-      explanation(run),
+      explanation(run) + whyNoAnswer(run),
       '',
       `Caller: ${callerText(run)}. Later press: ${laterText(run)}.`,
       '',
@@ -78,24 +94,21 @@ export function resultsMarkdown(runs: PolicyRun[], env: ReturnType<typeof enviro
     ].join('\n');
   });
   return [
-    '# Results',
-    '',
-    'Written by `npm run scenarios` (`turbo run scenarios`); do not edit by hand.',
-    '',
-    `Node ${env.node} on ${env.platform}, store **${env.store}** (${env.storeNote}), commit \`${env.commit}\`, ${env.date}.`,
-    '',
     '## The write-up: one slow first attempt, one lost reply',
     '',
-    'The caller sends one checkout and waits up to 3 s. The gateway gives up on orders after 600 ms and retries once;',
-    'orders gives up on payments after 300 ms and retries once. Payments writes the charge at once but answers a first',
-    "attempt only after 1.5 s, and orders' first reply is lost after its work is done. After everything has settled the",
+    runLine(env, durationMs),
+    '',
+    `The caller sends one checkout and waits up to ${SETUP.callerBudgetMs / 1000} s. The gateway gives up on orders after ${SETUP.gatewayTimeoutMs} ms and retries once;`,
+    `orders gives up on payments after ${SETUP.ordersTimeoutMs} ms and retries once. Payments writes the charge at once but answers a first`,
+    `attempt only after ${SETUP.slowFirstAttemptMs / 1000} s, and orders' first reply is lost after its work is done. After everything has settled the`,
     'user presses the button again. Charges are counted in the payments ledger.',
+    '',
+    `![Charges per policy: ${runs.map((run) => `${run.policy} ${run.charges}`).join(', ')}](${chart})`,
     '',
     '| policy | charges | write-up | caller got | later press |',
     '|---|---|---|---|---|',
     ...runs.map((run) => `| \`${run.policy}\` | **${run.charges}** | ${EXPECTED_CHARGES[run.policy]} | ${callerText(run)} | ${laterText(run)} |`),
     '',
     ...sections,
-    '',
   ].join('\n');
 }

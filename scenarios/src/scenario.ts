@@ -1,4 +1,3 @@
-import type { LabPorts } from './lab-processes';
 import type { LabEvent } from './timeline';
 
 /** One line of the payments ledger, as the runner reads it. */
@@ -42,7 +41,6 @@ export interface ScenarioResult {
 export interface ScenarioContext {
   store: 'redis' | 'memory';
   redisUrl?: string;
-  ports: LabPorts;
   log: (line: string) => void;
 }
 

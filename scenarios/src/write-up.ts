@@ -1,7 +1,7 @@
 import { IdempotentHttpClient, isHttpCallError } from '@idempotency-chain/http-client';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Lab, type LabPorts } from './lab-processes';
+import { Lab } from './lab-processes';
 import type { LabEvent } from './timeline';
 
 const NEXT_HOP: Record<string, string> = { caller: 'gateway', gateway: 'orders', orders: 'payments' };
@@ -56,11 +56,15 @@ interface LedgerView {
  * the write-up's faults, then the user's later press once all has settled.
  * The ledger's count is the answer.
  */
-export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', ports: LabPorts, redisUrl?: string): Promise<PolicyRun> {
+export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', redisUrl?: string): Promise<PolicyRun> {
   const started = Date.now();
   const lab = new Lab({
-    ports,
     env: { KEY_POLICY: policy, IDEMPOTENCY_STORE: store, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), LOG_LEVEL: 'info' },
+    // The budgets RESULTS.md states, set here so the text and the run cannot drift apart.
+    perService: {
+      gateway: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.gatewayTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
+      orders: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.ordersTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
+    },
   });
   await lab.start();
   try {

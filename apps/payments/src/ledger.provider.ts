@@ -22,7 +22,7 @@ export const ledgerProvider: Provider = {
 
 async function openLedger(config: ServiceConfig, binding: StoreBinding): Promise<Ledger> {
   if (binding.pool) return new PostgresLedger(binding.pool).open();
-  if (!binding.redis) return new MemoryLedger();
+  if (!binding.redis) return new MemoryLedger(config.retentionMs);
   if (config.ledgerRedisUrl === config.redisUrl) return new RedisLedger(binding.redis, config.retentionMs);
   const redis = createRedisClient(config.ledgerRedisUrl);
   await redis.connect();

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 describe.each<[string, () => Ledger]>([
-  ['MemoryLedger', () => new MemoryLedger()],
+  ['MemoryLedger', () => new MemoryLedger(60_000)],
   ['RedisLedger', () => new RedisLedger(redis, 60_000, prefix)],
 ])('%s', (_name, make) => {
   const entry = () => ({ orderId: `o-${randomUUID()}`, account: 'acct', amountCents: 500 });
@@ -50,5 +50,38 @@ describe.each<[string, () => Ledger]>([
     await plain.charge(order, { recordKey: 'r', epoch: 1 });
     await plain.charge(order, { recordKey: 'r', epoch: 1 });
     expect(await ledger.chargesOf(order.orderId)).toHaveLength(3);
+  });
+});
+
+describe('after the record\'s retention', () => {
+  const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct', amountCents: 500 });
+
+  it('MemoryLedger forgets the record\'s charge and epoch, as the record itself is forgotten', async () => {
+    let now = 1_000;
+    const ledger = new MemoryLedger(500, () => now);
+    const entry = order();
+    const first = await ledger.charge(entry, { recordKey: 'r', epoch: 20 });
+    now += 499;
+    expect((await ledger.charge(entry, { recordKey: 'r', epoch: 21 })).chargeId).toBe(first.chargeId);
+    now += 501; // past the retention of both the charge and the last fence
+    const again = await ledger.charge(entry, { recordKey: 'r', epoch: 5 });
+    expect(again.chargeId).not.toBe(first.chargeId);
+    expect(await ledger.chargesOf(entry.orderId)).toHaveLength(2);
+  });
+
+  it('RedisLedger does the same through its keys\' TTL', async () => {
+    const ledger = new RedisLedger(redis, 200, prefix);
+    const entry = order();
+    const recordKey = randomUUID();
+    const first = await ledger.charge(entry, { recordKey, epoch: 20 });
+    // Expiry is Redis's own clock: wait until both keys are gone, however long a loaded machine takes.
+    const keys = [`${prefix}fence:{${recordKey}}`, `${prefix}charge:{${recordKey}}`];
+    for (let waited = 0; (await redis.exists(...keys)) > 0; waited += 50) {
+      if (waited > 10_000) throw new Error('the ledger keys did not expire within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const again = await ledger.charge(entry, { recordKey, epoch: 5 });
+    expect(again.chargeId).not.toBe(first.chargeId);
+    expect(await ledger.chargesOf(entry.orderId)).toHaveLength(2);
   });
 });

@@ -99,7 +99,7 @@ async function redeliveryVariant(
       const chargesAfterCrash = ledger.filter((line) => Date.parse(line.at) <= killedAt).length;
       const sameCharge = ledger.length === 1 && (redelivery.epoch ?? 0) > (ledger[0]?.epoch ?? 0);
       const handled = sameCharge
-        ? `took over the record the dead consumer had left in progress (once its lease ran out), re-executed under epoch ${redelivery.epoch}, and the ledger answered with the charge written under epoch ${ledger[0]?.epoch}: not charged again`
+        ? `took over the record the dead consumer had left in progress (once its lease ran out), re-executed under a newer epoch (+${(redelivery.epoch ?? 0) - (ledger[0]?.epoch ?? 0)} on the first execution's), and the ledger answered with the charge the first execution wrote: not charged again`
         : redelivery.decision === 'replayed'
           ? 'answered from the store: not charged again'
           : `charged again (${ledger.length} lines)`;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
+import { freePorts } from '../ports';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
 import { RoundRobinProxy } from './round-robin-proxy';
 import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, skippedResult } from './support';
@@ -40,17 +41,17 @@ async function replicaVariant(
   expectedCharges: number,
   store: 'memory' | 'redis',
 ): Promise<VariantRun> {
-  const replicaPort = context.ports.payments + 10;
-  const proxy = await RoundRobinProxy.start(context.ports.payments + 20, [
-    `http://127.0.0.1:${context.ports.payments}`,
-    `http://127.0.0.1:${replicaPort}`,
-  ]);
+  // The proxy needs payments' address before the lab starts: every port is picked up front.
+  const [gateway, orders, payments, replicaPort, proxyPort] = (await freePorts(5)) as [number, number, number, number, number];
+  const ports = { gateway, orders, payments };
+  const proxy = await RoundRobinProxy.start(proxyPort, [`http://127.0.0.1:${ports.payments}`, `http://127.0.0.1:${replicaPort}`]);
   try {
     return await runVariant(
       context,
       variant,
       expectedCharges,
       {
+        ports,
         env: { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: store },
         perService: {
           // Patient outer hops: only orders retries, and its retry is the one the balancer moves.

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVICES, type Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
 import { SETUP } from '../write-up';
-import { PrivateRedis, privateRedisUnavailable } from './private-redis';
+import { PrivateRedis, privateRedisUnavailable } from '../private-redis';
 import { checkout, codeRef, counter, ledgerOf, needsRedis, newOrder, runVariant, skippedResult, until } from './support';
 
 /** Bound on the services noticing that their store went away, or came back. */

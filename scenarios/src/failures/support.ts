@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, type LabSettings, type Service } from '../lab-processes';
+import { REPO_ROOT } from '../output-paths';
 import type { LedgerLine, ScenarioContext, ScenarioResult, VariantRun } from '../scenario';
 
 /** A fresh order, so no run ever sees another's records or ledger lines. */
@@ -106,12 +107,11 @@ export async function runVariant(
   context: ScenarioContext,
   variant: string,
   expectedCharges: number,
-  settings: Omit<LabSettings, 'ports'>,
+  settings: LabSettings,
   body: (lab: Lab) => Promise<VariantOutcome>,
 ): Promise<VariantRun> {
   const started = Date.now();
   const lab = new Lab({
-    ports: context.ports,
     ...settings,
     env: {
       IDEMPOTENCY_STORE: context.store,
@@ -139,9 +139,6 @@ export async function runVariant(
     await lab.stop();
   }
 }
-
-/** The repository's root, from src/failures or dist/failures alike. */
-const REPO_ROOT = resolve(__dirname, '../../..');
 
 /**
  * `file:line` of the first line of `file` (from the repository root) that
@@ -173,5 +170,5 @@ export function skippedResult(base: Omit<ScenarioResult, 'variants' | 'skipped'>
 /** Why a Redis-only scenario cannot run in `context`, or undefined when it can. */
 export function needsRedis(context: ScenarioContext, what: string): string | undefined {
   if (context.store === 'redis' && context.redisUrl) return undefined;
-  return `needs Redis (${what}); this run has only the in-memory store: set REDIS_URL or install Docker`;
+  return `needs Redis (${what}); this run has only the in-memory store: set REDIS_URL, or install redis-server or Docker`;
 }

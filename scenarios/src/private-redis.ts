@@ -1,29 +1,22 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { track } from './children';
+import { freePort, portTaken } from './ports';
 
-/** The `redis-server` binary the lab starts: `REDIS_SERVER` or the one on the PATH. */
-export const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
+/** The `redis-server` binary the runner starts: `REDIS_SERVER` or the one on the PATH. */
+export function redisServerBinary(): string {
+  return process.env.REDIS_SERVER || 'redis-server';
+}
 
 /** Why a private Redis cannot be started here, or undefined when it can. */
 export function privateRedisUnavailable(): string | undefined {
-  const probe = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8', timeout: 5000 });
-  if (probe.error) return `${REDIS_SERVER} is not installed (${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message})`;
-  if (probe.status !== 0) return `${REDIS_SERVER} --version failed (${probe.status})`;
+  const binary = redisServerBinary();
+  const probe = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  if (probe.error) return `${binary} is not installed (${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message})`;
+  if (probe.status !== 0) return `${binary} --version failed (${probe.status})`;
   return undefined;
-}
-
-/** A port nobody listens on right now, from the kernel. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** True when a Redis answers PING on `port` within `timeoutMs`. */
@@ -46,9 +39,11 @@ export function pings(port: number, timeoutMs = 500): Promise<boolean> {
 }
 
 /**
- * A throwaway Redis of the scenario's own, so it can be stopped and started
- * again without touching the run's Redis: no persistence, loopback only,
- * always on the same port (the services reconnect to the address they know).
+ * A throwaway `redis-server` of the run's own: the run's store when no
+ * `REDIS_URL` is given, or a scenario's, so it can be stopped and started
+ * again without touching any other Redis. No persistence, loopback only,
+ * always on the same port (the services reconnect to the address they know),
+ * and killed with the runner if the runner dies first.
  */
 export class PrivateRedis {
   private child?: ChildProcess;
@@ -56,11 +51,25 @@ export class PrivateRedis {
 
   private constructor(readonly port: number) {}
 
-  /** Start one on a free port; resolves once it answers PING. */
+  /**
+   * Start one on a free port; resolves once it answers PING. Another process
+   * may take the port between the pick and the bind: then a new port.
+   */
   static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort());
-    await redis.start();
-    return redis;
+    for (let tries = 1; ; tries += 1) {
+      const redis = new PrivateRedis(await freePort());
+      try {
+        await redis.start();
+        return redis;
+      } catch (error) {
+        if (tries >= 3 || !portTaken((error as Error).message)) throw error;
+      }
+    }
+  }
+
+  /** The server's process id, while it runs. */
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
   }
 
   get url(): string {
@@ -74,9 +83,13 @@ export class PrivateRedis {
   /** (Re)start on the same port; resolves once it answers PING (bounded). */
   async start(timeoutMs = 10_000): Promise<void> {
     if (this.running) return;
-    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    // Run in the temp folder: nothing is written with persistence off, and a stray file could never land in the repository.
+    const child = track(
+      spawn(redisServerBinary(), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        cwd: tmpdir(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     this.child = child;
@@ -92,6 +105,7 @@ export class PrivateRedis {
     const deadline = Date.now() + timeoutMs;
     const ready = (async () => {
       while (!(await pings(this.port))) {
+        if (this.child !== child) return; // it exited: `failed` tells why
         if (Date.now() > deadline) throw new Error(`redis-server on ${this.port} did not answer PING within ${timeoutMs} ms`);
         await sleep(25);
       }

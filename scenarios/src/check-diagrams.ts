@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { checkDiagrams, mermaidBlocks } from './diagram-check';
+import { REPO_ROOT, shownPath } from './output-paths';
+
+/**
+ * `npm run check-diagrams [-- --json] [file.md ...]` (RESULTS.md by
+ * default): parse every Mermaid diagram with Mermaid and fail unless every
+ * message and note reads whole.
+ */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const json = args.includes('--json');
+  const files = args.filter((arg) => arg !== '--json');
+  const reports = [];
+  for (const file of files.length > 0 ? files.map((f) => resolve(f)) : [resolve(REPO_ROOT, 'RESULTS.md')]) {
+    const report = await checkDiagrams(mermaidBlocks(readFileSync(file, 'utf8')));
+    reports.push({ file, ...report });
+    const whole = report.messages.filter((m) => m.whole).length;
+    if (!json) {
+      process.stdout.write(`${shownPath(file)}: ${report.diagrams} diagrams, ${whole}/${report.messages.length} message lines parse whole\n`);
+      for (const e of report.errors) process.stdout.write(`  diagram ${e.diagram + 1} refused: ${e.error}\n`);
+      for (const m of report.messages.filter((m) => !m.whole).slice(0, 20)) {
+        process.stdout.write(`  diagram ${m.diagram + 1}: wrote "${m.source}", Mermaid read "${m.parsed ?? '(nothing)'}"\n`);
+      }
+    }
+    if (report.errors.length > 0 || whole < report.messages.length) process.exitCode = 1;
+  }
+  if (json) process.stdout.write(`${JSON.stringify(reports)}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,78 @@
+import { checkDiagramTexts } from './cli.test-support';
+import type { DiagramReport } from './diagram-check';
+import { attemptLabel, firstEpoch, mermaidText, sequenceDiagram } from './diagram';
+import type { LabEvent } from './timeline';
+
+// Mermaid runs in a child process; give a loaded machine room.
+jest.setTimeout(120_000);
+
+const T0 = 1_800_000_000_000;
+const KEY_A = 'a1b2c3d4e5f6';
+const KEY_B = '0f9e8d7c6b5a';
+
+function attempt(service: LabEvent['service'], at: number, fields: Partial<LabEvent>): LabEvent {
+  return { service, event: 'attempt', time: T0 + at, startedAt: T0 + at, durationMs: 100, attempt: 1, ...fields };
+}
+
+/** Every way an attempt can end, with and without keys, including text Mermaid would cut. */
+const EVENTS: LabEvent[] = [
+  attempt('caller', 0, { path: '/checkout', keyHash: KEY_A, outcome: 'http-error', status: 502, durationMs: 1300 }),
+  attempt('gateway', 10, { path: '/orders', keyHash: KEY_A, outcome: 'timeout', durationMs: 600 }),
+  attempt('gateway', 620, { path: '/orders', attempt: 2, keyHash: KEY_B, outcome: 'reset', durationMs: 300 }),
+  attempt('orders', 30, { path: '/charges', keyHash: KEY_A, outcome: 'timeout', durationMs: 300 }),
+  attempt('orders', 340, { path: '/charges', attempt: 2, keyHash: KEY_A, outcome: 'deadline', durationMs: 250 }),
+  attempt('orders', 640, { path: '/charges', outcome: 'ok', status: 201, replayed: true, durationMs: 20 }),
+  attempt('orders', 700, { path: 'queue delivery #2; redelivered', attempt: 3, outcome: 'killed before ack', durationMs: 5 }),
+  { service: 'payments', event: 'idempotency', time: T0 + 40, outcome: 'executed', epoch: T0 + 35 },
+];
+const CHARGES = [
+  { at: new Date(T0 + 45).toISOString(), epoch: T0 + 35 },
+  { at: new Date(T0 + 660).toISOString(), epoch: T0 + 667 },
+  { at: new Date(T0 + 900).toISOString(), epoch: 0 },
+];
+
+describe('sequence diagrams, as Mermaid reads them', () => {
+  const diagram = sequenceDiagram(EVENTS, CHARGES, T0);
+  let report: DiagramReport;
+
+  beforeAll(async () => {
+    report = await checkDiagramTexts([diagram]);
+  });
+
+  it('keeps every message and note whole, the characters Mermaid would cut included', () => {
+    expect(report.errors).toEqual([]);
+    expect(report.messages).toHaveLength(EVENTS.filter((e) => e.event === 'attempt').length * 2 + CHARGES.length);
+    expect(report.messages.filter((m) => !m.whole)).toEqual([]);
+  });
+
+  it('names the attempt and the key on the request and on its answer', () => {
+    const parsed = report.messages.map((m) => m.parsed ?? '');
+    for (const event of EVENTS.filter((e) => e.event === 'attempt')) {
+      const label = attemptLabel(event);
+      const same = EVENTS.filter((e) => e.event === 'attempt' && attemptLabel(e) === label).length;
+      expect({ label, messages: parsed.filter((text) => text.includes(label)).length }).toEqual({ label, messages: 2 * same });
+    }
+    expect(parsed.filter((text) => text.includes(`key ${KEY_A.slice(0, 6)}`))).toHaveLength(8);
+    expect(parsed.filter((text) => text.includes('no key'))).toHaveLength(4);
+  });
+
+  it('shows fencing epochs relative to the first claim, never as 13 digits', () => {
+    const notes = report.messages.map((m) => m.parsed ?? '').filter((text) => /charge \d/.test(text));
+    expect(diagram).not.toMatch(/\d{13}/);
+    expect(notes).toEqual(['+45 ms charge 1, epoch +0 since the first claim', '+660 ms charge 2, epoch +632 since the first claim', '+900 ms charge 3']);
+    expect(firstEpoch(EVENTS, CHARGES)).toBe(T0 + 35);
+  });
+
+  it('would catch the labels GitHub used to cut: a # ends the message, a ; breaks the diagram', async () => {
+    const old = ['sequenceDiagram', '  participant Caller', '  participant Gateway', '  Caller->>Gateway: +0 ms /checkout #1 key 2a5d0e'].join('\n');
+    const split = ['sequenceDiagram', '  participant Caller', '  participant Gateway', '  Gateway-->>Caller: 201; replayed'].join('\n');
+    const report = await checkDiagramTexts([old, split]);
+    expect(report.messages[0]).toMatchObject({ source: '+0 ms /checkout #1 key 2a5d0e', parsed: '+0 ms /checkout', whole: false });
+    expect(report.errors.map((e) => e.diagram)).toEqual([1]);
+    expect(report.messages[1]?.whole).toBe(false);
+  });
+
+  it('writes labels without the characters Mermaid treats as syntax', () => {
+    expect(mermaidText('delivery #2; redelivered\nagain')).toBe('delivery no. 2, redelivered again');
+  });
+});
