@@ -151,6 +151,51 @@ describe('the end of an execution', () => {
   });
 });
 
+describe('the replay cache', () => {
+  it('answers a replay this process has seen completed from memory, without a claim', async () => {
+    const claim = jest.spyOn(store, 'claim');
+    const first = await coordinator.run(request(), ok);
+    const replays = [await coordinator.run(request(), neverRuns), await coordinator.run(request(), neverRuns)];
+
+    expect(claim).toHaveBeenCalledTimes(1);
+    for (const replay of replays) expect(replay).toEqual({ value: first.value, replayed: true, waited: false });
+    expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed']);
+  });
+
+  it('refuses a key reused for another request from memory too (422)', async () => {
+    await coordinator.run(request(), ok);
+    const error = await coordinator.run(request({ fingerprint: 'fp-other' }), neverRuns).catch((e: unknown) => e);
+    expect(isKeyReusedError(error)).toBe(true);
+  });
+
+  it('learns a completion from the store, and keeps it no longer than the store does', async () => {
+    jest.useFakeTimers();
+    try {
+      const other = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, defaults: { retentionMs: 10_000 } });
+      await coordinator.run(request({ policy: { retentionMs: 10_000 } }), ok); // another replica completed it
+      const claim = jest.spyOn(store, 'claim');
+      await other.run(request(), neverRuns); // a round trip, then remembered
+      await other.run(request(), neverRuns); // from memory
+      expect(claim).toHaveBeenCalledTimes(1);
+      jest.advanceTimersByTime(10_001); // the retention ended: memory forgot it before the store did
+      let runs = 0;
+      await other.run(request(), async () => ((runs += 1), ok()));
+      expect(claim).toHaveBeenCalledTimes(2);
+      expect(runs).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('can be turned off', async () => {
+    const uncached = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
+    const claim = jest.spyOn(store, 'claim');
+    await uncached.run(request(), ok);
+    await uncached.run(request(), neverRuns);
+    expect(claim).toHaveBeenCalledTimes(2);
+  });
+});
+
 describe('recordKey', () => {
   it('is a SHA-256 hex hash holding none of the user’s text', () => {
     const recordKey = coordinator.recordKey(OPERATION, 'tenant-a', KEY);
@@ -334,8 +379,9 @@ describe('observer events', () => {
   });
 
   it('calls claimLatency once per claim with the service, the operation and a duration', async () => {
-    await coordinator.run(request(), ok);
-    await coordinator.run(request(), neverRuns);
+    const uncached = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, replayCache: false });
+    await uncached.run(request(), ok);
+    await uncached.run(request(), neverRuns);
     expect(recorder.latencies).toHaveLength(2);
     for (const latency of recorder.latencies) {
       expect(latency).toMatchObject({ service: 'payments', operation: OPERATION });

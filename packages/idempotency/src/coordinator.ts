@@ -5,6 +5,7 @@ import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './fingerprint';
 import { IdempotencyOutcome, type IdempotencyObserver } from './observer';
 import { resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
+import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
 
 /** How a coordinator is set up, once per service. */
@@ -17,6 +18,12 @@ export interface IdempotencyOptions {
   /** Per-operation policy, over the defaults. */
   operations?: Record<string, Partial<OperationPolicy>>;
   observer?: IdempotencyObserver;
+  /**
+   * Answer replays of records this process has seen completed from memory,
+   * without a round trip (see `ReplayCache`); `false` turns it off. Default
+   * on: 10,000 records, 16 Mi characters of results.
+   */
+  replayCache?: ReplayCacheOptions | false;
 }
 
 /** One request to protect. */
@@ -84,9 +91,11 @@ const UNSTORABLE = '!';
  */
 export class IdempotencyCoordinator {
   private readonly policies = new Map<string, OperationPolicy>();
+  private readonly replays: ReplayCache | undefined;
 
   /** @throws InvalidPolicyError naming the option, for defaults or an operation that could not protect anything. */
   constructor(private readonly options: IdempotencyOptions) {
+    this.replays = options.replayCache === false ? undefined : new ReplayCache(options.replayCache);
     validatePolicy(resolvePolicy(options.defaults), `${options.service} defaults`);
     for (const operation of Object.keys(options.operations ?? {})) this.policyFor(operation);
   }
@@ -137,6 +146,17 @@ export class IdempotencyCoordinator {
     }
     const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
     const report = this.reporter(request);
+    const replays = this.replays;
+    const known = replays?.get(recordKey);
+    if (known) {
+      if (known.fingerprint !== request.fingerprint) {
+        report(IdempotencyOutcome.Mismatched);
+        throw new KeyReusedError('This Idempotency-Key was already used for a different request');
+      }
+      report(IdempotencyOutcome.Replayed);
+      return { replay: known.result, waited: false };
+    }
+    const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
     let signal: AbortSignal | undefined;
@@ -166,13 +186,14 @@ export class IdempotencyCoordinator {
             throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
           }
         }
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction), waited };
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, remember), waited };
       }
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
+        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, claim.result, claim.remainingMs);
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
         return { replay: claim.result, waited };
       }

@@ -1,4 +1,5 @@
 import { LeaseLostError, StoreUnavailableError } from './errors';
+import { heartbeat, type Beating } from './heartbeat';
 import { IdempotencyOutcome } from './observer';
 import type { OperationPolicy } from './policy';
 import type { IdempotencyStore, StoreTransaction } from './store';
@@ -12,7 +13,7 @@ export type ExecutionReport = (outcome: IdempotencyOutcome, extra?: { epoch?: nu
  * (`complete` or `release`, exactly once, called by the coordinator or an
  * integration - never by the action).
  *
- * From the claim to its end a heartbeat renews the lease every
+ * From the claim to its end a heartbeat renews the lease at least every
  * `heartbeatMs`; a renewal that finds another owner aborts `signal`. Under
  * fail-open the execution is unprotected: epoch 0, nothing to complete.
  *
@@ -21,9 +22,10 @@ export type ExecutionReport = (outcome: IdempotencyOutcome, extra?: { epoch?: nu
  *                                        └── release() ─────────► key free for a retry
  * ```
  */
-export class Execution {
+export class Execution implements Beating {
   private lease: AbortController | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
+  /** @internal When the last renewal started (see `heartbeat`). */
+  lastBeatAt = 0;
   private renewing = false;
   /** `complete` or `release` was called. */
   private ended = false;
@@ -54,6 +56,8 @@ export class Execution {
      * and it commits with the record's completion, or not at all.
      */
     private readonly storeTransaction?: StoreTransaction,
+    /** Told of the result once stored (the replay cache). */
+    private readonly stored?: (result: string) => void,
   ) {
     if (epoch > 0) this.startHeartbeat();
   }
@@ -110,6 +114,7 @@ export class Execution {
           : 'This execution lost its lease; the request is now owned by another attempt',
       );
     }
+    this.stored?.(result);
     this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
   }
 
@@ -133,39 +138,38 @@ export class Execution {
   private end(): boolean {
     if (this.ended) return false;
     this.ended = true;
-    clearTimeout(this.heartbeat);
+    if (this.policy.heartbeatMs > 0) heartbeat(this.policy.heartbeatMs).delete(this);
     return this.protected;
   }
 
-  /** Renew the lease every `heartbeatMs` until the execution ends. */
+  /** Renew the lease every `heartbeatMs` until the execution ends (see `heartbeat`). */
   private startHeartbeat(): void {
     if (this.policy.heartbeatMs <= 0) return;
-    const beat = (): void => {
-      if (this.ended || this.lost || this.renewing) return;
-      this.renewing = true;
-      this.store
-        .renew(this.recordKey, this.owner, this.policy.leaseMs)
-        .then((held) => {
-          // A renewal that lands after the end (its completion travelled on
-          // another connection) is not a lost lease.
-          if (held || this.ended) return;
-          this.lost = true;
-          this.report(IdempotencyOutcome.LeaseLost, { epoch: this.epoch });
-          this.lease ??= new AbortController();
-          this.lease.abort(new LeaseLostError('Another attempt took over this key'));
-        })
-        // A failed renewal is not a lost lease: try again on the next beat.
-        .catch((error: unknown) => this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error }))
-        .finally(() => {
-          this.renewing = false;
-          if (!this.ended && !this.lost) this.schedule(beat);
-        });
-    };
-    this.schedule(beat);
+    this.lastBeatAt = performance.now();
+    heartbeat(this.policy.heartbeatMs).add(this);
   }
 
-  private schedule(beat: () => void): void {
-    this.heartbeat = setTimeout(beat, this.policy.heartbeatMs);
-    this.heartbeat.unref();
+  /** @internal One renewal of the lease, started by the heartbeat. */
+  beat(): void {
+    if (this.ended || this.lost || this.renewing) return;
+    this.renewing = true;
+    this.lastBeatAt = performance.now();
+    this.store
+      .renew(this.recordKey, this.owner, this.policy.leaseMs)
+      .then((held) => {
+        // A renewal that lands after the end (its completion travelled on
+        // another connection) is not a lost lease.
+        if (held || this.ended) return;
+        this.lost = true;
+        heartbeat(this.policy.heartbeatMs).delete(this);
+        this.report(IdempotencyOutcome.LeaseLost, { epoch: this.epoch });
+        this.lease ??= new AbortController();
+        this.lease.abort(new LeaseLostError('Another attempt took over this key'));
+      })
+      // A failed renewal is not a lost lease: try again on the next beat.
+      .catch((error: unknown) => this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error }))
+      .finally(() => {
+        this.renewing = false;
+      });
   }
 }

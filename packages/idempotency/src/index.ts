@@ -21,6 +21,8 @@ export { IdempotencyOutcome } from './observer';
 export type { IdempotencyEvent, IdempotencyObserver } from './observer';
 export { isFinalOutcome, statusOutcome } from './outcome';
 export type { OutcomeRule, StatusBearing, StatusOutcome } from './outcome';
+export { ReplayCache } from './replay-cache';
+export type { ReplayCacheOptions } from './replay-cache';
 export { DEFAULT_POLICY, InvalidPolicyError, resolvePolicy, validatePolicy } from './policy';
 export type { InFlightPolicy, OperationPolicy, StoreFailurePolicy } from './policy';
 export { isTransactionalStore, RecordStatus } from './store';

@@ -52,7 +52,7 @@ export class MemoryStore implements IdempotencyStore {
     const now = Date.now();
     const record = this.live(recordKey, now);
     if (record?.status === RecordStatus.Completed) {
-      return { status: 'completed', fingerprint: record.fingerprint, result: record.result as string };
+      return { status: 'completed', fingerprint: record.fingerprint, result: record.result as string, remainingMs: record.expiresAt - now };
     }
     if (record) {
       return { status: 'in_progress', fingerprint: record.fingerprint, leaseRemainingMs: record.expiresAt - now };

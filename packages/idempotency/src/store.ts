@@ -34,12 +34,13 @@ export interface ClaimRequest {
  *   out; the caller now owns it with a fencing `epoch` strictly greater than
  *   any earlier epoch of this `recordKey`.
  * - `in_progress`: another owner holds a live lease.
- * - `completed`: a result is stored; it is returned as it was stored.
+ * - `completed`: a result is stored; it is returned as it was stored,
+ *   with how long the store still keeps it when the store can tell.
  */
 export type ClaimResult =
   | { status: 'claimed'; epoch: number }
   | { status: 'in_progress'; fingerprint: string; leaseRemainingMs: number }
-  | { status: 'completed'; fingerprint: string; result: string };
+  | { status: 'completed'; fingerprint: string; result: string; remainingMs?: number };
 
 /**
  * A store of idempotency records.

@@ -1,5 +1,5 @@
 import { OutgoingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import type { HttpAnswer } from './http-answer';
+import { byteLength, type HttpAnswer } from './http-answer';
 
 /** What the app wrote: the whole answer, or its head once the body outgrew the limit. */
 export type Written =
@@ -108,7 +108,9 @@ class HeldResponse {
   /** The app wrote its head or part of its body. */
   started = false;
   private readonly saved: Pick<ServerResponse, 'writeHead' | 'write' | 'end' | 'flushHeaders'>;
-  private chunks: Buffer[] = [];
+  private chunks: Array<string | Buffer> = [];
+  /** Every chunk is text the app wrote as a UTF-8 string: the body stays a string, never copied to bytes and back. */
+  private text = true;
   private size = 0;
   private state: 'holding' | 'deciding' | 'released' = 'holding';
   private ended: Callback | undefined | false = false;
@@ -176,24 +178,31 @@ class HeldResponse {
   private keep(chunk: unknown, encoding?: BufferEncoding): void {
     this.started = true;
     if (this.replacing) return;
-    const bytes = Buffer.isBuffer(chunk)
-      ? chunk
-      : typeof chunk === 'string'
-        ? Buffer.from(chunk, encoding ?? 'utf8')
-        : Buffer.from((chunk as Uint8Array).buffer, (chunk as Uint8Array).byteOffset, (chunk as Uint8Array).byteLength);
-    if (bytes.length === 0) return;
-    this.chunks.push(bytes);
-    this.size += bytes.length;
+    let kept: string | Buffer;
+    if (typeof chunk === 'string' && (encoding === undefined || encoding === 'utf8' || encoding === 'utf-8')) {
+      kept = chunk;
+    } else {
+      this.text = false;
+      kept = Buffer.isBuffer(chunk)
+        ? chunk
+        : typeof chunk === 'string'
+          ? Buffer.from(chunk, encoding)
+          : Buffer.from((chunk as Uint8Array).buffer, (chunk as Uint8Array).byteOffset, (chunk as Uint8Array).byteLength);
+    }
+    const size = byteLength(kept);
+    if (size === 0) return;
+    this.chunks.push(kept);
+    this.size += size;
     if (this.state === 'holding' && this.size > this.options.maxBytes) this.overflow();
   }
 
   private decide(): void {
     this.state = 'deciding';
     if (this.replacing) {
-      void this.options.onWritten({ whole: true, answer: { status: 0, headers: {}, body: Buffer.alloc(0) } }).then((answer) => this.send(answer, true));
+      void this.options.onWritten({ whole: true, answer: { status: 0, headers: {}, body: '' } }).then((answer) => this.send(answer, true));
       return;
     }
-    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+    const body = this.body();
     const answer: HttpAnswer = { status: this.raw.statusCode, headers: this.headers(), body };
     this.options.onWritten({ whole: true, answer }).then(
       (replacement) => this.send(replacement ?? answer, replacement !== undefined),
@@ -224,7 +233,7 @@ class HeldResponse {
       raw.statusCode = answer.status;
       for (const name in answer.headers) raw.setHeader(name, answer.headers[name] as string | string[]);
     }
-    const body = answer?.body ?? Buffer.alloc(0);
+    const body = answer?.body ?? '';
     if (bodiless(raw.statusCode)) {
       raw.removeHeader('content-length');
       raw.removeHeader('transfer-encoding');
@@ -233,9 +242,18 @@ class HeldResponse {
     }
     // A HEAD answer keeps the length of the body it would have had.
     if (!raw.hasHeader('transfer-encoding') && !(raw.req?.method === 'HEAD' && raw.hasHeader('content-length'))) {
-      raw.setHeader('content-length', body.length);
+      raw.setHeader('content-length', byteLength(body));
     }
     raw.end(body, this.ended || undefined);
+  }
+
+  /** What the app wrote, as one string when it wrote text, else as bytes. */
+  private body(): string | Buffer {
+    const { chunks } = this;
+    if (chunks.length === 1) return chunks[0] as string | Buffer;
+    if (chunks.length === 0) return this.text ? '' : Buffer.alloc(0);
+    if (this.text) return chunks.join('');
+    return Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)), this.size);
   }
 
   /** The response's headers now, lower-case names, values as strings. */

@@ -1,6 +1,6 @@
 import { decodeAnswer, encodeAnswer, type HttpAnswer } from './http-answer';
 
-const answer = (body: Buffer): HttpAnswer => ({ status: 201, headers: { 'content-type': 'x/y', link: ['<a>', '<b>'] }, body });
+const answer = (body: Buffer | string): HttpAnswer => ({ status: 201, headers: { 'content-type': 'x/y', link: ['<a>', '<b>'] }, body });
 
 describe('a stored answer', () => {
   it.each([
@@ -13,7 +13,15 @@ describe('a stored answer', () => {
     const decoded = decodeAnswer(encodeAnswer(answer(body)));
     expect(decoded.status).toBe(201);
     expect(decoded.headers).toEqual({ 'content-type': 'x/y', link: ['<a>', '<b>'] });
-    expect(decoded.body.equals(body)).toBe(true);
+    expect(Buffer.from(decoded.body).equals(body)).toBe(true);
+  });
+
+  it('keeps a string body as it is, and stores it as text unless it holds a NUL', () => {
+    const text = answer('{"note":"ünïcode ✓"}' as never);
+    expect(encodeAnswer(text)).toBe('{"status":201,"headers":{"content-type":"x/y","link":["<a>","<b>"]}}\n{"note":"ünïcode ✓"}');
+    expect(decodeAnswer(encodeAnswer(text)).body).toBe('{"note":"ünïcode ✓"}');
+    const nul = answer('a\u0000b' as never);
+    expect(Buffer.from(decodeAnswer(encodeAnswer(nul)).body).toString()).toBe('a\u0000b');
   });
 
   it('keeps UTF-8 text as text (readable in the store), and anything else - or text with a NUL, which PostgreSQL text refuses - as base64', () => {

@@ -5,7 +5,13 @@ export interface HttpAnswer {
   status: number;
   /** Lower-case names; only the headers that belong to the answer (see `DEFAULT_REPLAY_HEADERS`). */
   headers: Record<string, string | string[]>;
-  body: Buffer;
+  /** Text as the app wrote it (sent as UTF-8, as Node sends a string), or bytes. */
+  body: string | Buffer;
+}
+
+/** The body's length on the wire, in bytes. */
+export function byteLength(body: string | Buffer): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }
 
 /**
@@ -36,8 +42,9 @@ export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
  * ```
  */
 export function encodeAnswer({ status, headers, body }: HttpAnswer): string {
-  const text = isUtf8(body) && !body.includes(0);
+  const text = typeof body === 'string' ? !body.includes('\u0000') : isUtf8(body) && !body.includes(0);
   const head = JSON.stringify(text ? { status, headers } : { status, headers, base64: true });
+  if (typeof body === 'string') return `${head}\n${text ? body : Buffer.from(body).toString('base64')}`;
   return `${head}\n${body.toString(text ? 'utf8' : 'base64')}`;
 }
 
@@ -46,5 +53,5 @@ export function decodeAnswer(stored: string): HttpAnswer {
   const newline = stored.indexOf('\n');
   const head = JSON.parse(newline < 0 ? stored : stored.slice(0, newline)) as Omit<HttpAnswer, 'body'> & { base64?: boolean };
   const body = newline < 0 ? '' : stored.slice(newline + 1);
-  return { status: head.status, headers: head.headers, body: Buffer.from(body, head.base64 ? 'base64' : 'utf8') };
+  return { status: head.status, headers: head.headers, body: head.base64 ? Buffer.from(body, 'base64') : body };
 }

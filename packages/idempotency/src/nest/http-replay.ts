@@ -28,7 +28,7 @@ function acceptable(answer: HttpAnswer, acceptEncoding: string | string[] | unde
   const encoding = answer.headers['content-encoding'];
   if (typeof encoding !== 'string' || encoding === 'identity' || accepts(acceptEncoding, encoding.toLowerCase())) return answer;
   const decode = DECODERS[encoding.toLowerCase()];
-  if (!decode) return answer;
+  if (!decode || typeof answer.body === 'string') return answer; // compressed bytes are never stored as text
   const { 'content-encoding': _encoding, ...headers } = answer.headers;
   return { status: answer.status, headers, body: decode(answer.body) };
 }

@@ -50,5 +50,5 @@ export function toHttpException(error: unknown): unknown {
 export function problemAnswer(exception: IdempotencyException): HttpAnswer {
   const headers: HttpAnswer['headers'] = { 'content-type': 'application/problem+json' };
   if (exception.retryAfterSeconds !== undefined) headers['retry-after'] = String(exception.retryAfterSeconds);
-  return { status: exception.getStatus(), headers, body: Buffer.from(JSON.stringify(exception.getResponse())) };
+  return { status: exception.getStatus(), headers, body: JSON.stringify(exception.getResponse()) };
 }

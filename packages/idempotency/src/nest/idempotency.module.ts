@@ -59,6 +59,7 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
           store: options.store,
           defaults: options.defaults,
           operations: options.operations,
+          replayCache: options.replayCache,
           observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
         });
       },

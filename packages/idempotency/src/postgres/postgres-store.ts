@@ -126,7 +126,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       const remaining = Math.ceil(row?.remaining_ms ?? 0);
       // No row, or one that had ended: the snapshot predates a concurrent claim; read again.
       if (!row || remaining <= 0 || row.status === 'released') continue;
-      if (row.status === 'completed') return { status: 'completed', fingerprint: String(row.fingerprint), result: String(row.result) };
+      if (row.status === 'completed') return { status: 'completed', fingerprint: String(row.fingerprint), result: String(row.result), remainingMs: remaining };
       return { status: 'in_progress', fingerprint: String(row.fingerprint), leaseRemainingMs: remaining };
     }
     throw new Error(`The claim of an idempotency record lost ${MAX_CLAIM_ATTEMPTS} races in a row`);

@@ -74,7 +74,8 @@ describe('RedisStore records', () => {
     await claimedEpoch(recordKey, 'owner-a');
     expect(await store.complete(recordKey, 'owner-a', result, RETENTION_MS)).toBe(true);
     const replay = await claim(recordKey, 'owner-b', LEASE_MS, 'fp-other');
-    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp-1', result });
+    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp-1', result, remainingMs: expect.any(Number) });
+    expect((replay as { remainingMs: number }).remainingMs).toBeGreaterThan(RETENTION_MS - 5_000);
     if (replay.status !== 'completed') throw new Error('unreachable');
     expect(Buffer.from(replay.result).equals(Buffer.from(result))).toBe(true);
     const pttl = await client.pttl(redisKey(recordKey));
@@ -179,5 +180,20 @@ describe('RedisStore records', () => {
 
   test('refuses a prefix that would break the hash tag', () => {
     expect(() => new RedisStore({ client, prefix: 'a{b}:' })).toThrow(RangeError);
+  });
+});
+
+describe('RedisStore writes', () => {
+  test('commands sent in one turn of the event loop leave in one socket write, in order, each answered', async () => {
+    const socket = (client as unknown as { stream: { _writev?: (chunks: unknown[], cb: () => void) => void } }).stream;
+    const writev = jest.spyOn(socket, '_writev' as never);
+    const keys = Array.from({ length: 40 }, () => newRecordKey());
+    const claims = keys.map((recordKey, i) => claim(recordKey, `owner-${i}`));
+    const results = await Promise.all(claims);
+
+    expect(results.map((result) => result.status)).toEqual(keys.map(() => 'claimed'));
+    expect(writev).toHaveBeenCalledTimes(1);
+    expect((writev.mock.calls[0] as unknown as [unknown[]])[0]).toHaveLength(40);
+    writev.mockRestore();
   });
 });

@@ -238,9 +238,12 @@ function isCluster(client: Redis | Cluster): client is Cluster {
 
 
 function toClaimResult(reply: unknown): ClaimResult {
-  const [status, first, second] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  const [status, first, second, third] = Array.isArray(reply) ? (reply as unknown[]) : [];
   if (status === 'claimed' && Number.isSafeInteger(Number(first))) return { status, epoch: Number(first) };
   if (status === 'in_progress') return { status, fingerprint: String(first ?? ''), leaseRemainingMs: Number(second) };
-  if (status === 'completed') return { status, fingerprint: String(first ?? ''), result: String(second ?? '') };
+  if (status === 'completed') {
+    const remainingMs = Number(third);
+    return { status, fingerprint: String(first ?? ''), result: String(second ?? ''), ...(remainingMs > 0 && { remainingMs }) };
+  }
   throw new Error('Unexpected reply from the idempotency claim script');
 }

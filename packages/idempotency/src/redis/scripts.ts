@@ -16,7 +16,7 @@
  *
  * KEYS: record hash, epoch counter. ARGV: fingerprint, owner, leaseMs,
  * epoch counter TTL in ms. Returns `{'claimed', epoch}`,
- * `{'in_progress', fp, pttl}` or `{'completed', fp, result}`.
+ * `{'in_progress', fp, pttl}` or `{'completed', fp, result, pttl}`.
  *
  * Atomic because the existence check and the HSET happen inside one script:
  * of any number of concurrent claims exactly one sees no record. The epoch is
@@ -33,7 +33,7 @@ export const CLAIM_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result')
 if record[1] == 'completed' then
-  return {'completed', record[2], record[3]}
+  return {'completed', record[2], record[3], redis.call('PTTL', KEYS[1])}
 end
 if record[1] then
   return {'in_progress', record[2], math.max(redis.call('PTTL', KEYS[1]), 0)}

@@ -24,7 +24,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     expect(probe.status === 'in_progress' && probe.leaseRemainingMs).toBeGreaterThan(30_000);
     expect(await store.renew(recordKey, 'owner-new', 60_000)).toBe(true);
     expect(await store.complete(recordKey, 'owner-new', '"fresh"', 60_000)).toBe(true);
-    expect(await claim('owner-probe', 60_000)).toEqual({ status: 'completed', fingerprint: 'fp', result: '"fresh"' });
+    expect(await claim('owner-probe', 60_000)).toEqual({ status: 'completed', fingerprint: 'fp', result: '"fresh"', remainingMs: expect.any(Number) });
   });
 
   it('refuses complete, release and renew on a completed record, even from its owner', async () => {
@@ -37,7 +37,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     expect(await store.renew(recordKey, 'owner', 60_000)).toBe(false);
     expect(await store.release(recordKey, 'owner')).toBe(false);
     const replay = await store.claim({ recordKey, fingerprint: 'fp', owner: 'other', leaseMs: 60_000 });
-    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp', result: '"first"' });
+    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp', result: '"first"', remainingMs: expect.any(Number) });
   });
 
   it('keeps a slow live holder’s lease with the heartbeat: a duplicate waits, no second execution', async () => {

@@ -1,0 +1,55 @@
+import { heartbeat, type Beating } from './heartbeat';
+
+describe('heartbeat', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  const member = (beats: number[]): Beating => {
+    const m: Beating = {
+      lastBeatAt: performance.now(),
+      beat: () => {
+        beats.push(performance.now());
+        m.lastBeatAt = performance.now();
+      },
+    };
+    return m;
+  };
+
+  it('renews a long execution no later than one interval after its claim or last renewal', () => {
+    const beats: number[] = [];
+    const started = performance.now();
+    jest.advanceTimersByTime(137); // the shared timer's phase is unrelated to the claim
+    const long = member(beats);
+    const claimedAt = performance.now();
+    heartbeat(1_000).add(long);
+    jest.advanceTimersByTime(10_000);
+    heartbeat(1_000).delete(long);
+
+    const gaps = [beats[0]! - claimedAt, ...beats.slice(1).map((at, i) => at - beats[i]!)];
+    expect(beats.length).toBeGreaterThanOrEqual(10);
+    for (const gap of gaps) expect(gap).toBeLessThanOrEqual(1_000);
+    expect(claimedAt).toBeGreaterThan(started);
+  });
+
+  it('never renews an execution that ends within half an interval', () => {
+    const beats: number[] = [];
+    const short = member(beats);
+    heartbeat(2_000).add(short);
+    jest.advanceTimersByTime(400);
+    heartbeat(2_000).delete(short);
+    jest.advanceTimersByTime(10_000);
+    expect(beats).toEqual([]);
+  });
+
+  it('keeps one timer for all its executions, and stops it once nobody is left', () => {
+    const a = member([]);
+    const b = member([]);
+    heartbeat(3_000).add(a);
+    heartbeat(3_000).add(b);
+    expect(jest.getTimerCount()).toBe(1);
+    heartbeat(3_000).delete(a);
+    heartbeat(3_000).delete(b);
+    jest.advanceTimersByTime(1_500);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});

@@ -1,0 +1,63 @@
+/** Bounds of a {@link ReplayCache}. */
+export interface ReplayCacheOptions {
+  /** Records kept at most. Default 10,000. */
+  maxEntries?: number;
+  /** Characters of stored results kept at most. Default 16 Mi. */
+  maxChars?: number;
+}
+
+interface Entry {
+  fingerprint: string;
+  result: string;
+  /** `performance.now()` past which the entry is not used. */
+  expiresAt: number;
+}
+
+/**
+ * The completed records this process has seen, so their replays need no
+ * round trip to the store. Safe because a completed record never changes:
+ * nothing but the end of its retention removes it (a release and a
+ * takeover only ever touch a record in progress). Each entry is dropped a
+ * little before the record's own expiry (a tenth of what is left, a second
+ * at most), so a replay from memory is never one the store would no longer
+ * give. Bounded by count and size; the oldest entries go first.
+ */
+export class ReplayCache {
+  private readonly entries = new Map<string, Entry>();
+  private chars = 0;
+  private readonly maxEntries: number;
+  private readonly maxChars: number;
+
+  constructor(options: ReplayCacheOptions = {}) {
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxChars = options.maxChars ?? 16 * 1024 * 1024;
+  }
+
+  /** The record at `recordKey`, while it is known to be completed. */
+  get(recordKey: string): { fingerprint: string; result: string } | undefined {
+    const entry = this.entries.get(recordKey);
+    if (!entry) return undefined;
+    if (entry.expiresAt > performance.now()) return entry;
+    this.delete(recordKey, entry);
+    return undefined;
+  }
+
+  /** Remember a completed record that the store keeps for `remainingMs` more. */
+  set(recordKey: string, fingerprint: string, result: string, remainingMs: number): void {
+    const keepMs = remainingMs - Math.min(1_000, remainingMs / 10);
+    if (!(keepMs > 0) || result.length > this.maxChars) return;
+    const previous = this.entries.get(recordKey);
+    if (previous) this.delete(recordKey, previous);
+    this.entries.set(recordKey, { fingerprint, result, expiresAt: performance.now() + keepMs });
+    this.chars += result.length;
+    for (const [key, entry] of this.entries) {
+      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
+      this.delete(key, entry);
+    }
+  }
+
+  private delete(recordKey: string, entry: Entry): void {
+    this.entries.delete(recordKey);
+    this.chars -= entry.result.length;
+  }
+}
