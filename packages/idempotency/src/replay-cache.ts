@@ -50,9 +50,10 @@ export class ReplayCache {
     if (previous) this.delete(recordKey, previous);
     this.entries.set(recordKey, { fingerprint, result, expiresAt: performance.now() + keepMs });
     this.chars += result.length;
+    if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) return;
     for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) break;
       this.delete(key, entry);
+      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) return;
     }
   }
 

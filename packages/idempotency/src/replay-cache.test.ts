@@ -1,0 +1,30 @@
+import { ReplayCache } from './replay-cache';
+
+describe('ReplayCache', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('keeps a completed record a little less long than the store does', () => {
+    const cache = new ReplayCache();
+    cache.set('a', 'fp', 'result', 20_000);
+    jest.advanceTimersByTime(18_999);
+    expect(cache.get('a')).toEqual(expect.objectContaining({ fingerprint: 'fp', result: 'result' }));
+    jest.advanceTimersByTime(2);
+    expect(cache.get('a')).toBeUndefined(); // a second before the store's end
+    cache.set('b', 'fp', 'result', 500);
+    jest.advanceTimersByTime(451);
+    expect(cache.get('b')).toBeUndefined(); // a tenth before, for short retentions
+  });
+
+  it('drops the oldest records past its count or its size', () => {
+    const byCount = new ReplayCache({ maxEntries: 2 });
+    for (const key of ['a', 'b', 'c']) byCount.set(key, 'fp', key, 60_000);
+    expect(['a', 'b', 'c'].map((key) => byCount.get(key)?.result)).toEqual([undefined, 'b', 'c']);
+
+    const bySize = new ReplayCache({ maxChars: 10 });
+    bySize.set('a', 'fp', '12345', 60_000);
+    bySize.set('b', 'fp', '123456', 60_000);
+    bySize.set('c', 'fp', 'x'.repeat(11), 60_000); // larger than the whole cache: not kept
+    expect(['a', 'b', 'c'].map((key) => bySize.get(key)?.result)).toEqual([undefined, '123456', undefined]);
+  });
+});
