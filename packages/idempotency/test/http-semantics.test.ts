@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { MemoryStore } from '@idempotency-chain/idempotency';
-import { bootShop, type Adapter, type ShopApp } from './fixture-app/shop.app';
+import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-app/shop.app';
 
 /** A store that keeps what was stored, to check what a record holds. */
 class InspectedStore extends MemoryStore {
@@ -473,5 +473,32 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
     await expect(bootShop(adapter, { operations: { 'shop.refund': { leaseMs: 0 } }, scope: 'shared' })).rejects.toThrow(
       /operation shop\.refund: leaseMs/,
     );
+  });
+});
+
+describe('the hidden argument of a protected handler', () => {
+  it('runs the handler unprotected when it is called directly, as in a unit test of the controller', async () => {
+    const shop = await bootShop('fastify', { scope: 'shared' });
+    try {
+      const controller = shop.app.get(ShopController);
+      expect(controller.refund('9', { amountCents: 3 })).toEqual({ refund: 1, orderId: '9', amountCents: 3 });
+    } finally {
+      await shop.app.close();
+    }
+  });
+
+  it('refuses to run unprotected when a global pipe replaced it', async () => {
+    const shop = await bootShop('express', { scope: 'shared', globalPipes: [{ transform: (value: unknown) => (typeof value === 'object' && value !== null ? { ...value } : value) }] });
+    try {
+      const response = await fetch(`${shop.url}/orders/1/refund`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer t', 'content-type': 'application/json', 'idempotency-key': 'pipe-key' },
+        body: '{"amountCents":1}',
+      });
+      expect(response.status).toBe(500);
+      expect(shop.runs.count['refund:1']).toBeUndefined();
+    } finally {
+      await shop.app.close();
+    }
   });
 });

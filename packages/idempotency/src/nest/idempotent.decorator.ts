@@ -77,7 +77,12 @@ function protect(prototype: object, name: string, handler: Handler): Handler {
   const wrapper = function (this: unknown, ...received: unknown[]): unknown {
     const call = received[index];
     received.length = index;
-    if (!isIdempotencyCall(call)) return handler.apply(this, withExecution(received, undefined));
+    // Called directly (a unit test of the controller): no request, nothing to protect.
+    if (call === undefined) return handler.apply(this, withExecution(received, undefined));
+    if (!isIdempotencyCall(call)) {
+      // Never run unprotected because something else changed the argument (a global pipe that copies objects).
+      throw new TypeError(`@Idempotent on ${handler.name}: its hidden argument was replaced before the handler ran (by a global pipe?)`);
+    }
     const { context } = call;
     const own = implicit && context.getType() === 'rpc' ? [context.switchToRpc().getData(), context.switchToRpc().getContext()] : received;
     return call.runner.run(context, (execution) => handler.apply(this, withExecution(own, execution)));

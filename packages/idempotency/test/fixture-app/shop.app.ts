@@ -29,6 +29,7 @@ import {
   type INestApplication,
   type LoggerService,
   type MiddlewareConsumer,
+  type PipeTransform,
   type NestModule,
 } from '@nestjs/common';
 import { catchError, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
@@ -100,7 +101,7 @@ class FailAfterInterceptor implements NestInterceptor {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 @Controller()
-class ShopController {
+export class ShopController {
   constructor(private readonly runs: Runs) {}
 
   @Post('orders/:orderId/refund')
@@ -292,7 +293,7 @@ async function gzipWhenAccepted(
  */
 export async function bootShop(
   adapter: Adapter,
-  { logger = false, ...options }: Partial<IdempotencyModuleOptions> & { logger?: LoggerService | false } = {},
+  { logger = false, globalPipes = [], ...options }: Partial<IdempotencyModuleOptions> & { logger?: LoggerService | false; globalPipes?: PipeTransform[] } = {},
 ): Promise<ShopApp> {
   const store = options.store ?? new MemoryStore();
   const runs = new Runs();
@@ -319,6 +320,7 @@ export async function bootShop(
   }
   const app = await NestFactory.create(ShopModule, adapter === 'fastify' ? new FastifyAdapter() : new ExpressAdapter(), { logger, abortOnError: false });
   if (adapter === 'fastify') app.getHttpAdapter().getInstance().addHook('onSend', gzipWhenAccepted);
+  app.useGlobalPipes(...globalPipes);
   await app.listen(0, '127.0.0.1');
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1'), runs, store };
 }
