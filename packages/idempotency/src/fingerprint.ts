@@ -16,6 +16,8 @@ export interface FingerprintInput {
   query?: string;
   /** The parsed body (or just the fields an operation names), or its bytes. */
   body: unknown;
+  /** Uploaded files, when a multipart parser took them out of the body: each is part of the request. */
+  files?: ReadonlyArray<{ field: string; name: string; type: string; size: number; bytes?: Uint8Array }>;
 }
 
 /**
@@ -41,6 +43,9 @@ export function requestFingerprint(input: FingerprintInput): string {
   };
   if (body instanceof Uint8Array) request.bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64');
   else request.body = body === undefined ? null : body;
+  if (input.files?.length) {
+    request.files = input.files.map(({ bytes, ...file }) => (bytes ? { ...file, sha256: hash('sha256', bytes, 'hex') } : file));
+  }
   let canonical: string;
   try {
     canonical = canonicalJson(request, MAX_CANONICAL_DEPTH + 1); // the body keeps every level

@@ -92,3 +92,9 @@ describe('formatIdempotencyKey', () => {
     expect(parseIdempotencyKey(header)).toBe(key);
   });
 });
+
+describe('a repeated Idempotency-Key header', () => {
+  it('is named as such: Node joins repeated headers with ", "', () => {
+    expect(() => parseIdempotencyKey('k-1, k-2')).toThrow('Idempotency-Key must be sent exactly once');
+  });
+});

@@ -29,6 +29,8 @@ export function parseIdempotencyKey(header: string | string[]): string {
   const value = trimOws(header);
   const key = value.startsWith('"') ? parseString(value) : value;
   if (key.length === 0) throw new InvalidKeyError('Idempotency-Key is empty');
+  // Node joins a repeated header with ", ": name that, rather than the characters it left behind.
+  if (!value.startsWith('"') && key.includes(',')) throw new InvalidKeyError('Idempotency-Key must be sent exactly once');
   if (key.length > MAX_KEY_LENGTH) {
     throw new InvalidKeyError(`Idempotency-Key is longer than ${MAX_KEY_LENGTH} characters`);
   }

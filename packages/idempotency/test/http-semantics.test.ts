@@ -487,8 +487,27 @@ describe('the hidden argument of a protected handler', () => {
     }
   });
 
+  it('survives a global pipe that copies every object it is given', async () => {
+    const copying = { transform: (value: unknown) => (typeof value === 'object' && value !== null ? { ...value } : value) };
+    const shop = await bootShop('express', { scope: 'shared', globalPipes: [copying] });
+    try {
+      const refund = () =>
+        fetch(`${shop.url}/orders/1/refund`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer t', 'content-type': 'application/json', 'idempotency-key': 'copy-key' },
+          body: '{"amountCents":1}',
+        });
+      const [first, second] = [await refund(), await refund()];
+      expect([first.status, second.status, second.headers.get('idempotent-replayed')]).toEqual([201, 201, 'true']);
+      expect(shop.runs.count['refund:1']).toBe(1);
+    } finally {
+      await shop.app.close();
+    }
+  });
+
   it('refuses to run unprotected when a global pipe replaced it', async () => {
-    const shop = await bootShop('express', { scope: 'shared', globalPipes: [{ transform: (value: unknown) => (typeof value === 'object' && value !== null ? { ...value } : value) }] });
+    const replacing = { transform: (value: unknown) => (typeof value === 'function' ? 'replaced' : value) };
+    const shop = await bootShop('express', { scope: 'shared', globalPipes: [replacing] });
     try {
       const response = await fetch(`${shop.url}/orders/1/refund`, {
         method: 'POST',

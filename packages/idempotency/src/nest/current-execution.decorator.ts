@@ -1,18 +1,15 @@
-import { createParamDecorator } from '@nestjs/common';
-import type { Execution } from '../execution';
 
-/**
- * Stands in for the execution while Nest resolves a handler's parameters,
- * which happens before the key is claimed; the protected handler's wrapper
- * puts the execution in its place (see `withExecution`).
- */
-const EXECUTION_PLACEHOLDER = Symbol('idempotency-chain.current-execution');
+const EXECUTION_PARAMETERS = 'idempotency-chain:execution-parameters';
 
 /**
  * Parameter decorator handing an `@Idempotent` handler its `Execution`:
  * its fencing `epoch` and `recordKey` for the protected resource, its lease
  * `signal`, its store `transaction`. `undefined` when the request runs
  * unprotected. Costs nothing, unlike `currentExecution()`.
+ *
+ * Not a Nest parameter decorator: the execution does not exist while Nest
+ * resolves parameters (before the claim), and no pipe of the app should see
+ * it. The protected handler's wrapper puts it in place.
  *
  * @example
  * @Post('charges')
@@ -21,10 +18,15 @@ const EXECUTION_PLACEHOLDER = Symbol('idempotency-chain.current-execution');
  *   return this.ledger.charge(body, { recordKey: execution?.recordKey, epoch: execution?.epoch });
  * }
  */
-export const CurrentExecution = createParamDecorator(() => EXECUTION_PLACEHOLDER);
+export function CurrentExecution(): ParameterDecorator {
+  return (target, key, index) => {
+    if (key === undefined) throw new TypeError('@CurrentExecution() goes on a parameter of a route handler');
+    const indexes = (Reflect.getOwnMetadata(EXECUTION_PARAMETERS, target, key) ?? []) as number[];
+    Reflect.defineMetadata(EXECUTION_PARAMETERS, [...indexes, index], target, key);
+  };
+}
 
-/** `args` with each `@CurrentExecution()` placeholder replaced by `execution`. */
-export function withExecution(args: unknown[], execution: Execution | undefined): unknown[] {
-  for (let i = 0; i < args.length; i++) if (args[i] === EXECUTION_PLACEHOLDER) args[i] = execution;
-  return args;
+/** Where a handler declared `@CurrentExecution()` parameters. */
+export function executionParameters(prototype: object, name: string): readonly number[] {
+  return (Reflect.getMetadata(EXECUTION_PARAMETERS, prototype, name) ?? []) as number[];
 }

@@ -8,9 +8,6 @@ import { encodeAnswer, type HttpAnswer } from './http-answer';
 import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
 
-/** How long an answer may still come after the client left and the handler ended. */
-const GRACE_AFTER_CLOSE_MS = 1_000;
-
 /**
  * One claimed HTTP execution: the handler runs under it, its answer is held
  * at the Node response, and the execution ends - stored or released - on
@@ -23,6 +20,8 @@ const GRACE_AFTER_CLOSE_MS = 1_000;
  * | returned                | another status (failed after) | stored: the error it became, unstorable |
  * | still running           | final                         | stored                                  |
  * | still running           | not final (a timeout's 408)   | kept until the handler ends; then a stored 500 result-not-stored, or released if it threw |
+ * | cancelled (Observable)  | final / not final             | stored / a stored 500 result-not-stored: its work may go on |
+ * | wrote it itself (`@Res`)| final / not final             | stored / released                        |
  */
 export class HttpExecution {
   private readonly run: HandlerRun;
@@ -50,27 +49,32 @@ export class HttpExecution {
     try {
       result = runInExecution(execution, () => handler(execution));
     } catch (error) {
-      run.settle(false);
+      run.settle('threw');
       throw error;
     }
     if (isObservable(result)) {
       return new Observable((subscriber) => {
-        const subscription = result.subscribe({
-          next: (value) => subscriber.next(value),
-          error: (error: unknown) => (run.settle(false), subscriber.error(error)),
-          complete: () => (run.settle(true), subscriber.complete()),
-        });
-        return () => (subscription.unsubscribe(), run.settle(false));
+        // Subscribed inside the execution too: the work of a cold Observable runs here.
+        const subscription = runInExecution(execution, () =>
+          result.subscribe({
+            next: (value) => subscriber.next(value),
+            error: (error: unknown) => (run.settle('threw'), subscriber.error(error)),
+            complete: () => (run.settle('returned'), subscriber.complete()),
+          }),
+        );
+        // Torn down before it ended (a timeout, a client gone): whether its work
+        // goes on (a promise behind `from()`) cannot be known, so it counts as done.
+        return () => (subscription.unsubscribe(), run.settle('cancelled'));
       });
     }
     if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function') {
-      run.settle(true);
+      run.settle('returned');
       return result;
     }
     return Promise.resolve(result).then(
-      (value) => (run.settle(true), value),
+      (value) => (run.settle('returned'), value),
       (error: unknown) => {
-        run.settle(false);
+        run.settle('threw');
         throw error;
       },
     );
@@ -81,6 +85,12 @@ export class HttpExecution {
     const status = written.whole ? written.answer.status : written.status;
     const headers = written.whole ? written.answer.headers : written.headers;
     const final = this.route.policy.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
+    if (this.route.writesItself) {
+      // The handler wrote this answer itself, whether or not it has returned yet.
+      if (!final) return this.release();
+      return written.whole ? this.complete(this.stored(written.answer)) : this.completeUnstorable(this.tooLarge());
+    }
+    if (run.state === 'cancelled' && !final) return this.completeUnstorable(`its Observable was torn down before it ended, and ${status} answered`);
     if (run.state === 'running' && !final) {
       // An interceptor answered first (a timeout): the handler may still charge. Keep the key until it ends.
       this.ended = true;
@@ -89,11 +99,19 @@ export class HttpExecution {
     }
     const failedAfter = run.state === 'returned' && status !== run.status;
     if (!final && !failedAfter) return this.release();
-    if (!written.whole) return this.completeUnstorable(`the response body is larger than the ${this.options.maxResponseBytes} bytes an answer may store`);
+    if (!written.whole) return this.completeUnstorable(this.tooLarge());
     return this.complete(this.stored(written.answer), failedAfter && status >= 400 ? new Error(`the answer failed with ${status} after the handler returned`) : undefined);
   }
 
-  /** The client went away: an answer that never comes must not hold the key for good. */
+  private tooLarge(): string {
+    return `the response body is larger than the ${this.options.maxResponseBytes} bytes an answer may store`;
+  }
+
+  /**
+   * The client went away: the answer is still rendered and stored as usual;
+   * one that never comes (a stream cut off) must not hold the key for good.
+   * It is given a lease's time after the handler ended.
+   */
   private async closed(): Promise<void> {
     if (this.ended) return; // the usual 'close', after the answer went out
     await this.run.whenSettled();
@@ -101,7 +119,7 @@ export class HttpExecution {
       if (this.ended) return;
       if (this.run.state === 'threw') void this.release();
       else void this.completeUnstorable('the connection closed before the answer was written');
-    }, GRACE_AFTER_CLOSE_MS).unref();
+    }, this.route.policy.leaseMs).unref();
   }
 
   /** The answer with only the headers that are replayed. */
@@ -138,17 +156,17 @@ export class HttpExecution {
 
 /** How far the handler got: the answer on the wire is judged by it. */
 class HandlerRun {
-  state: 'running' | 'returned' | 'threw' = 'running';
+  state: 'running' | 'returned' | 'threw' | 'cancelled' = 'running';
   /** The response status when the handler returned: what it (or `@HttpCode`) chose. */
   status = 0;
   private readonly waiters: Array<() => void> = [];
 
   constructor(private readonly statusNow: () => number) {}
 
-  settle(returned: boolean): void {
+  settle(end: 'returned' | 'threw' | 'cancelled'): void {
     if (this.state !== 'running') return;
-    this.state = returned ? 'returned' : 'threw';
-    if (returned) this.status = this.statusNow();
+    this.state = end;
+    if (end === 'returned') this.status = this.statusNow();
     for (const waiter of this.waiters.splice(0)) waiter();
   }
 

@@ -7,16 +7,21 @@ export interface IdempotencyCall {
   readonly runner: IdempotencyRunner;
 }
 
+const CONTEXT = Symbol('idempotency-chain.context');
+/** The request's context, wrapped in a function: the app's global pipes, which run first, leave functions alone. */
+type ContextCarrier = (() => ExecutionContext) & { [CONTEXT]: true };
+
 /**
  * Resolves the hidden argument in the controller's own module, like any
  * pipe: the runner of the `IdempotencyModule` that module imports.
  */
 @Injectable()
-export class IdempotencyCallPipe implements PipeTransform<ExecutionContext, IdempotencyCall> {
+export class IdempotencyCallPipe implements PipeTransform<unknown, IdempotencyCall | undefined> {
   constructor(private readonly runner: IdempotencyRunner) {}
 
-  transform(context: ExecutionContext): IdempotencyCall {
-    return { context, runner: this.runner };
+  transform(carrier: unknown): IdempotencyCall | undefined {
+    if (typeof carrier !== 'function' || !(carrier as Partial<ContextCarrier>)[CONTEXT]) return undefined;
+    return { context: (carrier as ContextCarrier)(), runner: this.runner };
   }
 }
 
@@ -26,9 +31,11 @@ export class IdempotencyCallPipe implements PipeTransform<ExecutionContext, Idem
  * interceptor in between (an interceptor costs every request more than the
  * whole claim does).
  */
-export const IdempotencyCallParam = createParamDecorator((_data: unknown, context: ExecutionContext) => context);
+export const IdempotencyCallParam = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ContextCarrier => Object.assign(() => context, { [CONTEXT]: true as const }),
+);
 
-/** Whether `value` is the hidden argument (a global pipe may have seen it first). */
+/** Whether `value` is the hidden argument. */
 export function isIdempotencyCall(value: unknown): value is IdempotencyCall {
   return typeof value === 'object' && value !== null && (value as IdempotencyCall).runner instanceof IdempotencyRunner;
 }

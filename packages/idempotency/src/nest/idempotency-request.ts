@@ -5,6 +5,7 @@
  */
 import { HttpException } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import type { FingerprintInput } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { RPC_KEY_FIELD } from './idempotency.constants';
 
@@ -19,6 +20,33 @@ export interface HttpRequestLike {
   body?: unknown;
   /** Set by Nest's `rawBody: true` option. */
   rawBody?: Buffer;
+}
+
+/** A file multer (Express's `FileInterceptor`) took out of a multipart body. */
+interface UploadedFile {
+  fieldname?: unknown;
+  originalname?: unknown;
+  mimetype?: unknown;
+  size?: unknown;
+  buffer?: unknown;
+}
+
+/**
+ * The files a multipart parser took out of the body (multer's `file` and
+ * `files`), for the fingerprint: a key sent again with another file is
+ * another request. Their bytes count when they are in memory.
+ */
+export function uploadedFiles(request: HttpRequestLike & { file?: unknown; files?: unknown }): NonNullable<FingerprintInput['files']> {
+  const all = [request.file, ...(Array.isArray(request.files) ? request.files : Object.values(request.files ?? {}).flat())];
+  return all
+    .filter((file): file is UploadedFile => typeof file === 'object' && file !== null)
+    .map((file) => ({
+      field: String(file.fieldname ?? ''),
+      name: String(file.originalname ?? ''),
+      type: String(file.mimetype ?? ''),
+      size: Number(file.size ?? 0),
+      ...(Buffer.isBuffer(file.buffer) && { bytes: file.buffer }),
+    }));
 }
 
 /** Whether the request declares a body (RFC 9112: a length above 0, or a transfer coding). */

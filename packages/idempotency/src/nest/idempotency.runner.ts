@@ -12,8 +12,9 @@ import { sendReplay } from './http-replay';
 import { IdempotencyException, toHttpException } from './idempotency.exception';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
-import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, type HttpRequestLike } from './idempotency-request';
+import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, uploadedFiles, type HttpRequestLike } from './idempotency-request';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
+import type { ProtectedHandler } from './protected-handlers';
 import { runRpc, toRpcError } from './rpc-execution';
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -50,11 +51,15 @@ export class IdempotencyRunner {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  /** Run the handler (`invoke`, handed its execution) once for this request's key, or answer for it. */
-  run(context: ExecutionContext, invoke: (execution?: Execution) => unknown): unknown {
-    const route = this.routes.route(context);
+  /** Run `handler` (`invoke`, handed its execution) once for this request's key, or answer for it. */
+  run(context: ExecutionContext, handler: ProtectedHandler, invoke: (execution?: Execution) => unknown): unknown {
     const type = context.getType();
-    if (!route || route.keyMode === 'off' || (type !== 'http' && type !== 'rpc')) return invoke();
+    if (type !== 'http' && type !== 'rpc') {
+      // Never silently unprotected: a WebSocket or GraphQL call has no answer this package can hold or replay.
+      throw new TypeError(`@Idempotent on ${handler.name}: a ${type} call cannot be protected, only HTTP requests and messages`);
+    }
+    const route = this.routes.route(context.getClass(), handler);
+    if (route.keyMode === 'off') return invoke();
     let request: RunRequest | undefined;
     try {
       request = this.identify(context, route);
@@ -99,7 +104,7 @@ export class IdempotencyRunner {
       }
       body = request.rawBody;
     }
-    return requestFingerprint({ method: request.method, ...requestTarget(request), body: pick(body) });
+    return requestFingerprint({ method: request.method, ...requestTarget(request), body: pick(body), files: uploadedFiles(request) });
   }
 
   /** The caller's principal or tenant (see `Scope`); `''` for a shared scope. */

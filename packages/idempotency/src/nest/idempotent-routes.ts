@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger, type ExecutionContext, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { IdempotencyCoordinator } from '../coordinator';
 import type { OperationPolicy } from '../policy';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions, IdempotentMetadata, KeyMode } from './idempotency.options';
+import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
+import { protectedRoute, type ProtectedHandler } from './protected-handlers';
 import { principalScope, type ScopeResolver } from './scope';
 
 /** One `@Idempotent` handler of one controller, everything about it decided once. */
@@ -21,28 +22,43 @@ export interface IdempotentRoute {
   writesItself: boolean;
 }
 
+/** The parts of Nest's module graph the boot check reads (structural: no deep import of `@nestjs/core`). */
+interface Module {
+  readonly isGlobal: boolean;
+  readonly imports: Set<Module>;
+  readonly providers: Map<unknown, { instance: unknown }>;
+}
+interface InstanceWrapper {
+  readonly instance: unknown;
+  readonly metatype: unknown;
+  readonly host?: Module;
+}
+
 /** `RouteParamtypes.RESPONSE` and `.NEXT` in Nest's route argument metadata keys (`"1:0"`). */
 const RESPONSE = '1';
 const NEXT = '2';
 
 /**
- * Every `@Idempotent` route of the app, resolved at boot: its metadata read,
- * its policy merged over the operation's and the service's and checked, its
- * scope decided. A policy that could run one key twice (a heartbeat as long
- * as the lease, say) stops the app here, naming the route and the option,
+ * Every `@Idempotent` route the module serves, resolved at boot: its
+ * metadata read, its policy merged over the operation's and the service's
+ * and checked, its scope decided. A policy that could run one key twice (a
+ * heartbeat as long as the lease, say), or a route `@Idempotent` cannot
+ * protect (server-sent events, a WebSocket gateway, a subclass route that
+ * only inherits a class-level `@Idempotent`) stops the app here, naming it,
  * and a request pays for a map lookup instead of all of that. Keyed by the
  * controller and the handler: one handler inherited by two controllers is
  * two routes.
  */
 @Injectable()
 export class IdempotentRoutes implements OnModuleInit {
-  private readonly routes = new Map<Function, Map<Function, IdempotentRoute | null>>();
+  private readonly routes = new Map<Function, Map<ProtectedHandler, IdempotentRoute>>();
   private readonly logger = new Logger('IdempotencyModule');
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
+    private readonly modules: ModulesContainer,
     private readonly coordinator: IdempotencyCoordinator,
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
   ) {}
@@ -55,40 +71,58 @@ export class IdempotentRoutes implements OnModuleInit {
           "principal or tenant, or to 'shared' when every caller may share keys.",
       );
     }
-    for (const { instance, metatype } of this.discovery.getControllers()) {
-      if (!instance || !metatype) continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const handler = prototype[name];
-        if (typeof handler === 'function') this.of(handler, metatype as Function);
-      }
+    const mine = this.ownModule();
+    for (const wrapper of this.discovery.getControllers() as InstanceWrapper[]) if (this.serves(wrapper, mine)) this.check(wrapper);
+    for (const { instance, metatype } of this.discovery.getProviders()) {
+      if (!instance || !metatype || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as object;
+      const name = this.scanner.getAllMethodNames(prototype).find((method) => protectedRoute(prototype, method));
+      if (name) throw new TypeError(`@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller can be protected`);
     }
   }
 
-  /** The route `context` is running, or `undefined` when it is not `@Idempotent`. */
-  route(context: ExecutionContext): IdempotentRoute | undefined {
-    return this.of(context.getHandler(), context.getClass());
+  /** The route a protected handler is, in `controller` (resolved once). */
+  route(controller: Function, handler: ProtectedHandler): IdempotentRoute {
+    let byHandler = this.routes.get(controller);
+    if (!byHandler) this.routes.set(controller, (byHandler = new Map()));
+    let route = byHandler.get(handler);
+    if (!route) byHandler.set(handler, (route = this.resolve(controller, handler)));
+    return route;
   }
 
-  private of(handler: Function, controller: Function): IdempotentRoute | undefined {
-    let handlers = this.routes.get(controller);
-    if (!handlers) this.routes.set(controller, (handlers = new Map()));
-    let route = handlers.get(handler);
-    if (route === undefined) handlers.set(handler, (route = this.resolve(handler, controller)));
-    return route ?? undefined;
+  /** Resolve every protected route of a controller, and refuse what cannot be protected. */
+  private check({ instance, metatype }: InstanceWrapper): void {
+    if (!metatype) return;
+    const controller = metatype as Function;
+    const prototype = (instance ? Object.getPrototypeOf(instance) : controller.prototype) as Record<string, unknown>;
+    for (const name of this.scanner.getAllMethodNames(prototype)) {
+      const handler = prototype[name];
+      if (typeof handler !== 'function') continue;
+      const route = protectedRoute(prototype, name);
+      const where = `${controller.name}.${name}`;
+      if (!route) {
+        const isRoute = Reflect.hasMetadata(NEST_METADATA.path, handler) || Reflect.hasMetadata(RPC_PATTERN_METADATA, handler);
+        if (isRoute && this.reflector.getAllAndOverride(IDEMPOTENT_METADATA, [handler, controller])) {
+          throw new TypeError(`${where} inherits @Idempotent from a parent class but is not protected: put @Idempotent on ${controller.name} or on the method`);
+        }
+        continue;
+      }
+      if (Reflect.hasMetadata(NEST_METADATA.sse, handler)) throw new TypeError(`@Idempotent on ${where}: server-sent events cannot be replayed`);
+      this.route(controller, route);
+    }
   }
 
-  private resolve(handler: Function, controller: Function): IdempotentRoute | null {
-    const metadata = this.reflector.getAllAndOverride<IdempotentMetadata | undefined>(IDEMPOTENT_METADATA, [handler, controller]);
-    if (!metadata || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) return null;
+  private resolve(controller: Function, handler: ProtectedHandler): IdempotentRoute {
+    const { metadata, name } = handler;
     let policy: OperationPolicy;
     try {
       policy = this.coordinator.policyFor(metadata.operation, metadata.policy);
     } catch (error) {
-      throw Object.assign(error as Error, { message: `@Idempotent on ${controller.name}.${handler.name}: ${(error as Error).message}` });
+      throw Object.assign(error as Error, { message: `@Idempotent on ${controller.name}.${name}: ${(error as Error).message}` });
     }
     const scope = metadata.scope ?? this.options.scope ?? principalScope;
-    const pattern = this.reflector.get<unknown[] | undefined>(RPC_PATTERN_METADATA, handler)?.[0];
+    const method = (controller.prototype as Record<string, unknown>)[name];
+    const pattern = (typeof method === 'function' ? this.reflector.get<unknown[] | undefined>(RPC_PATTERN_METADATA, method) : undefined)?.[0];
     return {
       operation: metadata.operation,
       keyMode: metadata.keyMode ?? this.options.keyMode ?? 'required',
@@ -96,8 +130,26 @@ export class IdempotentRoutes implements OnModuleInit {
       scope: scope === 'shared' ? undefined : scope,
       policy,
       pattern: pattern === undefined ? undefined : typeof pattern === 'string' ? pattern : JSON.stringify(pattern),
-      writesItself: writesItself(controller, handler.name),
+      writesItself: writesItself(controller, name),
     };
+  }
+
+  /** The Nest module this provider belongs to. */
+  private ownModule(): Module | undefined {
+    for (const module of this.modules.values() as Iterable<Module>) if (module.providers.get(IdempotentRoutes)?.instance === this) return module;
+    return undefined;
+  }
+
+  /**
+   * Whether a controller's module gets its `IdempotencyRunner` from this
+   * module: it is this module, imports it (directly, or through a module
+   * that re-exports it), or this module is global. Another
+   * `IdempotencyModule` of the same app checks its own controllers.
+   */
+  private serves({ host }: InstanceWrapper, mine: Module | undefined): boolean {
+    if (!mine || !host || mine.isGlobal || host === mine) return true;
+    for (const imported of host.imports) if (imported === mine || imported.imports.has(mine)) return true;
+    return false;
   }
 }
 
@@ -107,3 +159,4 @@ function writesItself(controller: Function, method: string): boolean {
   const takesResponse = args.some((key) => [RESPONSE, NEXT].includes(key.split(':')[0] as string));
   return takesResponse && Reflect.getMetadata(NEST_METADATA.responsePassthrough, controller, method) !== true;
 }
+

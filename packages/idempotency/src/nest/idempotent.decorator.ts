@@ -1,12 +1,13 @@
 import { SetMetadata } from '@nestjs/common';
-import { withExecution } from './current-execution.decorator';
+import type { Execution } from '../execution';
+import { executionParameters } from './current-execution.decorator';
 import { IdempotencyCallParam, IdempotencyCallPipe, isIdempotencyCall } from './idempotency-call';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import type { IdempotentMetadata, IdempotentOptions } from './idempotency.options';
 import { checkKeyMode, checkScope } from './module-options';
+import { protectedRoute, registerProtected, type ProtectedHandler } from './protected-handlers';
 
 type Handler = (...args: unknown[]) => unknown;
-const PROTECTED = Symbol.for('idempotency-chain.protected-handler');
 
 /**
  * Protect a route (or message handler) with an idempotency key: the first
@@ -20,7 +21,8 @@ const PROTECTED = Symbol.for('idempotency-chain.protected-handler');
  * own return or throw ends the execution - an app's timeout interceptor
  * answering first never frees the key while the handler may still charge.
  * On a class, every route of the class (its own and those it inherits) is
- * protected, under the same operation.
+ * protected, under the same operation; a subclass with routes of its own
+ * needs its own `@Idempotent` (checked at boot).
  *
  * @param operation What the route does, e.g. `payments.charge`: part of the record's identity.
  * @param options Key mode, fingerprinted fields, scope, and policy over the operation's.
@@ -38,24 +40,24 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
   return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
     if (descriptor) {
       // Replaced in place: the decorators applied after this one see the wrapper.
-      descriptor.value = protect(target, key as string, descriptor.value as Handler);
+      descriptor.value = protect(target, key as string, descriptor.value as Handler, metadata);
       mark(target, key as string | symbol, descriptor);
       return;
     }
     mark(target as Function);
-    protectRoutesOf(target as Function);
+    protectRoutesOf(target as Function, metadata);
   }) as MethodDecorator & ClassDecorator;
 }
 
 /** Wrap every route handler a controller class has, inherited ones included, on its own prototype. */
-function protectRoutesOf(controller: Function): void {
+function protectRoutesOf(controller: Function, metadata: IdempotentMetadata): void {
   const prototype = controller.prototype as Record<string, unknown>;
   for (const name of methodNames(prototype)) {
     const handler = prototype[name];
-    if (typeof handler !== 'function' || (handler as { [PROTECTED]?: boolean })[PROTECTED]) continue;
+    if (typeof handler !== 'function' || protectedRoute(prototype, name)) continue;
     const isRoute = Reflect.hasOwnMetadata(NEST_METADATA.path, handler) || Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler);
     if (!isRoute || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) continue;
-    Object.defineProperty(prototype, name, { value: protect(prototype, name, handler as Handler), configurable: true, writable: true });
+    Object.defineProperty(prototype, name, { value: protect(prototype, name, handler as Handler, metadata), configurable: true, writable: true });
   }
 }
 
@@ -65,31 +67,37 @@ function protectRoutesOf(controller: Function): void {
  * Nest reads off a handler (route, status code, guards, interceptors...) is
  * copied onto the wrapper.
  */
-function protect(prototype: object, name: string, handler: Handler): Handler {
-  if ((handler as { [PROTECTED]?: boolean })[PROTECTED]) return handler;
+function protect(prototype: object, name: string, handler: Handler, metadata: IdempotentMetadata): Handler {
   const args = (Reflect.getMetadata(NEST_METADATA.routeArguments, prototype.constructor, name) ?? {}) as Record<string, { index: number }>;
   const declared = Object.values(args);
-  const index = Math.max(handler.length, ...declared.map((arg) => arg.index + 1));
+  const executions = executionParameters(prototype, name);
+  const index = Math.max(handler.length, ...declared.map((arg) => arg.index + 1), ...executions.map((at) => at + 1));
   // A message handler without parameter decorators gets (data, context); once
   // it has one (ours), Nest passes only decorated ones: give it both back.
   const implicit = declared.length === 0;
   IdempotencyCallParam(undefined, IdempotencyCallPipe)(prototype, name, index);
+  const route: ProtectedHandler = { name, metadata };
+  const withExecution = (received: unknown[], execution: Execution | undefined): unknown[] => {
+    for (const at of executions) received[at] = execution;
+    return received;
+  };
   const wrapper = function (this: unknown, ...received: unknown[]): unknown {
+    // Nest always passes the hidden argument; a direct call (a unit test of the controller) does not.
+    const viaNest = received.length > index;
     const call = received[index];
     received.length = index;
-    // Called directly (a unit test of the controller): no request, nothing to protect.
-    if (call === undefined) return handler.apply(this, withExecution(received, undefined));
+    if (!viaNest) return handler.apply(this, withExecution(received, undefined));
     if (!isIdempotencyCall(call)) {
-      // Never run unprotected because something else changed the argument (a global pipe that copies objects).
-      throw new TypeError(`@Idempotent on ${handler.name}: its hidden argument was replaced before the handler ran (by a global pipe?)`);
+      // Never run unprotected because something else changed the argument on its way.
+      throw new TypeError(`@Idempotent on ${handler.name}: its hidden argument did not reach the handler (a global pipe changed it?)`);
     }
     const { context } = call;
     const own = implicit && context.getType() === 'rpc' ? [context.switchToRpc().getData(), context.switchToRpc().getContext()] : received;
-    return call.runner.run(context, (execution) => handler.apply(this, withExecution(own, execution)));
+    return call.runner.run(context, route, (execution) => handler.apply(this, withExecution(own, execution)));
   };
   for (const key of Reflect.getOwnMetadataKeys(handler)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), wrapper);
   Object.defineProperty(wrapper, 'name', { value: handler.name });
-  Object.defineProperty(wrapper, PROTECTED, { value: true });
+  registerProtected(prototype, name, route);
   return wrapper;
 }
 
