@@ -33,7 +33,7 @@ import { DOWNSTREAM, SERVICE_CONFIG, STORE } from './tokens';
 export function serverKeyMode(config: ServiceConfig): KeyMode {
   switch (config.keyPolicy) {
     case 'none':
-      return 'off';
+      return 'none';
     case 'fingerprint':
       return 'fingerprint';
     case 'per-attempt':

@@ -54,7 +54,7 @@ export class IdempotencyRunner {
   run(context: ExecutionContext, invoke: (execution?: Execution) => unknown): unknown {
     const route = this.routes.route(context);
     const type = context.getType();
-    if (!route || route.keyMode === 'off' || (type !== 'http' && type !== 'rpc')) return invoke();
+    if (!route || route.keyMode === 'none' || (type !== 'http' && type !== 'rpc')) return invoke();
     let request: RunRequest | undefined;
     try {
       request = this.identify(context, route);
