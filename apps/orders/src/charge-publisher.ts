@@ -67,6 +67,6 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
 
   /** The inbound key, forwarded as the HTTP client would: not under `none` or `fingerprint`. */
   private outboundKey(): string | undefined {
-    return clientKeyPolicy(this.config) === 'propagate' ? currentRequestContext()?.key : undefined;
+    return clientKeyPolicy(this.config) === 'propagated' ? currentRequestContext()?.key : undefined;
   }
 }

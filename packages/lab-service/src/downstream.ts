@@ -1,14 +1,16 @@
 import {
   IdempotentHttpClient,
-  isDeadlineExceededError,
-  isRetriesExhaustedError,
-  type HttpResponse,
   type KeyPolicy,
+  type KeyStrategy,
 } from '@idempotency-chain/http-client';
-import { BadGatewayException, GatewayTimeoutException, HttpException } from '@nestjs/common';
+import { relayAnswer } from '@idempotency-chain/http-client/nest';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ServiceConfig } from './config';
 import { attemptLogger } from './observability';
+
+/** The lab's deliberate bug: a fresh key on every attempt, so each retry looks like a new intent. */
+const PER_ATTEMPT: KeyStrategy = { intentKey: () => undefined, attemptKey: () => randomUUID() };
 
 /**
  * How a hop keys its call to the next one under each lab policy. Only the
@@ -21,9 +23,9 @@ export function clientKeyPolicy(config: ServiceConfig): KeyPolicy {
     case 'fingerprint':
       return 'none';
     case 'per-attempt':
-      return config.service === 'gateway' ? 'per-attempt' : 'propagate';
+      return config.service === 'gateway' ? PER_ATTEMPT : 'propagated';
     case 'propagated':
-      return 'propagate';
+      return 'propagated';
   }
 }
 
@@ -46,20 +48,11 @@ export function createDownstreamClient(config: ServiceConfig, logger: Logger): I
  * answer as 502 (retries exhausted) or 504 (deadline). Those two are
  * transient, so this hop's key is released and a retry runs again.
  */
-export async function callNextHop<T>(
+export function callNextHop<T>(
   client: IdempotentHttpClient,
   path: string,
   body: unknown,
   options: { businessKey?: string } = {},
 ): Promise<T> {
-  let response: HttpResponse<T>;
-  try {
-    response = await client.post<T>(path, body, options);
-  } catch (error) {
-    if (isDeadlineExceededError(error)) throw new GatewayTimeoutException(error.message, { cause: error });
-    if (isRetriesExhaustedError(error)) throw new BadGatewayException(error.message, { cause: error });
-    throw error;
-  }
-  if (response.status >= 400) throw new HttpException(response.body as object, response.status);
-  return response.body;
+  return relayAnswer(client.post<T>(path, body, options));
 }
