@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Start payments, orders and gateway (in that order, each once the previous
-// answers /health), with the environment passed through. Ctrl-C stops all.
+// Start payments, orders and gateway through the lab's entry (in that order,
+// each once the previous answers /health), with the environment passed
+// through: each service's own variables, and the lab's KEY_POLICY and
+// LAB_NAIVE. Ctrl-C stops all.
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -31,7 +33,7 @@ process.on('SIGINT', () => stop());
 process.on('SIGTERM', () => stop());
 
 for (const { name, port } of services) {
-  const child = spawn(process.execPath, [`apps/${name}/dist/main.js`], {
+  const child = spawn(process.execPath, ['lab/dist/main.js', name], {
     env: { ...process.env, PORT: port },
     stdio: 'inherit',
   });

@@ -42,16 +42,14 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
     log('  starting gateway, orders, payments (ports 3200-3202, Redis store, propagated keys)');
     await Promise.all(
       SERVICES.map(async (service) => {
-        const { child } = await spawnNode(service, require.resolve(`@idempotency-chain/${service}/dist/main.js`), {
+        const { child } = await spawnNode(service, require.resolve(`@idempotency-chain/${service}/main`), {
           env: {
             PORT: String(ports[service]),
             ORDERS_URL: url('orders'),
             PAYMENTS_URL: url('payments'),
-            KEY_POLICY: 'propagated',
             IDEMPOTENCY_STORE: 'redis',
             REDIS_URL,
             LOG_LEVEL: 'warn',
-            LAB_FAULTS: '0',
             IDEMPOTENCY_RETENTION_MS: '600000',
             NODE_ENV: 'production',
           },
@@ -118,7 +116,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
       headline: `**The later press** through gateway -> orders -> payments is replayed by the gateway in ${fmt.ms(p50.median)} (p50) / ${fmt.ms(p99.median)} (p99); the write-up measured ${WRITE_UP_MS} ms.`,
       title: '4. End-to-end replay: gateway -> orders -> payments, the later press',
       method:
-        'The three lab services as separate processes (`node apps/<svc>/dist/main.js`, ports 3200-3202, `KEY_POLICY=propagated`, `IDEMPOTENCY_STORE=redis`, `LOG_LEVEL=warn`). ' +
+        'The three services as they are, without the lab, as separate processes (`node apps/<svc>/dist/main.js`, ports 3200-3202, keys propagated, `IDEMPOTENCY_STORE=redis`, `LOG_LEVEL=warn`). ' +
         `One checkout with an \`Idempotency-Key\` executes through the chain (ledger: 1 charge); then the same request is sent ${SETTINGS.e2eReplays} times per run, one at a time, ` +
         `over a keep-alive connection, each answered by the gateway's replay (checked: 201, \`Idempotent-Replayed: true\`, same body; ledger still 1). ` +
         `Percentiles per run, median of ${SETTINGS.runs} runs. The time includes this process's HTTP client.`,

@@ -12,8 +12,9 @@ import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { Idempotent, IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 
+// Never connected here: IdempotencyModule connects the store at boot (and, under closeStore, closes it with the app).
 const redis = createRedisClient(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-const store = new RedisStore({ client: redis, prefix: process.env.STORE_PREFIX ?? 'consumer:' });
+const store = new RedisStore({ client: redis, prefix: process.env.STORE_PREFIX ?? 'consumer:', ownsClient: true });
 
 @Controller('charges')
 class ChargesController {
@@ -31,6 +32,7 @@ class ChargesController {
     IdempotencyModule.forRoot({
       service: 'consumer',
       store,
+      closeStore: true,
       scope: (context) => String(context.switchToHttp().getRequest<{ headers: Record<string, unknown> }>().headers['x-tenant']),
     }),
   ],
@@ -44,7 +46,6 @@ class AppModule implements NestModule {
 }
 
 async function bootstrap(): Promise<void> {
-  await redis.connect();
   const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   // The test reads the port from this line.

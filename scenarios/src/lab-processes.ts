@@ -29,14 +29,15 @@ export async function freeLabPorts(): Promise<LabPorts> {
 export interface LabSettings {
   /** Where its services listen; free ports picked at start when absent. */
   ports?: LabPorts;
-  /** Environment for every service (KEY_POLICY, IDEMPOTENCY_STORE, ...). */
+  /** Environment for every service: its own (IDEMPOTENCY_STORE, ...) and the lab's (KEY_POLICY, LAB_NAIVE). */
   env: Record<string, string>;
   /** Environment for one service, over `env` (e.g. a next hop behind a proxy). */
   perService?: Partial<Record<Service, Record<string, string>>>;
 }
 
 /**
- * A running lab: three separate Node processes talking real HTTP over
+ * A running lab: three separate Node processes, each a service started by
+ * the lab's entry (`@idempotency-chain/lab/main`), talking real HTTP over
  * loopback, their JSON log lines collected as the timeline.
  */
 export class Lab {
@@ -90,14 +91,14 @@ export class Lab {
     const ports = this.portsInUse();
     const replica = this.replicas.get(name);
     const service = replica?.service ?? (name as Service);
-    const child = spawn(process.execPath, [require.resolve(`@idempotency-chain/${service}/dist/main.js`)], {
+    // The service's own module, through the lab's entry: fault points, naive variants and key policies applied from outside.
+    const child = spawn(process.execPath, [require.resolve('@idempotency-chain/lab/main'), service], {
       env: {
         ...process.env,
         ...env,
         PORT: String(replica?.port ?? ports[service]),
         ORDERS_URL: this.url('orders'),
         PAYMENTS_URL: this.url('payments'),
-        LAB_FAULTS: '1',
         ...this.settings.perService?.[service],
         ...replica?.env,
       },

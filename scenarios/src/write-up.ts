@@ -72,7 +72,7 @@ export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', redi
     await lab.arm('orders', { loseReplies: SETUP.ordersLostReplies });
     const caller = new IdempotentHttpClient({
       baseUrl: lab.url('gateway'),
-      keyPolicy: policy === 'propagated' ? 'propagate' : 'none',
+      keyPolicy: policy === 'propagated' ? 'propagated' : 'none',
       maxAttempts: 1,
       attemptTimeoutMs: SETUP.callerBudgetMs,
       onAttempt: (event) => lab.events.push({ ...event, event: 'attempt', service: 'caller', time: event.startedAt }),

@@ -1,7 +1,8 @@
-import type { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
+import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { callNextHop, DOWNSTREAM, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
-import { Body, Controller, Inject, Post } from '@nestjs/common';
+import { Body, Controller, Post } from '@nestjs/common';
 
 /**
  * The edge of the chain. The key of the user's intent is the caller's
@@ -10,11 +11,11 @@ import { Body, Controller, Inject, Post } from '@nestjs/common';
  */
 @Controller('checkout')
 export class CheckoutController {
-  constructor(@Inject(DOWNSTREAM) private readonly orders: IdempotentHttpClient) {}
+  constructor(private readonly orders: IdempotentHttpClient) {}
 
   @Post()
   @Idempotent('gateway.checkout')
   checkout(@Body() order: OrderPaymentDto): Promise<PaidOrder> {
-    return callNextHop<PaidOrder>(this.orders, '/orders', order, { businessKey: order.orderId });
+    return relayAnswer(this.orders.post<PaidOrder>('/orders', order, { businessKey: order.orderId }));
   }
 }

@@ -1,11 +1,62 @@
-import { LabServiceModule, type ServiceConfig } from '@idempotency-chain/lab-service';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
+import { LoggingObserver } from '@idempotency-chain/idempotency';
+import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import {
+  HealthController,
+  idempotencyStore,
+  MetricsController,
+  nextHopClient,
+  operationPolicy,
+  serviceLogs,
+  type ServiceConfig,
+} from '@idempotency-chain/service-runtime';
+import { type DynamicModule, type ExecutionContext, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { CheckoutController } from './checkout.controller';
 
-/** gateway: `POST /checkout`, calls orders. */
+/**
+ * Whose records a checkout may see: those of the account it pays from. A
+ * real gateway takes its authenticated principal (the default scope); this
+ * one has no login.
+ */
+const byAccount = (context: ExecutionContext) => context.switchToHttp().getRequest<{ body?: { account?: string } }>().body?.account;
+
+/** gateway: `POST /checkout`, where the customer's intent enters the chain; calls orders. */
 @Module({})
-export class GatewayModule {
+export class GatewayModule implements NestModule {
   static register(config: ServiceConfig): DynamicModule {
-    return { module: GatewayModule, imports: [LabServiceModule.register(config)], controllers: [CheckoutController] };
+    return {
+      module: GatewayModule,
+      imports: [
+        LoggerModule.forRoot(serviceLogs(config)),
+        IdempotencyModule.forRootAsync({
+          inject: [PinoLogger],
+          useFactory: (logger: PinoLogger) => ({
+            service: 'gateway',
+            scope: byAccount,
+            // A checkout sent without a key is keyed on its fingerprint: method, path and body.
+            keyMode: 'fingerprint',
+            store: idempotencyStore(config),
+            defaults: operationPolicy(config),
+            observers: [new LoggingObserver(logger)],
+            closeStore: true,
+          }),
+        }),
+        TerminusModule,
+      ],
+      controllers: [CheckoutController, HealthController, MetricsController],
+      providers: [
+        { provide: IdempotentHttpClient, inject: [PinoLogger], useFactory: (logger: PinoLogger) => nextHopClient(config, logger) },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
+    };
+  }
+
+  /** The checkout's key (and deadline) travel with every call to orders made while handling it. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(RequestContextMiddleware).forRoutes(CheckoutController);
   }
 }

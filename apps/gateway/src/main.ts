@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runService } from '@idempotency-chain/lab-service';
+import { createServiceApp, runService } from '@idempotency-chain/service-runtime';
 import { GatewayModule } from './gateway.module';
 
-void runService('gateway', (config) => GatewayModule.register(config));
+void runService('gateway', (config) => createServiceApp(GatewayModule.register(config)));

@@ -1,22 +1,10 @@
+import { CHARGE_PATTERN, chargeQueueOptions, type OrderPaymentDto } from '@idempotency-chain/api';
 import { currentRequestContext } from '@idempotency-chain/http-client';
 import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency';
-import {
-  CHARGE_PATTERN,
-  chargeQueueOptions,
-  clientKeyPolicy,
-  SERVICE_CONFIG,
-  type OrderPaymentDto,
-  type ServiceConfig,
-} from '@idempotency-chain/lab-service';
-import {
-  Inject,
-  Injectable,
-  ServiceUnavailableException,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import type { ServiceConfig } from '@idempotency-chain/service-runtime';
+import { ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
-import { PinoLogger } from 'nestjs-pino';
+import type { PinoLogger } from 'nestjs-pino';
 import { lastValueFrom, timeout } from 'rxjs';
 
 /** Longest wait for the broker to confirm a charge request; past it the order answers 503 and may be retried. */
@@ -29,13 +17,13 @@ const CONFIRM_TIMEOUT_MS = 5000;
  * being handled travels in the message's `idempotency-key` header, as it
  * would in an HTTP header, so a message published twice (a retried order)
  * or delivered twice (a consumer killed before acking) is charged once.
+ * Extend it and override `outboundKey` to choose the key another way.
  */
-@Injectable()
 export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly client: ClientRMQ;
 
   constructor(
-    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    config: ServiceConfig,
     private readonly logger: PinoLogger,
   ) {
     const queue = config.chargeQueue;
@@ -65,8 +53,8 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** The inbound key, forwarded as the HTTP client would: not under `none` or `fingerprint`. */
-  private outboundKey(): string | undefined {
-    return clientKeyPolicy(this.config) === 'propagate' ? currentRequestContext()?.key : undefined;
+  /** The key the message carries: the inbound request's, as the HTTP client would send it. */
+  protected outboundKey(): string | undefined {
+    return currentRequestContext()?.key;
   }
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runService } from '@idempotency-chain/lab-service';
+import { createServiceApp, runService } from '@idempotency-chain/service-runtime';
 import { OrdersModule } from './orders.module';
 
-void runService('orders', (config) => OrdersModule.register(config));
+void runService('orders', (config) => createServiceApp(OrdersModule.register(config)));

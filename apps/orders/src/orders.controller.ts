@@ -1,7 +1,8 @@
-import type { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
+import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { callNextHop, DOWNSTREAM, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
-import { Body, Controller, HttpCode, HttpStatus, Inject, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ChargePublisher } from './charge-publisher';
 
 interface Charge {
@@ -12,12 +13,12 @@ interface Charge {
 /** Places an order and charges it; the key it got travels on to payments. */
 @Controller('orders')
 export class OrdersController {
-  constructor(@Inject(DOWNSTREAM) private readonly payments: IdempotentHttpClient) {}
+  constructor(private readonly payments: IdempotentHttpClient) {}
 
   @Post()
   @Idempotent('orders.place')
   async place(@Body() order: OrderPaymentDto): Promise<PaidOrder> {
-    const charge = await callNextHop<Charge>(this.payments, '/charges', order);
+    const charge = await relayAnswer(this.payments.post<Charge>('/charges', order));
     return { orderId: order.orderId, chargeId: charge.chargeId, amountCents: charge.amountCents, status: 'paid' };
   }
 }

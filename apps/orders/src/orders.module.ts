@@ -1,18 +1,61 @@
-import { LabServiceModule, type ServiceConfig } from '@idempotency-chain/lab-service';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { IdempotentHttpClient } from '@idempotency-chain/http-client';
+import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
+import { LoggingObserver } from '@idempotency-chain/idempotency';
+import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import {
+  HealthController,
+  idempotencyStore,
+  MetricsController,
+  nextHopClient,
+  operationPolicy,
+  serviceLogs,
+  type ServiceConfig,
+} from '@idempotency-chain/service-runtime';
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { ChargePublisher } from './charge-publisher';
 import { OrdersController, QueuedOrdersController } from './orders.controller';
 
-/** orders: `POST /orders`, charges through payments over HTTP, or over RabbitMQ under `CHARGE_TRANSPORT=amqp`. */
+/**
+ * orders: `POST /orders` places an order and charges it through payments,
+ * over HTTP, or over RabbitMQ under `CHARGE_TRANSPORT=amqp`.
+ */
 @Module({})
-export class OrdersModule {
+export class OrdersModule implements NestModule {
   static register(config: ServiceConfig): DynamicModule {
     const queued = config.chargeTransport === 'amqp';
     return {
       module: OrdersModule,
-      imports: [LabServiceModule.register(config)],
-      controllers: [queued ? QueuedOrdersController : OrdersController],
-      providers: queued ? [ChargePublisher] : [],
+      imports: [
+        LoggerModule.forRoot(serviceLogs(config)),
+        IdempotencyModule.forRootAsync({
+          inject: [PinoLogger],
+          useFactory: (logger: PinoLogger) => ({
+            service: 'orders',
+            // Only the gateway calls orders, forwarding the customer's key: one scope, shared on purpose.
+            scope: 'shared',
+            store: idempotencyStore(config),
+            defaults: operationPolicy(config),
+            observers: [new LoggingObserver(logger)],
+            closeStore: true,
+          }),
+        }),
+        TerminusModule,
+      ],
+      controllers: [queued ? QueuedOrdersController : OrdersController, HealthController, MetricsController],
+      providers: [
+        queued
+          ? { provide: ChargePublisher, inject: [PinoLogger], useFactory: (logger: PinoLogger) => new ChargePublisher(config, logger) }
+          : { provide: IdempotentHttpClient, inject: [PinoLogger], useFactory: (logger: PinoLogger) => nextHopClient(config, logger) },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
     };
+  }
+
+  /** The order's key (and deadline) travel with the charge, in its HTTP call or in its message. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(RequestContextMiddleware).forRoutes(OrdersController, QueuedOrdersController);
   }
 }

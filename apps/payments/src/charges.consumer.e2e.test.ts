@@ -1,29 +1,23 @@
-import { createServiceApp, loadConfig } from '@idempotency-chain/lab-service';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CHARGE_PATTERN, deadLetterQueue, deleteChargeQueues } from '@idempotency-chain/api';
+import { createServiceApp } from '@idempotency-chain/service-runtime';
+import { bootService, chargeCount, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CHARGE_PATTERN, deadLetterQueue } from '@idempotency-chain/lab-service';
-import { deleteChargeQueues, startChargeConsumer } from './charges.transport';
+import { startChargeConsumer } from './charges.transport';
 import { PaymentsModule } from './payments.module';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 
 /** payments, consuming `queue` as `main.ts` does under `CHARGE_TRANSPORT=amqp`. */
-async function bootConsumer(queue: string): Promise<{ app: NestFastifyApplication; url: string }> {
-  const config = loadConfig('payments', {
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    KEY_POLICY: 'propagated',
-    IDEMPOTENCY_STORE: 'memory',
-    CHARGE_TRANSPORT: 'amqp',
-    AMQP_URL,
-  });
-  const app = await createServiceApp((c) => PaymentsModule.register(c), config);
-  await startChargeConsumer(app, config, queue);
-  await app.listen(0, '127.0.0.1');
-  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+function bootConsumer(queue: string): Promise<BootedService> {
+  return bootService(
+    'payments',
+    (config) => createServiceApp(PaymentsModule.register(config)),
+    { IDEMPOTENCY_STORE: 'memory', CHARGE_TRANSPORT: 'amqp', AMQP_URL },
+    { beforeListen: (app, config) => startChargeConsumer(app, config, queue) },
+  );
 }
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-7', amountCents: 500 });
@@ -43,7 +37,7 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   const queue = `test.payments.charges.${randomUUID()}`;
   const broker = connect([AMQP_URL]);
   let channel: ChannelWrapper;
-  let payments: { app: NestFastifyApplication; url: string };
+  let payments: BootedService;
 
   beforeAll(async () => {
     channel = broker.createChannel({ json: false });
@@ -63,8 +57,7 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     const options = { persistent: true, ...(key === undefined ? {} : { headers: { 'idempotency-key': `"${key}"` } }) };
     return channel.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern: CHARGE_PATTERN, data })), options as Parameters<ChannelWrapper['sendToQueue']>[2]);
   };
-  const charges = async (orderId: string) =>
-    ((await (await fetch(`${payments.url}/charges?orderId=${orderId}`)).json()) as { count: number }).count;
+  const charges = (orderId: string) => chargeCount(payments, orderId);
   const charged = (orderId: string) => async () => ((await charges(orderId)) > 0 ? true : undefined);
   const deadLettered = async () => {
     const message = await channel.get(deadLetterQueue(queue), { noAck: true });

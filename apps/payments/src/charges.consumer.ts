@@ -1,11 +1,10 @@
+import { CHARGE_PATTERN, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
-import { LabFaults, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
 import { Controller, Inject, UseInterceptors } from '@nestjs/common';
-import { Ctx, EventPattern, Payload, type RmqContext } from '@nestjs/microservices';
-import { CHARGE_PATTERN } from '@idempotency-chain/lab-service';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Ledger } from './ledger';
 import { LEDGER } from './ledger.provider';
-import { deliveryAttempt, MessageAckInterceptor, type Delivery } from './message-ack.interceptor';
+import { MessageAckInterceptor } from './message-ack.interceptor';
 
 /**
  * Takes charge requests from RabbitMQ (`CHARGE_TRANSPORT=amqp`): the same
@@ -19,18 +18,13 @@ import { deliveryAttempt, MessageAckInterceptor, type Delivery } from './message
 @Controller()
 @UseInterceptors(MessageAckInterceptor)
 export class ChargesConsumer {
-  constructor(
-    @Inject(LEDGER) private readonly ledger: Ledger,
-    private readonly faults: LabFaults,
-  ) {}
+  constructor(@Inject(LEDGER) private readonly ledger: Ledger) {}
 
   @EventPattern(CHARGE_PATTERN)
   @Idempotent('payments.charge')
-  async charge(@Payload() order: OrderPaymentDto, @Ctx() context: RmqContext, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
+  async charge(@Payload() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
     const fence = execution?.epoch ? { recordKey: execution.recordKey, epoch: execution.epoch } : undefined;
     const charge = await this.ledger.charge(order, fence);
-    // The lab's "killed before ack": the charge is written, the record not yet completed, nothing acked.
-    await this.faults.afterSideEffect(deliveryAttempt(context.getMessage() as Delivery));
     return { orderId: charge.orderId, chargeId: charge.chargeId, amountCents: charge.amountCents, status: 'captured' };
   }
 }

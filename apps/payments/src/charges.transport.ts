@@ -1,7 +1,7 @@
-import { chargeQueueOptions, deadLetterQueue, type ServiceConfig } from '@idempotency-chain/lab-service';
+import { chargeQueueOptions, declareChargeQueues } from '@idempotency-chain/api';
+import type { ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { INestApplication } from '@nestjs/common';
 import { Transport, type RmqOptions } from '@nestjs/microservices';
-import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 
 /**
  * The consumer's transport: manual acknowledgement (`noAck: false`), one
@@ -23,58 +23,6 @@ export function chargeConsumerOptions(config: ServiceConfig, queue: string): Rmq
   };
 }
 
-/** The broker's URL without its password, for messages. */
-export function redactedUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
-}
-
-/**
- * Run `fn` on a short-lived channel: fails within `timeoutMs` when the broker
- * does not answer, instead of retrying forever as a consumer would.
- */
-export async function withBrokerChannel<T>(
-  url: string,
-  fn: (channel: ChannelWrapper) => Promise<T>,
-  timeoutMs = 3000,
-): Promise<T> {
-  const manager = connect([url], { reconnectTimeInSeconds: 0.2, connectionOptions: { timeout: timeoutMs } });
-  manager.on('connectFailed', () => undefined);
-  try {
-    try {
-      await manager.connect({ timeout: timeoutMs });
-    } catch (error) {
-      throw new Error(`RabbitMQ not reachable at ${redactedUrl(url)}: ${(error as Error).message}`, { cause: error });
-    }
-    const channel = manager.createChannel({ json: false });
-    try {
-      await channel.waitForConnect();
-      return await fn(channel);
-    } finally {
-      await channel.close();
-    }
-  } finally {
-    await manager.close();
-  }
-}
-
-/** Declare the charge queue and its dead-letter queue (idempotent at the broker). */
-export function declareChargeQueues(url: string, queue: string): Promise<void> {
-  return withBrokerChannel(url, async (channel) => {
-    await channel.assertQueue(deadLetterQueue(queue), { durable: true });
-    await channel.assertQueue(queue, chargeQueueOptions(queue));
-  });
-}
-
-/** Remove a lab run's queues (its `CHARGE_QUEUE`), with whatever they still hold. */
-export function deleteChargeQueues(url: string, queue: string): Promise<void> {
-  return withBrokerChannel(url, async (channel) => {
-    await channel.deleteQueue(queue);
-    await channel.deleteQueue(deadLetterQueue(queue));
-  });
-}
-
 /**
  * Consume charge requests in this application: declare the queues (failing
  * fast, with the broker named, when RabbitMQ does not answer), attach the
@@ -93,4 +41,9 @@ export async function startChargeConsumer(app: INestApplication, config: Service
   await declareChargeQueues(config.amqpUrl, queue);
   app.connectMicroservice<RmqOptions>(chargeConsumerOptions(config, queue), { inheritAppConfig: true });
   await app.startAllMicroservices();
+}
+
+/** What payments does before it listens: under `CHARGE_TRANSPORT=amqp`, start consuming charge requests. */
+export async function consumeChargesWhenQueued(app: INestApplication, config: ServiceConfig): Promise<void> {
+  if (config.chargeTransport === 'amqp') await startChargeConsumer(app, config);
 }

@@ -1,30 +1,34 @@
+import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
-import { SERVICE_CONFIG, STORE, type ServiceConfig, type StoreBinding } from '@idempotency-chain/lab-service';
-import type { Provider } from '@nestjs/common';
-import { MemoryLedger, PlainLedger, PostgresLedger, RedisLedger, type Ledger } from './ledger';
+import type { ServiceConfig } from '@idempotency-chain/service-runtime';
+import type { FactoryProvider } from '@nestjs/common';
+import { MemoryLedger, type Ledger } from './ledger';
+import { PostgresLedger } from './postgres-ledger';
+import { RedisLedger } from './redis-ledger';
 
 /** Injection token of the ledger. */
 export const LEDGER = Symbol('LEDGER');
 
 /**
  * The ledger lives beside the idempotency records: in PostgreSQL or Redis
- * when they are (`LEDGER_REDIS_URL` may name another Redis, so a store
- * outage leaves it up).
+ * when they are (`LEDGER_REDIS_URL` may name another Redis, so that an
+ * outage of the records' Redis leaves it up), in this process otherwise.
+ * It keeps a record's charge and fence as long as the record.
  */
-export const ledgerProvider: Provider = {
-  provide: LEDGER,
-  useFactory: async (config: ServiceConfig, binding: StoreBinding): Promise<Ledger> => {
-    const ledger = await openLedger(config, binding);
-    return config.naive.has('plain-ledger') ? new PlainLedger(ledger) : ledger;
-  },
-  inject: [SERVICE_CONFIG, STORE],
-};
+export function ledgerProvider(config: ServiceConfig): FactoryProvider<Ledger> {
+  return { provide: LEDGER, useFactory: () => openLedger(config) };
+}
 
-async function openLedger(config: ServiceConfig, binding: StoreBinding): Promise<Ledger> {
-  if (binding.pool) return new PostgresLedger(binding.pool).open();
-  if (!binding.redis) return new MemoryLedger(config.retentionMs);
-  if (config.ledgerRedisUrl === config.redisUrl) return new RedisLedger(binding.redis, config.retentionMs);
-  const redis = createRedisClient(config.ledgerRedisUrl);
-  await redis.connect();
-  return new RedisLedger(redis, config.retentionMs);
+async function openLedger(config: ServiceConfig): Promise<Ledger> {
+  switch (config.store) {
+    case 'memory':
+      return new MemoryLedger(config.retentionMs);
+    case 'postgres':
+      return new PostgresLedger(createPostgresPool(config.databaseUrl), true).open();
+    case 'redis': {
+      const redis = createRedisClient(config.ledgerRedisUrl);
+      await redis.connect();
+      return new RedisLedger(redis, config.retentionMs, undefined, true);
+    }
+  }
 }

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import type { Pool, PoolClient } from 'pg';
 
 /** One line of the ledger: money taken from an account. */
 export interface Charge {
@@ -27,8 +25,8 @@ export class StaleWriteError extends Error {
 }
 
 /**
- * The payments ledger, the lab's ground truth. A write carrying a fence is
- * checked twice, in one atomic step with the write:
+ * The payments ledger: the money taken, and the chain's ground truth. A
+ * write carrying a fence is checked twice, in one atomic step with the write:
  * - refused when an execution with a newer epoch of the same record has been
  *   seen: a holder that lost its lease cannot charge after its successor;
  * - answered with the record's existing charge when there is one: an
@@ -36,11 +34,15 @@ export class StaleWriteError extends Error {
  *   charged again by the retry that takes the record over.
  */
 export interface Ledger {
-  charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge>;
+  charge(entry: ChargeEntry, fence?: Fence): Promise<Charge>;
   chargesOf(orderId: string): Promise<Charge[]>;
 }
 
-function newCharge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Charge {
+/** What a write says about the money: the order, the account, the amount. */
+export type ChargeEntry = Omit<Charge, 'chargeId' | 'epoch' | 'at'>;
+
+/** A new line of the ledger for `entry`, stamped with the writer's epoch (0 without a fence). */
+export function newCharge(entry: ChargeEntry, fence?: Fence): Charge {
   return { chargeId: `ch_${randomUUID()}`, ...entry, epoch: fence?.epoch ?? 0, at: new Date().toISOString() };
 }
 
@@ -66,7 +68,7 @@ export class MemoryLedger implements Ledger {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge> {
+  async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
     const now = this.now();
     this.forgetExpired(now);
     if (fence) {
@@ -95,118 +97,5 @@ export class MemoryLedger implements Ledger {
         map.delete(key);
       }
     }
-  }
-}
-
-/**
- * Check the fence, look for the record's charge and append a new one in one
- * step: the refusal, the lookup and the write cannot interleave with another
- * writer's. KEYS[1] fence, KEYS[2] the record's charge (both empty without a
- * fence), KEYS[3] the order's charges; ARGV: epoch, charge JSON, TTL ms.
- * Returns 0 (stale), the existing charge's JSON, or 1 (written).
- */
-const CHARGE_SCRIPT = `
-if KEYS[1] ~= '' then
-  local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if seen > tonumber(ARGV[1]) then return 0 end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-  local existing = redis.call('GET', KEYS[2])
-  if existing then return existing end
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-end
-redis.call('RPUSH', KEYS[3], ARGV[2])
-return 1`;
-
-/** A ledger in Redis: it survives a restart of the payments process. */
-export class RedisLedger implements Ledger {
-  constructor(
-    private readonly redis: Redis,
-    private readonly fenceTtlMs: number,
-    private readonly prefix = 'lab:ledger:',
-  ) {}
-
-  async charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge> {
-    const charge = newCharge(entry, fence);
-    const written = await this.redis.eval(
-      CHARGE_SCRIPT,
-      3,
-      fence ? `${this.prefix}fence:{${fence.recordKey}}` : '',
-      fence ? `${this.prefix}charge:{${fence.recordKey}}` : '',
-      this.chargesKey(entry.orderId),
-      String(charge.epoch),
-      JSON.stringify(charge),
-      String(this.fenceTtlMs),
-    );
-    if (written === 0) throw new StaleWriteError('stale fencing epoch');
-    return typeof written === 'string' ? (JSON.parse(written) as Charge) : charge;
-  }
-
-  async chargesOf(orderId: string): Promise<Charge[]> {
-    const lines = await this.redis.lrange(this.chargesKey(orderId), 0, -1);
-    return lines.map((line) => JSON.parse(line) as Charge);
-  }
-
-  private chargesKey(orderId: string): string {
-    return `${this.prefix}charges:${encodeURIComponent(orderId)}`;
-  }
-}
-
-/**
- * The naive ledger of the lab's demonstrations (`LAB_NAIVE=plain-ledger`):
- * every write is a new charge, whatever record or epoch it came from.
- */
-export class PlainLedger implements Ledger {
-  constructor(private readonly inner: Ledger) {}
-
-  charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>): Promise<Charge> {
-    return this.inner.charge(entry);
-  }
-
-  chargesOf(orderId: string): Promise<Charge[]> {
-    return this.inner.chargesOf(orderId);
-  }
-}
-
-/**
- * A ledger in PostgreSQL, beside the idempotency records. A charge written
- * through the execution's transaction commits with the record's completion
- * or not at all, so it needs no keying or fencing of its own: a process
- * killed between the insert and the commit leaves neither behind.
- */
-export class PostgresLedger implements Ledger {
-  constructor(private readonly pool: Pool) {}
-
-  /** Create the ledger's table once, at start-up. */
-  async open(): Promise<this> {
-    await this.pool.query(`CREATE TABLE IF NOT EXISTS lab_charges (
-      charge_id text PRIMARY KEY, order_id text NOT NULL, account text NOT NULL,
-      amount_cents integer NOT NULL, epoch bigint NOT NULL, at timestamptz NOT NULL)`);
-    await this.pool.query('CREATE INDEX IF NOT EXISTS lab_charges_order ON lab_charges (order_id)');
-    return this;
-  }
-
-  async charge(entry: Omit<Charge, 'chargeId' | 'epoch' | 'at'>, fence?: Fence): Promise<Charge> {
-    const charge = newCharge(entry, fence);
-    const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
-    await client.query(
-      'INSERT INTO lab_charges (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
-    );
-    return charge;
-  }
-
-  async chargesOf(orderId: string): Promise<Charge[]> {
-    const { rows } = await this.pool.query<{ charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date }>(
-      'SELECT * FROM lab_charges WHERE order_id = $1 ORDER BY at',
-      [orderId],
-    );
-    return rows.map((row) => ({
-      chargeId: row.charge_id,
-      orderId: row.order_id,
-      account: row.account,
-      amountCents: row.amount_cents,
-      epoch: Number(row.epoch),
-      at: row.at.toISOString(),
-    }));
   }
 }

@@ -8,7 +8,7 @@ import {
 } from '@idempotency-chain/idempotency';
 import { BadRequestException, HttpException, ServiceUnavailableException } from '@nestjs/common';
 import { StaleWriteError } from './ledger';
-import { deliveryAttempt, settlementOf } from './message-ack.interceptor';
+import { settlementOf } from './message-ack.interceptor';
 
 describe('settlementOf', () => {
   it.each([
@@ -36,12 +36,5 @@ describe('settlementOf', () => {
     ['a lost lease', new LeaseLostError('taken over')],
   ])('acks %s: a newer execution of the same key owns the outcome', (_name, error) => {
     expect(settlementOf(error)).toBe('ack');
-  });
-});
-
-describe('deliveryAttempt', () => {
-  it('is 1 on a first delivery and 2 on a redelivery', () => {
-    expect(deliveryAttempt({ fields: { deliveryTag: 1, redelivered: false }, properties: {} })).toBe(1);
-    expect(deliveryAttempt({ fields: { deliveryTag: 1, redelivered: true }, properties: {} })).toBe(2);
   });
 });

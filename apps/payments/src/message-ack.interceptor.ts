@@ -22,11 +22,6 @@ interface AckChannel {
 /** What becomes of a delivery once its handler has finished. */
 export type Settlement = 'ack' | 'requeue' | 'dead-letter';
 
-/** A redelivery is attempt 2: the broker says whether a consumer had it before, not how often. */
-export function deliveryAttempt(message: Delivery): number {
-  return message.fields.redelivered ? 2 : 1;
-}
-
 /** How long a transient failure holds its message before handing it back, so it does not spin. */
 const REQUEUE_PAUSE_MS = 500;
 

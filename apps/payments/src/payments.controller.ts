@@ -1,34 +1,32 @@
+import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
-import { LabFaults, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/lab-service';
-import { Body, ConflictException, Controller, Get, Headers, Inject, Post, Query } from '@nestjs/common';
+import { Body, ConflictException, Controller, Get, Inject, Post, Query } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { LEDGER } from './ledger.provider';
 import { StaleWriteError, type Charge, type Ledger } from './ledger';
+import { LEDGER } from './ledger.provider';
 
 const staleWrites = new Counter({
   name: 'ledger_stale_writes_refused_total',
   help: 'Charges refused because a newer execution of the same key had already written',
 });
 
-/** Takes the money. The one place in the chain where a duplicate costs the customer. */
+/**
+ * Takes the money: the one place in the chain where a duplicate costs the
+ * customer. `@Idempotent` runs the charge once per key and replays its
+ * answer; the execution's record key and fencing epoch go with the write,
+ * so the ledger refuses a writer that lost its lease, and hands back the
+ * charge a crashed execution already wrote.
+ */
 @Controller('charges')
 export class PaymentsController {
-  constructor(
-    @Inject(LEDGER) private readonly ledger: Ledger,
-    private readonly faults: LabFaults,
-  ) {}
+  constructor(@Inject(LEDGER) private readonly ledger: Ledger) {}
 
   @Post()
   @Idempotent('payments.charge')
-  async charge(
-    @Body() order: OrderPaymentDto,
-    @Headers('request-attempt') attempt?: string,
-    @CurrentExecution() execution?: Execution,
-  ): Promise<PaidOrder> {
+  async charge(@Body() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
     const fence = execution?.epoch
       ? { recordKey: execution.recordKey, epoch: execution.epoch, transaction: execution.transaction }
       : undefined;
-    await this.faults.beforeSideEffect(Number(attempt ?? 1));
     let charge: Charge;
     try {
       charge = await this.ledger.charge(order, fence);
@@ -37,11 +35,10 @@ export class PaymentsController {
       staleWrites.inc();
       throw new ConflictException('A newer attempt with this key has already charged');
     }
-    await this.faults.afterSideEffect(Number(attempt ?? 1));
     return { orderId: charge.orderId, chargeId: charge.chargeId, amountCents: charge.amountCents, status: 'captured' };
   }
 
-  /** The ledger's lines for one order: the lab counts charges here. */
+  /** The ledger's lines for one order: the chain's ground truth. */
   @Get()
   async charges(@Query('orderId') orderId = ''): Promise<{ count: number; charges: Charge[] }> {
     const charges = await this.ledger.chargesOf(orderId);

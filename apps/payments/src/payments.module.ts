@@ -1,21 +1,50 @@
-import { LabServiceModule, type ServiceConfig } from '@idempotency-chain/lab-service';
+import { LoggingObserver } from '@idempotency-chain/idempotency';
+import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import {
+  HealthController,
+  idempotencyStore,
+  MetricsController,
+  operationPolicy,
+  serviceLogs,
+  type ServiceConfig,
+} from '@idempotency-chain/service-runtime';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { ChargesConsumer } from './charges.consumer';
 import { ledgerProvider } from './ledger.provider';
 import { PaymentsController } from './payments.controller';
 
 /**
- * payments: `POST /charges` writes the ledger; `GET /charges?orderId=` reads it;
- * under `CHARGE_TRANSPORT=amqp` charge requests also arrive from RabbitMQ.
+ * payments: `POST /charges` writes the ledger, once per key; `GET
+ * /charges?orderId=` reads it; under `CHARGE_TRANSPORT=amqp` charge
+ * requests also arrive from RabbitMQ.
  */
 @Module({})
 export class PaymentsModule {
   static register(config: ServiceConfig): DynamicModule {
     return {
       module: PaymentsModule,
-      imports: [LabServiceModule.register(config)],
-      controllers: [PaymentsController, ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : [])],
-      providers: [ledgerProvider],
+      imports: [
+        LoggerModule.forRoot(serviceLogs(config)),
+        IdempotencyModule.forRootAsync({
+          inject: [PinoLogger],
+          useFactory: (logger: PinoLogger) => ({
+            service: 'payments',
+            // Only orders calls payments, forwarding the customer's key: one scope, shared on purpose.
+            scope: 'shared',
+            store: idempotencyStore(config),
+            // On PostgreSQL the charge is written in the transaction that completes its record.
+            defaults: { ...operationPolicy(config), transactional: config.store === 'postgres' },
+            observers: [new LoggingObserver(logger)],
+            closeStore: true,
+          }),
+        }),
+        TerminusModule,
+      ],
+      controllers: [PaymentsController, ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : []), HealthController, MetricsController],
+      providers: [ledgerProvider(config), { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };
   }
 }

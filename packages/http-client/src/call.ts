@@ -94,7 +94,7 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
     const startedAt = Date.now();
     if (budget.remaining(startedAt) <= 0) throw deadlineError(); // no attempt starts after the deadline
     attempts += 1;
-    sentKey = keyForAttempt(settings.keyPolicy, intentKey);
+    sentKey = keyForAttempt(settings.keyPolicy, intentKey, attempts);
     const timeout = budget.attemptTimeout(settings.attemptTimeoutMs, startedAt);
     const headers: Record<string, string> = {
       ...(contentType !== undefined && { 'content-type': contentType }),

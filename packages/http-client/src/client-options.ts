@@ -7,7 +7,7 @@ import type { BackoffOptions } from './retry-delay';
 export interface IdempotentClientOptions {
   /** Origin (and optional path prefix) of the downstream service, e.g. `http://payments:3002`. */
   baseUrl: string;
-  /** Where the `Idempotency-Key` comes from (default `propagate`). */
+  /** Where the `Idempotency-Key` comes from: `propagated` (default), `none`, or a `KeyStrategy`. */
   keyPolicy?: KeyPolicy;
   /** Timeout of each attempt, in ms (default 2000; at most 2^31-1, Node's longest timer). */
   attemptTimeoutMs?: number;
@@ -31,11 +31,11 @@ export interface HttpRequest {
   /** JSON-serialised unless a string or bytes. */
   body?: unknown;
   headers?: Record<string, string>;
-  /** Use exactly this key (under `propagate`). */
+  /** Use exactly this key (under `propagated`). */
   key?: string;
-  /** Derive the key from business identity when no key is bound (under `propagate`). */
+  /** Derive the key from business identity when no key is bound (under `propagated`). */
   businessKey?: string;
-  /** Name of this sub-call: derives a child of the bound key, distinct per name (under `propagate`). */
+  /** Name of this sub-call: derives a child of the bound key, distinct per name (under `propagated`). */
   callName?: string;
 }
 

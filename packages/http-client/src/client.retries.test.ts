@@ -55,6 +55,16 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     expect(server.keys()).toEqual(['k', 'k']);
   });
 
+  it.each([408, 425, 429])('retries a %i, after the Retry-After it sends, with the same key', async (status) => {
+    await setup((_request, index) => (index === 0 ? reply(status, { 'retry-after': '2' }) : reply(201)));
+    const call = client.post('/charges', {}, { key: 'k' });
+    await log.reached(1);
+    expect(log.events[0]).toMatchObject({ outcome: 'http-error', status, retried: true, waitMs: 2000 });
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(await call).toMatchObject({ status: 201, attempts: 2 });
+    expect(server.keys()).toEqual(['k', 'k']);
+  });
+
   it('retries 502/503/504 with capped, jittered backoff, then gives up at the attempt cap', async () => {
     const statuses = [502, 504, 503];
     await setup((_request, index) => ({ status: statuses[index % 3]!, body: { index } }), {

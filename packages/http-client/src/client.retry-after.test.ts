@@ -34,6 +34,7 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
   it.each([
     ['503, delay-seconds', 503, () => '3600'],
     ['409 in flight, HTTP-date', 409, () => new Date(Date.now() + 3_600_000).toUTCString()],
+    ['429 shedding load, delay-seconds', 429, () => '3600'],
   ])('ends the call at once when the server asks for an hour (%s): more than the 30 s default', async (_, status, after) => {
     await setup(() => reply(status, { 'retry-after': after() }, { busy: true }), { maxAttempts: 5 });
     const start = Date.now();

@@ -1,6 +1,7 @@
 import { Agent } from 'undici';
 import { runCall, type CallSettings } from './call';
 import type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
+import { checkKeyPolicy } from './key-policy';
 import { resolveBackoff } from './retry-delay';
 import { timerMs } from './timer-limit';
 
@@ -10,8 +11,9 @@ import { timerMs } from './timer-limit';
  * sent on every attempt, retried only when the outcome is unknown, and never
  * past the call's deadline or the caller's.
  *
- * Every attempt sends `request-attempt` (1-based) and `request-timeout-ms`
- * (how long this attempt will be waited for), and reports an `AttemptEvent`.
+ * Every attempt sends `request-attempt` (1-based: the server's logs tell a
+ * retry from a first attempt) and `request-timeout-ms` (how long this
+ * attempt will be waited for), and reports an `AttemptEvent`.
  *
  * @example
  * const payments = new IdempotentHttpClient({ baseUrl: 'http://localhost:3002', deadlineMs: 5_000 });
@@ -26,6 +28,7 @@ export class IdempotentHttpClient {
    * @throws RangeError naming the first option out of range: `maxAttempts`, a
    *   timer value (`attemptTimeoutMs`, `backoff.*`: finite, > 0, at most 2^31-1 ms)
    *   or `deadlineMs`.
+   * @throws TypeError when `keyPolicy` is neither `'propagated'`, `'none'` nor a `KeyStrategy`.
    */
   constructor(options: IdempotentClientOptions) {
     const base = new URL(options.baseUrl);
@@ -40,7 +43,7 @@ export class IdempotentHttpClient {
       dispatcher: options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 }),
       origin: base.origin,
       basePath: base.pathname.replace(/\/+$/, ''),
-      keyPolicy: options.keyPolicy ?? 'propagate',
+      keyPolicy: checkKeyPolicy(options.keyPolicy ?? 'propagated'),
       attemptTimeoutMs,
       maxAttempts,
       backoff,

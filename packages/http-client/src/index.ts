@@ -6,7 +6,7 @@
 export { IdempotentHttpClient } from './client';
 export type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
 export type { AttemptEvent, AttemptListener, AttemptOutcome } from './attempt-event';
-export type { KeyPolicy, KeySources } from './key-policy';
+export type { KeyPolicy, KeySources, KeyStrategy } from './key-policy';
 export { keyForAttempt, resolveIntentKey } from './key-policy';
 export { deriveBusinessKey, deriveChildKey } from './derived-key';
 export { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';

@@ -2,17 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { formatIdempotencyKey, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import { deriveBusinessKey, deriveChildKey } from './derived-key';
 
-/**
- * Where the `Idempotency-Key` of an outbound call comes from.
- *
- * - `propagate` (default): one key per logical call, resolved before the first
- *   attempt and sent on every attempt.
- * - `per-attempt`: a fresh key on every attempt. This is the bug the lab
- *   demonstrates — each retry looks like a new intent — never use it in production.
- * - `none`: no key at all.
- */
-export type KeyPolicy = 'propagate' | 'per-attempt' | 'none';
-
 /** What a call says about its own key. */
 export interface KeySources {
   /** A key the caller chose; sent verbatim. */
@@ -26,38 +15,89 @@ export interface KeySources {
 }
 
 /**
- * The intent's key, resolved once per call before the first attempt.
+ * Decides the `Idempotency-Key` of a call: `intentKey` once, before the
+ * first attempt, and `attemptKey` for each attempt (the intent's key when
+ * absent, which is what makes a retry recognisable as one).
  *
- * Under `propagate`, in order: the explicit `key`; else the inbound key; else
- * a key derived from `businessKey`; else a random UUID. A `callName` turns the
- * inbound or business key into a child key (see `deriveChildKey`), so several
- * sub-calls of one intent never share a key and a retried parent reproduces
- * the same children. `per-attempt` and `none` resolve nothing here.
- *
- * @throws when the explicit key is not a key every hop would accept.
  * @example
- * resolveIntentKey('propagate', { inboundKey: 'k-1' });                     // 'k-1'
- * resolveIntentKey('propagate', { inboundKey: 'k-1', callName: 'charge' }); // deriveChildKey('k-1', 'charge')
- * resolveIntentKey('propagate', {});                                        // a fresh UUID, once per call
+ * // Keys from your own scheme, still one per intent:
+ * const orderKeys: KeyStrategy = { intentKey: ({ businessKey }) => businessKey && `order-${businessKey}` };
  */
-export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {
-  if (policy !== 'propagate') return undefined;
-  if (sources.key !== undefined) return checkedKey(sources.key);
-  const parent =
-    sources.inboundKey ?? (sources.businessKey !== undefined ? deriveBusinessKey(sources.businessKey) : undefined);
-  if (parent === undefined) return randomUUID();
-  return sources.callName === undefined ? parent : deriveChildKey(parent, sources.callName);
+export interface KeyStrategy {
+  intentKey(sources: KeySources): string | undefined;
+  attemptKey?(intentKey: string | undefined, attempt: number): string | undefined;
 }
 
 /**
- * The key sent on one attempt: the intent's, or a fresh one under `per-attempt`.
+ * Where the `Idempotency-Key` of an outbound call comes from.
+ *
+ * - `propagated` (default): one key per logical call, resolved before the
+ *   first attempt and sent on every attempt (see {@link resolveIntentKey}).
+ * - `none`: no key at all.
+ * - a {@link KeyStrategy} of your own.
+ */
+export type KeyPolicy = 'propagated' | 'none' | KeyStrategy;
+
+const PROPAGATED: KeyStrategy = {
+  intentKey(sources) {
+    if (sources.key !== undefined) return checkedKey(sources.key);
+    const parent = sources.inboundKey ?? (sources.businessKey !== undefined ? deriveBusinessKey(sources.businessKey) : undefined);
+    if (parent === undefined) return randomUUID();
+    return sources.callName === undefined ? parent : deriveChildKey(parent, sources.callName);
+  },
+};
+
+const NONE: KeyStrategy = { intentKey: () => undefined };
+
+function strategyOf(policy: KeyPolicy): KeyStrategy {
+  if (policy === 'propagated') return PROPAGATED;
+  if (policy === 'none') return NONE;
+  return policy;
+}
+
+/**
+ * The intent's key, resolved once per call before the first attempt.
+ *
+ * Under `propagated`, in order: the explicit `key`; else the inbound key;
+ * else a key derived from `businessKey`; else a random UUID. A `callName`
+ * turns the inbound or business key into a child key (see `deriveChildKey`),
+ * so several sub-calls of one intent never share a key and a retried parent
+ * reproduces the same children. `none` resolves nothing.
+ *
+ * @throws when the explicit key is not a key every hop would accept.
+ * @example
+ * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // 'k-1'
+ * resolveIntentKey('propagated', { inboundKey: 'k-1', callName: 'charge' }); // deriveChildKey('k-1', 'charge')
+ * resolveIntentKey('propagated', {});                                        // a fresh UUID, once per call
+ */
+export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {
+  const strategy = strategyOf(policy);
+  return ownKey(strategy, strategy.intentKey(sources));
+}
+
+/**
+ * The key sent on one attempt (1-based): the intent's, unless a strategy
+ * decides otherwise.
  *
  * @example
  * const intent = resolveIntentKey(policy, sources); // before the loop
- * for (...) send(keyForAttempt(policy, intent));    // inside it
+ * for (...) send(keyForAttempt(policy, intent, n)); // inside it
  */
-export function keyForAttempt(policy: KeyPolicy, intentKey: string | undefined): string | undefined {
-  return policy === 'per-attempt' ? randomUUID() : intentKey;
+export function keyForAttempt(policy: KeyPolicy, intentKey: string | undefined, attempt: number): string | undefined {
+  const strategy = strategyOf(policy);
+  return strategy.attemptKey ? ownKey(strategy, strategy.attemptKey(intentKey, attempt)) : intentKey;
+}
+
+// The built-in strategies only make keys that are valid; one of the caller's is checked like an explicit key.
+function ownKey(strategy: KeyStrategy, key: string | undefined): string | undefined {
+  return key === undefined || strategy === PROPAGATED ? key : checkedKey(key);
+}
+
+/** `keyPolicy` as given to the client: refused at construction when it is neither a name nor a strategy. */
+export function checkKeyPolicy(policy: unknown): KeyPolicy {
+  if (policy === 'propagated' || policy === 'none') return policy;
+  if (typeof (policy as Partial<KeyStrategy> | null)?.intentKey === 'function') return policy as KeyStrategy;
+  throw new TypeError(`keyPolicy must be 'propagated', 'none' or a KeyStrategy (got ${JSON.stringify(policy)})`);
 }
 
 // A key that would not read back identically at the next hop protects nothing.

@@ -1,3 +1,4 @@
+import { statusOutcome } from '@idempotency-chain/idempotency';
 import { AttemptTimedOut } from './attempt';
 import { classifyAttempt } from './retry-classification';
 
@@ -10,8 +11,18 @@ describe('classifyAttempt', () => {
     expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: true });
   });
 
-  it.each([400, 401, 403, 404, 408, 422, 429, 500])('never retries %i: it is an answer', (status) => {
+  it.each([408, 425, 429])('retries %i: the server says "not now", and released the key', (status) => {
+    expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: true });
+  });
+
+  it.each([400, 401, 403, 404, 422, 500, 501])('never retries %i: it is an answer', (status) => {
     expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: false });
+  });
+
+  it('retries exactly the statuses the server side does not store as final and calls retryable', () => {
+    for (let status = 100; status < 600; status += 1) {
+      expect({ status, retryable: classifyAttempt({ status })!.retryable }).toEqual({ status, retryable: statusOutcome(status).retryable });
+    }
   });
 
   it('retries our own per-attempt timeout, but not the deadline cutting an attempt short', () => {

@@ -1,3 +1,4 @@
+import { statusOutcome } from '@idempotency-chain/idempotency';
 import type { AttemptOutcome } from './attempt-event';
 import { AttemptTimedOut } from './attempt';
 
@@ -7,23 +8,21 @@ export interface AttemptClassification {
   retryable: boolean;
 }
 
-/**
- * 502/503/504: a proxy or the service could not answer, the work may or may
- * not have happened. 409: the key is in flight elsewhere; the retry will be
- * answered by that execution's result. Every other status is an answer.
- */
-const RETRYABLE_STATUSES = new Set([409, 502, 503, 504]);
-
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /**
- * The retry rule, in one place. Retry only what might not have happened:
+ * The retry rule, in one place. Retry only what might not have happened, or
+ * what the server says may succeed later. Which statuses those are is not
+ * decided here: it is the `retryable` column of the idempotency package's
+ * one status table (`statusOutcome`), the table that also decides what a
+ * server stores, so a client never retries an answer the server would
+ * replay, nor gives up on one the server has released.
  *
- * | attempt ended with                              | outcome      | retried |
- * |-------------------------------------------------|--------------|---------|
+ * | attempt ended with                               | outcome      | retried |
+ * |--------------------------------------------------|--------------|---------|
  * | 1xx-3xx                                          | `ok`         | no      |
- * | 409, 502, 503, 504                               | `http-error` | yes     |
+ * | 408, 409, 425, 429, 502, 503, 504                | `http-error` | yes (honouring `Retry-After`) |
  * | any other 4xx/5xx (400, 401, 403, 404, 422, 500) | `http-error` | no      |
  * | per-attempt timeout (ours or undici's)           | `timeout`    | yes     |
  * | connection reset / closed by the other side      | `reset`      | yes     |
@@ -41,7 +40,7 @@ export function classifyAttempt(ended: { status: number } | { error: unknown }):
   if ('status' in ended) {
     return ended.status < 400
       ? { outcome: 'ok', retryable: false }
-      : { outcome: 'http-error', retryable: RETRYABLE_STATUSES.has(ended.status) };
+      : { outcome: 'http-error', retryable: statusOutcome(ended.status).retryable };
   }
   if (ended.error instanceof AttemptTimedOut) {
     return ended.error.byDeadline ? { outcome: 'deadline', retryable: false } : { outcome: 'timeout', retryable: true };

@@ -14,6 +14,8 @@ export { hashKey, pickFields, requestFingerprint } from './fingerprint';
 export type { FingerprintInput } from './fingerprint';
 export { HeaderName } from './header-name';
 export { formatIdempotencyKey, MAX_KEY_LENGTH, parseIdempotencyKey } from './key';
+export { LoggingObserver } from './logging.observer';
+export type { StructuredLogger } from './logging.observer';
 export { MemoryStore } from './memory-store';
 export { MAX_TIMER_MS } from './milliseconds';
 export type { MemoryStoreOptions } from './memory-store';

@@ -79,6 +79,18 @@ export interface IdempotencyStore {
 
   /** Release connections and timers. */
   close(): Promise<void>;
+
+  /**
+   * Open the store's connection, if it has one that is not open yet (a
+   * Redis client created with `lazyConnect`), and prepare what it needs (a
+   * schema, when asked to). Safe to call on a connected store.
+   * `IdempotencyModule` calls it at boot, so a service that forgets to
+   * connect its client does not answer every request 503.
+   */
+  connect?(): Promise<void>;
+
+  /** Resolve when the store answers a round trip, reject when it does not: what a health check asks. */
+  ping?(): Promise<void>;
 }
 
 /**

@@ -458,7 +458,7 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
   });
 
   it.each([
-    [{ keyMode: 'require' as never }, /keyMode must be one of required, optional, fingerprint, off \(got "require"\)/],
+    [{ keyMode: 'require' as never }, /keyMode must be one of required, optional, fingerprint, none \(got "require"\)/],
     [{ scope: 'Shared' as never }, /scope must be a resolver function or 'shared' \(got "Shared"\)/],
     [{ maxResponseBytes: -1 }, /maxResponseBytes must be a positive whole number of bytes/],
     [{ maxResponseBytes: Number.NaN }, /maxResponseBytes/],

@@ -1,5 +1,6 @@
 import { conformanceContext, type Harness } from './conformance/context';
 import { describeFencingCases } from './conformance/fencing.cases';
+import { describeLifecycleCases } from './conformance/lifecycle.cases';
 import { describeOutageCases } from './conformance/outage.cases';
 import { describeReleaseCases } from './conformance/release.cases';
 import { describeSharingCases } from './conformance/sharing.cases';
@@ -14,7 +15,8 @@ export interface ConformanceOptions {
 /**
  * The behaviour every `IdempotencyStore` must show together with the
  * coordinator: one execution per key, waiters answered by the winner,
- * release on failure, fencing, leases, retention and outages. Run it once
+ * release on failure, fencing, leases, retention, its lifecycle (connect,
+ * ping) and outages. Run it once
  * per store; no mocks, real timers, short leases with wide margins, and
  * orderings read off recorded events rather than clocks.
  *
@@ -33,6 +35,7 @@ export function describeStoreConformance(name: string, harness: Harness, options
     describe('sharing one execution', () => describeSharingCases(context));
     describe('releasing on failure', () => describeReleaseCases(context));
     describe('fencing, leases and retention', () => describeFencingCases(context));
+    describe('connecting and answering health checks', () => describeLifecycleCases(context));
     // A store that cannot be stopped (memory) has no outage cases at all, rather than skipped ones.
     if (options.outage) describe('store outage', () => describeOutageCases(context));
   });

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
-import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, skippedResult } from './support';
+import { failureScenario } from './failure-scenario';
+import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant } from './support';
 
 /** Payments' lease: a crashed holder frees the key this long after its last renewal. */
 const LEASE_MS = 1000;
@@ -19,21 +20,15 @@ const CRASH_BOUND_MS = 10_000;
  * the key over and runs the charge again. Only the ledger can tell that this
  * record has already charged.
  */
-export const crashAfterSideEffect: Scenario = {
+export const crashAfterSideEffect: Scenario = failureScenario({
   id: 'crash-after-side-effect',
   title: 'Crash after the side effect: payments dies between the charge and its answer',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'Payments is killed after writing the charge and before completing its record: once the lease has run out the retry with the same key re-executes, and a plain ledger charges a second time.',
-      fix: 'On Redis the ledger write is keyed by the idempotency record and done in one atomic step: the re-execution (a newer epoch of the same record) gets the charge that is already there instead of writing a new one. On Postgres the charge is inserted in the transaction that completes the record, so a crash before the commit leaves neither.',
-      code: codeRef('apps/payments/src/ledger.ts', 'if existing then return existing end'),
-      store: context.store,
-    };
-    const missing = needsRedis(context, 'the record and the ledger must outlive the payments process');
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'Payments is killed after writing the charge and before completing its record: once the lease has run out the retry with the same key re-executes, and a plain ledger charges a second time.',
+  fix: 'On Redis the ledger write is keyed by the idempotency record and done in one atomic step: the re-execution (a newer epoch of the same record) gets the charge that is already there instead of writing a new one. On Postgres the charge is inserted in the transaction that completes the record, so a crash before the commit leaves neither.',
+  code: codeRef('apps/payments/src/redis-ledger.ts', 'if existing then return existing end'),
+  unavailable: (context) => needsRedis(context, 'the record and the ledger must outlive the payments process'),
+  async variants(context) {
     const naive = await crashVariant(context, 'naive: plain ledger (a new line per write)', 2, {}, { LAB_NAIVE: 'plain-ledger' });
     const ours = await crashVariant(context, 'ours: ledger keyed and fenced by the record', 1, {}, {});
     const variants = [naive, ours];
@@ -46,9 +41,9 @@ export const crashAfterSideEffect: Scenario = {
     } else {
       context.log(`  Postgres variant not run: nothing answers at ${new URL(database).host}`);
     }
-    return { ...base, variants };
+    return variants;
   },
-};
+});
 
 async function crashVariant(
   context: ScenarioContext,

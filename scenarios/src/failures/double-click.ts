@@ -2,6 +2,7 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
 import type { Scenario } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { checkout, newOrder, runVariant, statusCounts, type Answer } from './support';
 
 const CLICKS = 50;
@@ -13,10 +14,13 @@ const PATIENT = { DOWNSTREAM_TIMEOUT_MS: '5000' };
  * click, a retrying proxy, an impatient app. Payments answers a first attempt
  * after 1 s, so every duplicate arrives while the first is still running.
  */
-export const doubleClick: Scenario = {
+export const doubleClick: Scenario = failureScenario({
   id: 'double-click',
   title: `Double-click: ${CLICKS} concurrent checkouts of one order`,
-  async run(context) {
+  broke: 'Without a key every concurrent duplicate is a separate payment: the user is charged once per click.',
+  fix: 'The first request claims the key atomically before charging; every duplicate finds it in progress and waits for its outcome (or is told 409 with Retry-After under IN_FLIGHT=reject, and its retry is answered from the store).',
+  code: 'packages/idempotency/src/coordinator.ts: the in_progress branch of `run` (wait for the shared outcome, or InFlightError)',
+  async variants(context) {
     const slow = async (lab: Lab) => lab.arm('payments', { slowFirstAttemptMs: 1000 });
     const naive = await runVariant(context, 'naive: no key', CLICKS, { env: { KEY_POLICY: 'none', ...PATIENT } }, async (lab) => {
       await slow(lab);
@@ -62,17 +66,9 @@ export const doubleClick: Scenario = {
         };
       },
     );
-    return {
-      id: this.id,
-      title: this.title,
-      broke: 'Without a key every concurrent duplicate is a separate payment: the user is charged once per click.',
-      fix: 'The first request claims the key atomically before charging; every duplicate finds it in progress and waits for its outcome (or is told 409 with Retry-After under IN_FLIGHT=reject, and its retry is answered from the store).',
-      code: 'packages/idempotency/src/coordinator.ts: the in_progress branch of `run` (wait for the shared outcome, or InFlightError)',
-      store: context.store,
-      variants: [naive, wait, reject],
-    };
+    return [naive, wait, reject];
   },
-};
+});
 
 function describe(answers: Answer[]): string {
   return Object.entries(statusCounts(answers))

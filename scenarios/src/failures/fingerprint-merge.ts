@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { brokerMissing, deliveriesOf, drawDeliveries, onOwnQueue, queueEnv } from './queue-support';
-import { checkout, codeRef, ledgerOf, newOrder, runVariant, skippedResult, until } from './support';
+import { checkout, codeRef, ledgerOf, newOrder, runVariant, until } from './support';
 
 /** Bound on both messages being settled by payments. */
 const SETTLE_BOUND_MS = 10_000;
@@ -13,25 +14,19 @@ const SETTLE_BOUND_MS = 10_000;
  * identical bodies, queued one after the other. Keyed on the body, the
  * second is taken for a redelivery of the first.
  */
-export const fingerprintMerge: Scenario = {
+export const fingerprintMerge: Scenario = failureScenario({
   id: 'fingerprint-merge',
   title: 'Two separate "add one item" messages with identical bodies: merged by the fingerprint',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'A fingerprint cannot tell a redelivery from a second intent with the same content: when the producers send no key and the consumer keys each message on SHA-256 of its pattern and body, the second "add one item" is answered from the first one\'s record and the user gets one item for two presses. It is the right answer for a retry and the wrong one here, and nothing in the message can tell the two apart.',
-      fix:
-        'The key belongs to the intent: each press carries its own `Idempotency-Key`, orders forwards it in the message\'s `idempotency-key` header, and payments keys on it; the fingerprint is only the fallback for a message that carries no key, never the default',
-      code: [
-        codeRef('packages/idempotency/src/nest/idempotency.interceptor.ts', 'key: key ?? fingerprint'),
-        codeRef('apps/orders/src/charge-publisher.ts', 'headers: { [HeaderName.IdempotencyKey]'),
-      ].join(', '),
-      store: context.store,
-    };
-    const missing = await brokerMissing();
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'A fingerprint cannot tell a redelivery from a second intent with the same content: when the producers send no key and the consumer keys each message on SHA-256 of its pattern and body, the second "add one item" is answered from the first one\'s record and the user gets one item for two presses. It is the right answer for a retry and the wrong one here, and nothing in the message can tell the two apart.',
+  fix:
+    'The key belongs to the intent: each press carries its own `Idempotency-Key`, orders forwards it in the message\'s `idempotency-key` header, and payments keys on it; the fingerprint is only the fallback for a message that carries no key, never the default',
+  code: [
+    codeRef('packages/idempotency/src/nest/idempotency.runner.ts', 'key: key ?? fingerprint'),
+    codeRef('apps/orders/src/charge-publisher.ts', 'headers: { [HeaderName.IdempotencyKey]'),
+  ].join(', '),
+  unavailable: () => brokerMissing(),
+  async variants(context) {
     const naive = await onOwnQueue(
       (queue) =>
         mergeVariant(context, queue, 'naive: fingerprint as the default (producers send no key)', 1, {
@@ -44,9 +39,9 @@ export const fingerprintMerge: Scenario = {
       (queue) => mergeVariant(context, queue, 'ours: a key per intent, in the message headers', 2, { env: { KEY_POLICY: 'propagated' } }),
       context,
     );
-    return { ...base, variants: [naive, ours] };
+    return [naive, ours];
   },
-};
+});
 
 async function mergeVariant(
   context: ScenarioContext,

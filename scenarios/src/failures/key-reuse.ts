@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
 import type { Scenario } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { checkout, newOrder, runVariant } from './support';
 
 /**
@@ -8,10 +9,13 @@ import { checkout, newOrder, runVariant } from './support';
  * basket and resubmitting with the old key. It must be refused where it is
  * first seen, and nothing may be charged or cached for it.
  */
-export const keyReuse: Scenario = {
+export const keyReuse: Scenario = failureScenario({
   id: 'key-reuse',
   title: 'Key reused with another amount',
-  async run(context) {
+  broke: 'Without a key (or without a fingerprint check) a changed request under an old key is just another payment.',
+  fix: 'Every record keeps the fingerprint of its request; the same key with another fingerprint is answered 422 by the first hop that sees it, before any claim, and the refusal is not stored.',
+  code: 'packages/idempotency/src/coordinator.ts: `claim.fingerprint !== request.fingerprint` -> KeyReusedError',
+  async variants(context) {
     const drive = (key: () => string | undefined) => async (lab: Lab) => {
       const order = newOrder('key-reuse', 500);
       const k = key();
@@ -30,14 +34,6 @@ export const keyReuse: Scenario = {
     const refusedBy = [...new Set(ours.events.filter((e) => e.outcome === 'mismatched').map((e) => e.service))];
     ours.details.refusedBy = refusedBy;
     ours.outcome += ` (refused by: ${refusedBy.join(', ') || 'nobody'})`;
-    return {
-      id: this.id,
-      title: this.title,
-      broke: 'Without a key (or without a fingerprint check) a changed request under an old key is just another payment.',
-      fix: 'Every record keeps the fingerprint of its request; the same key with another fingerprint is answered 422 by the first hop that sees it, before any claim, and the refusal is not stored.',
-      code: 'packages/idempotency/src/coordinator.ts: `claim.fingerprint !== request.fingerprint` -> KeyReusedError',
-      store: context.store,
-      variants: [naive, ours],
-    };
+    return [naive, ours];
   },
-};
+});

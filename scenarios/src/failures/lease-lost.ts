@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
-import { checkout, codeRef, counter, needsRedis, newOrder, runVariant, skippedResult, until } from './support';
+import { failureScenario } from './failure-scenario';
+import { checkout, codeRef, counter, needsRedis, newOrder, runVariant, until } from './support';
 
 /** Payments' lease, and how long its first attempt stalls before charging: well past the lease. */
 const LEASE_MS = 1000;
@@ -22,30 +23,24 @@ const TERMINAL = new Set(['executed', 'stale_completion_refused', 'released', 'l
  * charges; the stalled holder then wakes up and charges too. A heartbeat keeps
  * a live holder's lease; a fenced ledger refuses the holder's late write.
  */
-export const leaseLost: Scenario = {
+export const leaseLost: Scenario = failureScenario({
   id: 'lease-lost',
   title: 'Lease lost: a holder stalls past its lease while a retry claims the key',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'A holder stalled past its lease (GC pause, slow dependency) loses the key to the retry, which charges; the holder wakes up and charges as well: two executions of one key.',
-      fix: 'A heartbeat renews the lease while the holder is alive, so the retry waits for it; and if the lease is lost anyway, the ledger refuses a write whose fencing epoch is older than one it has seen.',
-      code: `${codeRef('packages/idempotency/src/coordinator.ts', '.renew(this.storeKey, this.owner, this.policy.leaseMs)')} (heartbeat); ${codeRef(
-        'apps/payments/src/ledger.ts',
-        'if seen > tonumber(ARGV[1]) then return 0 end',
-      )} (fence)`,
-      store: context.store,
-    };
-    const missing = needsRedis(context, 'leases, epochs and the fenced ledger live in Redis');
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'A holder stalled past its lease (GC pause, slow dependency) loses the key to the retry, which charges; the holder wakes up and charges as well: two executions of one key.',
+  fix: 'A heartbeat renews the lease while the holder is alive, so the retry waits for it; and if the lease is lost anyway, the ledger refuses a write whose fencing epoch is older than one it has seen.',
+  code: `${codeRef('packages/idempotency/src/coordinator.ts', '.renew(this.storeKey, this.owner, this.policy.leaseMs)')} (heartbeat); ${codeRef(
+    'apps/payments/src/redis-ledger.ts',
+    'if seen > tonumber(ARGV[1]) then return 0 end',
+  )} (fence)`,
+  unavailable: (context) => needsRedis(context, 'leases, epochs and the fenced ledger live in Redis'),
+  async variants(context) {
     const naive = await leaseVariant(context, 'naive: no heartbeat, plain ledger', 2, 'no-heartbeat,plain-ledger', 2);
     const heartbeat = await leaseVariant(context, 'ours: heartbeat renews the lease', 1, undefined, 1);
     const fenced = await leaseVariant(context, 'ours: heartbeat off, fenced ledger', 1, 'no-heartbeat', 2);
-    return { ...base, variants: [naive, heartbeat, fenced] };
+    return [naive, heartbeat, fenced];
   },
-};
+});
 
 async function leaseVariant(
   context: ScenarioContext,

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { brokerMissing, deliveriesOf, drawDeliveries, onOwnQueue, queueEnv } from './queue-support';
-import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, skippedResult, until } from './support';
+import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, until } from './support';
 
 /**
  * Payments' lease: the redelivery waits this long, at most, for the dead
@@ -20,25 +21,19 @@ const REDELIVERY_BOUND_MS = 15_000;
  * message to the restarted payments: a redelivery, with the same body and
  * the same headers.
  */
-export const queueRedelivery: Scenario = {
+export const queueRedelivery: Scenario = failureScenario({
   id: 'queue-redelivery',
   title: 'A message redelivered by a queue: payments is killed before it acks',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'A queue delivers at least once: payments took the charge message, wrote the charge and was killed before acking, so RabbitMQ delivered the same message again to the restarted consumer. Without a key, the redelivery is just another charge request, and a plain ledger charges it a second time.',
-      fix:
-        'Orders puts the caller\'s key in the message\'s `idempotency-key` header, and payments consumes it with `@Idempotent` and manual acks: a message is acked only after its charge is written and its record completed. Killed before that, the record is still in progress: the redelivery takes it over once the dead consumer\'s lease has run out (waiting for that if need be), and the ledger, keyed by the record, hands back the charge already written instead of writing another. Killed after completing but before acking, the redelivery is replayed from the store. Either way it is then acked',
-      code: [
-        codeRef('apps/payments/src/message-ack.interceptor.ts', "settlement: 'ack' });"),
-        codeRef('apps/payments/src/ledger.ts', 'if existing then return existing end'),
-      ].join(', '),
-      store: context.store,
-    };
-    const missing = needsRedis(context, 'the record and the ledger must outlive the killed payments process') ?? (await brokerMissing());
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'A queue delivers at least once: payments took the charge message, wrote the charge and was killed before acking, so RabbitMQ delivered the same message again to the restarted consumer. Without a key, the redelivery is just another charge request, and a plain ledger charges it a second time.',
+  fix:
+    'Orders puts the caller\'s key in the message\'s `idempotency-key` header, and payments consumes it with `@Idempotent` and manual acks: a message is acked only after its charge is written and its record completed. Killed before that, the record is still in progress: the redelivery takes it over once the dead consumer\'s lease has run out (waiting for that if need be), and the ledger, keyed by the record, hands back the charge already written instead of writing another. Killed after completing but before acking, the redelivery is replayed from the store. Either way it is then acked',
+  code: [
+    codeRef('apps/payments/src/message-ack.interceptor.ts', "settlement: 'ack' });"),
+    codeRef('apps/payments/src/redis-ledger.ts', 'if existing then return existing end'),
+  ].join(', '),
+  unavailable: (context) => needsRedis(context, 'the record and the ledger must outlive the killed payments process') ?? brokerMissing(),
+  async variants(context) {
     const naive = await onOwnQueue(
       (queue) => redeliveryVariant(context, queue, 'naive: no key, plain ledger', 2, { KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger' }),
       context,
@@ -47,9 +42,9 @@ export const queueRedelivery: Scenario = {
       (queue) => redeliveryVariant(context, queue, 'ours: key in the message headers, ack after completion', 1, { KEY_POLICY: 'propagated' }),
       context,
     );
-    return { ...base, variants: [naive, ours] };
+    return [naive, ours];
   },
-};
+});
 
 async function redeliveryVariant(
   context: ScenarioContext,

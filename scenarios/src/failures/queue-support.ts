@@ -1,8 +1,4 @@
-import {
-  deleteChargeQueues,
-  redactedUrl,
-  withBrokerChannel,
-} from '@idempotency-chain/payments/dist/charges.transport';
+import { deleteChargeQueues, redactedUrl, withBrokerChannel } from '@idempotency-chain/api';
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
 import type { ScenarioContext, VariantRun } from '../scenario';

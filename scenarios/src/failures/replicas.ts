@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
 import { freePorts } from '../ports';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { RoundRobinProxy } from './round-robin-proxy';
-import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, skippedResult } from './support';
+import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant } from './support';
 
 const REPLICA = 'payments-b';
 
@@ -14,26 +15,20 @@ const REPLICA = 'payments-b';
  * process, the other replica has never seen the key and charges again; with
  * one Redis shared by both, it finds the completed record and replays it.
  */
-export const replicas: Scenario = {
+export const replicas: Scenario = failureScenario({
   id: 'replicas',
   title: 'Replicas behind a balancer: the retry lands on the other payments process',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'Each replica keeps its own in-memory store: the retry that the balancer routes to the other replica finds no record of the key and charges again.',
-      fix: 'Every replica claims and completes keys in one shared Redis store: the other replica finds the record completed and replays the first charge.',
-      code: codeRef('packages/idempotency/src/redis/scripts.ts', "if record[1] == 'completed' then"),
-      store: context.store,
-    };
-    const missing = needsRedis(context, 'the protected variant shares one store between the replicas');
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'Each replica keeps its own in-memory store: the retry that the balancer routes to the other replica finds no record of the key and charges again.',
+  fix: 'Every replica claims and completes keys in one shared Redis store: the other replica finds the record completed and replays the first charge.',
+  code: codeRef('packages/idempotency/src/redis/scripts.ts', "if record[1] == 'completed' then"),
+  unavailable: (context) => needsRedis(context, 'the protected variant shares one store between the replicas'),
+  async variants(context) {
     const naive = await replicaVariant(context, 'naive: an in-memory store in each replica', 2, 'memory');
     const ours = await replicaVariant(context, 'ours: one Redis store shared by both replicas', 1, 'redis');
-    return { ...base, variants: [naive, ours] };
+    return [naive, ours];
   },
-};
+});
 
 async function replicaVariant(
   context: ScenarioContext,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { checkout, newOrder, runVariant } from './support';
 
 const SHORT_RETENTION_MS = 1000;
@@ -10,10 +11,13 @@ const SHORT_RETENTION_MS = 1000;
  * A retry that arrives after the key expired executes again: expiry is
  * documented behaviour, so retention must outlive the retry window.
  */
-export const retention: Scenario = {
+export const retention: Scenario = failureScenario({
   id: 'retention',
   title: 'Retention shorter than the retry window',
-  async run(context) {
+  broke: 'Once a completed key has expired, the same key is a new request: a retry after retention charges again.',
+  fix: "Retention is per operation and chosen from the retry policy: longer than every layer's attempts x (timeout + largest backoff) plus the user's own retries (README, \"Choosing retention\").",
+  code: 'packages/idempotency/src/policy.ts: `retentionMs` (default 24 h)',
+  async variants(context) {
     const pressTwice = async (lab: Lab) => {
       const order = newOrder('retention');
       const key = randomUUID();
@@ -34,14 +38,6 @@ export const retention: Scenario = {
       pressTwice,
     );
     const long = await runVariant(context, 'ours: retention 24 h', 1, { env: { KEY_POLICY: 'propagated' } }, pressTwice);
-    return {
-      id: this.id,
-      title: this.title,
-      broke: 'Once a completed key has expired, the same key is a new request: a retry after retention charges again.',
-      fix: "Retention is per operation and chosen from the retry policy: longer than every layer's attempts x (timeout + largest backoff) plus the user's own retries (README, \"Choosing retention\").",
-      code: 'packages/idempotency/src/policy.ts: `retentionMs` (default 24 h)',
-      store: context.store,
-      variants: [short, long],
-    };
+    return [short, long];
   },
-};
+});

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVICES, type Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
+import { failureScenario } from './failure-scenario';
 import { SETUP } from '../write-up';
 import { PrivateRedis, privateRedisUnavailable } from '../private-redis';
-import { checkout, codeRef, counter, ledgerOf, needsRedis, newOrder, runVariant, skippedResult, until } from './support';
+import { checkout, codeRef, counter, ledgerOf, needsRedis, newOrder, runVariant, until } from './support';
 
 /** Bound on the services noticing that their store went away, or came back. */
 const HEALTH_BOUND_MS = 15_000;
@@ -16,28 +17,21 @@ const HEALTH_BOUND_MS = 15_000;
  * runs every hop unprotected, and the write-up's faults multiply the charges
  * exactly as if there were no key at all.
  */
-export const storeOutage: Scenario = {
+export const storeOutage: Scenario = failureScenario({
   id: 'store-outage',
   title: 'Store outage: the idempotency Redis goes down during the checkout',
-  async run(context) {
-    const base = {
-      id: this.id,
-      title: this.title,
-      broke:
-        'A service that runs unprotected when its store is down (fail open) lets every retry through: the same faults as the write-up charge 4 times for one press, key or not, and only the metrics show it.',
-      fix: 'Fail closed by default: the claim fails, the request is answered 503 (problem+json) before anything runs, nothing is charged; the caller retries with the same key once the store is back and is charged once. Failing open is an opt-in per operation, and counted.',
-      code: codeRef('packages/idempotency/src/coordinator.ts', "if (policy.onStoreFailure !== 'fail-open') {"),
-      store: context.store,
-    };
-    const missing =
-      needsRedis(context, 'the ledger must stay up on the run\'s Redis while the store\'s Redis is down') ??
-      privateRedisUnavailable();
-    if (missing) return skippedResult(base, missing);
+  broke:
+    'A service that runs unprotected when its store is down (fail open) lets every retry through: the same faults as the write-up charge 4 times for one press, key or not, and only the metrics show it.',
+  fix: 'Fail closed by default: the claim fails, the request is answered 503 (problem+json) before anything runs, nothing is charged; the caller retries with the same key once the store is back and is charged once. Failing open is an opt-in per operation, and counted.',
+  code: codeRef('packages/idempotency/src/coordinator.ts', "if (policy.onStoreFailure !== 'fail-open') {"),
+  unavailable: (context) =>
+    needsRedis(context, 'the ledger must stay up on the run\'s Redis while the store\'s Redis is down') ?? privateRedisUnavailable(),
+  async variants(context) {
     const naive = await withPrivateRedis((redis) => failOpen(context, redis));
     const ours = await withPrivateRedis((redis) => failClosed(context, redis));
-    return { ...base, variants: [naive, ours] };
+    return [naive, ours];
   },
-};
+});
 
 async function withPrivateRedis<T>(body: (redis: PrivateRedis) => Promise<T>): Promise<T> {
   const redis = await PrivateRedis.start();

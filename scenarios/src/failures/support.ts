@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, type LabSettings, type Service } from '../lab-processes';
 import { REPO_ROOT } from '../output-paths';
-import type { LedgerLine, ScenarioContext, ScenarioResult, VariantRun } from '../scenario';
+import type { LedgerLine, ScenarioContext, VariantRun } from '../scenario';
 
 /** A fresh order, so no run ever sees another's records or ledger lines. */
 export function newOrder(scenario: string, amountCents = 500) {
@@ -160,11 +160,6 @@ export async function until<T>(check: () => T | Promise<T>, timeoutMs: number, e
     if (value || Date.now() >= deadline) return value;
     await sleep(everyMs);
   }
-}
-
-/** The `ScenarioResult` of a scenario that could not run here, and why. */
-export function skippedResult(base: Omit<ScenarioResult, 'variants' | 'skipped'>, reason: string): ScenarioResult {
-  return { ...base, variants: [], skipped: reason };
 }
 
 /** Why a Redis-only scenario cannot run in `context`, or undefined when it can. */

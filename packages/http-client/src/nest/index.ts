@@ -1,2 +1,6 @@
-/** NestJS integration: bind each inbound request's key and deadline for outbound calls. */
+/**
+ * NestJS integration: bind each inbound request's key and deadline for
+ * outbound calls, and answer with what the next hop answered.
+ */
 export { RequestContextMiddleware } from './request-context.middleware';
+export { relayAnswer } from './relay-answer';

@@ -120,15 +120,15 @@ describe.each<AdapterName>(['fastify', 'express'])('@Idempotent over HTTP (%s)',
     expect(calls('fingerprint')).toBe(before + 2);
   });
 
-  it("keyMode 'off': runs every time, even with a key", async () => {
+  it("keyMode 'none': runs every time, even with a key", async () => {
     const k = key();
-    const before = calls('off');
-    const first = await post(fixture, '/off', {}, { 'idempotency-key': k });
-    const second = await post(fixture, '/off', {}, { 'idempotency-key': k });
+    const before = calls('none');
+    const first = await post(fixture, '/none', {}, { 'idempotency-key': k });
+    const second = await post(fixture, '/none', {}, { 'idempotency-key': k });
 
     expect(second.headers.get('idempotent-replayed')).toBeNull();
     expect(second.json.run).toBe(first.json.run + 1);
-    expect(calls('off')).toBe(before + 2);
+    expect(calls('none')).toBe(before + 2);
   });
 
   it('stores a 422 from the handler and replays it without running the handler again', async () => {

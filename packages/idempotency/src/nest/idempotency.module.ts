@@ -1,10 +1,11 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
 import { trackCurrentExecution } from '../current-execution';
 import { FanOutObserver } from './fan-out.observer';
 import { IdempotencyCallPipe } from './idempotency-call';
+import { IdempotencyHealthIndicator } from './idempotency-health.indicator';
 import { IdempotencyRunner } from './idempotency.runner';
 import { IdempotentRoutes } from './idempotent-routes';
 import { checkModuleOptions } from './module-options';
@@ -15,10 +16,17 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
 /**
  * Idempotency for a NestJS service: provides and exports the
  * `IdempotencyCoordinator`, the `IdempotencyRunner` the handlers `@Idempotent`
- * protects call through, and `IdempotencyMetrics`. Every `@Idempotent` route's policy is
- * resolved and checked when the app boots. Its errors are `HttpException`s
- * (400, 409 with `Retry-After`, 422, 503), answered by any app; register
- * `ProblemDetailsFilter` to serve them as `application/problem+json`.
+ * protects call through, `IdempotencyMetrics` and `IdempotencyHealthIndicator`.
+ * Every `@Idempotent` route's policy is resolved and checked when the app
+ * boots. Its errors are `HttpException`s (400, 409 with `Retry-After`, 422,
+ * 503), answered by any app; register `ProblemDetailsFilter` to serve them as
+ * `application/problem+json`.
+ *
+ * The module owns the store's lifecycle: it calls `store.connect()` at boot
+ * (a Redis client created with `lazyConnect` is connected here), and
+ * `store.close()` on shutdown under `closeStore`. A store that does not
+ * answer at boot does not stop the app: it is logged, requests fail closed
+ * (503) and the health indicator says `down` until the store answers.
  *
  * @example
  * @Module({
@@ -67,12 +75,34 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
     IdempotentRoutes,
     IdempotencyRunner,
     IdempotencyCallPipe,
+    IdempotencyHealthIndicator,
   ],
-  exports: [IdempotencyCoordinator, IdempotentRoutes, IdempotencyRunner, IdempotencyCallPipe, IdempotencyMetrics, IDEMPOTENCY_MODULE_OPTIONS],
+  exports: [
+    IdempotencyCoordinator,
+    IdempotentRoutes,
+    IdempotencyRunner,
+    IdempotencyCallPipe,
+    IdempotencyMetrics,
+    IdempotencyHealthIndicator,
+    IDEMPOTENCY_MODULE_OPTIONS,
+  ],
 })
-export class IdempotencyModule extends IdempotencyConfigurableModule implements OnApplicationShutdown {
+export class IdempotencyModule extends IdempotencyConfigurableModule implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('IdempotencyModule');
+
   constructor(@Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions) {
     super();
+  }
+
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.options.store.connect?.();
+    } catch (error) {
+      this.logger.warn(
+        `${this.options.service}: the idempotency store did not answer at boot (${(error as Error).message}); ` +
+          'requests fail closed until it does, and the health indicator says down',
+      );
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -13,9 +13,10 @@ import type { Scope } from './scope';
  * - `fingerprint`: the request's fingerprint (method, concrete path, query,
  *   body) becomes the key, so identical requests to the same resource
  *   collapse into one execution - a fallback for callers that send no key.
- * - `off`: no protection at all; even a key that is sent is ignored.
+ * - `none`: no key is read and nothing is protected, even when a key is
+ *   sent (switching protection off for a route).
  */
-export type KeyMode = 'required' | 'optional' | 'fingerprint' | 'off';
+export type KeyMode = 'required' | 'optional' | 'fingerprint' | 'none';
 
 /** Options of `IdempotencyModule.forRoot` (or returned by `forRootAsync`'s factory). */
 export interface IdempotencyModuleOptions {

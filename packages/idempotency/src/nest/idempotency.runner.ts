@@ -59,7 +59,7 @@ export class IdempotencyRunner {
       throw new TypeError(`@Idempotent on ${handler.name}: a ${type} call cannot be protected, only HTTP requests and messages`);
     }
     const route = this.routes.route(context.getClass(), handler);
-    if (route.keyMode === 'off') return invoke();
+    if (route.keyMode === 'none') return invoke();
     let request: RunRequest | undefined;
     try {
       request = this.identify(context, route);

@@ -1,9 +1,9 @@
 /**
  * NestJS integration (`@idempotency-chain/idempotency/nest`): a module, a
  * route decorator, the runner its handlers go through (HTTP and
- * microservices), the exception
- * that carries every error of the package, the filter that renders errors
- * as problem documents, and metrics.
+ * microservices), the exception that carries every error of the package,
+ * the filter that renders errors as problem documents, metrics, and the
+ * store's health for `@nestjs/terminus`.
  */
 export { CurrentExecution } from './current-execution.decorator';
 export { currentExecution, trackCurrentExecution } from '../current-execution';
@@ -14,6 +14,7 @@ export { Idempotent } from './idempotent.decorator';
 export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';
 export { IdempotencyRunner } from './idempotency.runner';
 export { IdempotencyCallPipe, type IdempotencyCall } from './idempotency-call';
+export { IdempotencyHealthIndicator, type StoreHealth } from './idempotency-health.indicator';
 export { IdempotencyMetrics } from './idempotency.metrics';
 export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';

@@ -1,6 +1,6 @@
 import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
 
-const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'off'];
+const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'none'];
 
 /** A mistyped option would quietly change what is protected: refuse it at boot, naming it. */
 export class InvalidOptionError extends TypeError {

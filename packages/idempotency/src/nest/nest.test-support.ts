@@ -122,10 +122,10 @@ export class FixtureController {
     return { run: this.state.count('fingerprint') };
   }
 
-  @Post('off')
-  @Idempotent('test.off', { keyMode: 'off' })
-  off() {
-    return { run: this.state.count('off') };
+  @Post('none')
+  @Idempotent('test.none', { keyMode: 'none' })
+  none() {
+    return { run: this.state.count('none') };
   }
 
   @Post('epoch')

@@ -1,4 +1,4 @@
-import { createPostgresPool, migrate } from '.';
+import { createPostgresPool, migrate, PostgresStore } from '.';
 import { MIGRATIONS } from './migrations';
 import { DATABASE_URL } from '../../test/support/postgres';
 import { randomBytes } from 'node:crypto';
@@ -56,6 +56,18 @@ describe('migrate', () => {
     expect(await versions(schema)).toEqual([1]);
     const { rows } = await pool.query(`SELECT to_regclass('"${schema}".two') AS t`);
     expect(rows[0].t).toBeNull();
+  });
+
+  test("runs from a store's connect() under migrateOnConnect, and only then", async () => {
+    const schema = newSchema();
+    const plain = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
+    await plain.connect();
+    expect((await pool.query(`SELECT to_regnamespace('"${schema}"') AS s`)).rows[0].s).toBeNull();
+    const migrating = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
+    await migrating.connect();
+    await migrating.connect();
+    expect(await versions(schema)).toEqual([1]);
+    await Promise.all([plain.close(), migrating.close()]);
   });
 
   test('refuses a schema name that would need quoting', async () => {

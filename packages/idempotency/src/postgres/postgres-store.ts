@@ -3,7 +3,7 @@ import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } 
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
-import { quoteSchema } from './migrate';
+import { migrate, quoteSchema } from './migrate';
 import { statements, type Statements } from './sql';
 
 /** Options of {@link PostgresStore}. */
@@ -33,6 +33,11 @@ export interface PostgresStoreOptions {
   listenClient?: () => Client;
   /** Whether `close()` also ends `pool`. Default `false`. */
   ownsPool?: boolean;
+  /**
+   * Whether `connect()` (called by `IdempotencyModule` at boot) applies
+   * {@link migrate} to `schema`. Default `false`: the schema is yours to migrate.
+   */
+  migrateOnConnect?: boolean;
 }
 
 /** A claim re-runs when its snapshot predates a concurrent claim; more than a few in a row is a bug. */
@@ -93,6 +98,8 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
   private readonly pollIntervalMs: number;
   private readonly fenceRetentionMs: number;
   private readonly ownsPool: boolean;
+  private readonly migrateOnConnect: boolean;
+  private readonly schema: string;
   private readonly listener: CompletionListener;
   private readonly sweeper: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<(error?: unknown) => void>();
@@ -106,6 +113,8 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
     this.ownsPool = options.ownsPool ?? false;
+    this.migrateOnConnect = options.migrateOnConnect ?? false;
+    this.schema = schema;
     const pool = this.pool;
     this.listener = new CompletionListener(options.listenClient ?? (() => new Client(pool.options)), `"${this.channel}"`);
     const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
@@ -194,6 +203,19 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       total += rowCount ?? 0;
       if ((rowCount ?? 0) < SWEEP_BATCH) return total;
     }
+  }
+
+  /** Check that the database answers, and apply the migrations under `migrateOnConnect`. */
+  async connect(): Promise<void> {
+    this.assertOpen();
+    if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema });
+    else await this.ping();
+  }
+
+  /** Resolve when the database answers `SELECT 1`. */
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.pool.query('SELECT 1');
   }
 
   /** Resolve pending waits, stop the sweep, end the LISTEN connection, and the pool if owned. */

@@ -74,6 +74,16 @@ export function createRedisCluster(nodes: ClusterNode[], options: ClusterOptions
 }
 
 /**
+ * Connect a client created with `lazyConnect` (resolving once it is ready,
+ * rejecting when Redis is unreachable); a client already connecting or
+ * connected is left as it is. A lazy client that fails here keeps
+ * reconnecting on its own, as any ioredis client does after a lost connection.
+ */
+export async function openConnection(client: Redis | Cluster): Promise<void> {
+  if (client.status === 'wait') await client.connect();
+}
+
+/**
  * Close a connection without waiting on a dead server: QUIT lets pending
  * replies arrive when the connection is up; otherwise there is nothing to
  * wait for, and QUIT itself could queue or be refused.

@@ -3,7 +3,7 @@ import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStor
 import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
-import { closeConnection } from './redis-client';
+import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
 
@@ -194,6 +194,16 @@ export class RedisStore implements IdempotencyStore {
       },
       { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
     );
+  }
+
+  /** Connect `client` if it was created with `lazyConnect` and is not connected yet. */
+  connect(): Promise<void> {
+    return openConnection(this.client);
+  }
+
+  /** Resolve when Redis answers a PING (any node of a Cluster). */
+  async ping(): Promise<void> {
+    await this.client.ping();
   }
 
   /** Resolve pending waits, close the subscriber, and quit `client` if owned. */

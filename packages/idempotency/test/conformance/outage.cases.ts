@@ -10,6 +10,20 @@ import { charge, newKey, SAFETY_MS, withPolicy, type ConformanceContext } from '
 export function describeOutageCases({ setup }: ConformanceContext): void {
   const outageIt = it;
 
+  outageIt('answers ping() while the store is up, and rejects it, without hanging, once it is down', async () => {
+    const { store, outage } = await setup({ outage: true });
+    if (!store.ping) return;
+    await store.ping();
+    await outage?.stop();
+    // The driver's errors may come from another realm than the test's: read the message, not the class.
+    const outcome = await within(store.ping(), SAFETY_MS, 'a ping to a stopped store').then(
+      () => 'answered',
+      (error: unknown) => `rejected: ${String((error as { message?: unknown })?.message)}`,
+    );
+    expect(outcome).toMatch(/^rejected: /);
+    expect(outcome).not.toContain('still pending');
+  });
+
   outageIt('fails closed when the store is down: StoreUnavailableError, and the action does not run', async () => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     expect(await coordinator.run(charge(newKey()), async () => ({ statusCode: 201 }))).toMatchObject({ replayed: false });

@@ -1,0 +1,55 @@
+import type { OnApplicationShutdown } from '@nestjs/common';
+import type { Pool, PoolClient } from 'pg';
+import { newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+
+/**
+ * A ledger in PostgreSQL, beside the idempotency records. A charge written
+ * through the execution's transaction commits with the record's completion
+ * or not at all, so it needs no keying or fencing of its own: a process
+ * killed between the insert and the commit leaves neither behind.
+ */
+export class PostgresLedger implements Ledger, OnApplicationShutdown {
+  constructor(
+    private readonly pool: Pool,
+    /** End `pool` on application shutdown. */
+    private readonly ownsPool = false,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  /** Create the ledger's table once, at start-up. */
+  async open(): Promise<this> {
+    await this.pool.query(`CREATE TABLE IF NOT EXISTS payments_ledger (
+      charge_id text PRIMARY KEY, order_id text NOT NULL, account text NOT NULL,
+      amount_cents integer NOT NULL, epoch bigint NOT NULL, at timestamptz NOT NULL)`);
+    await this.pool.query('CREATE INDEX IF NOT EXISTS payments_ledger_order ON payments_ledger (order_id)');
+    return this;
+  }
+
+  async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
+    const charge = newCharge(entry, fence);
+    const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
+    await client.query(
+      'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
+    );
+    return charge;
+  }
+
+  async chargesOf(orderId: string): Promise<Charge[]> {
+    const { rows } = await this.pool.query<{ charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date }>(
+      'SELECT * FROM payments_ledger WHERE order_id = $1 ORDER BY at',
+      [orderId],
+    );
+    return rows.map((row) => ({
+      chargeId: row.charge_id,
+      orderId: row.order_id,
+      account: row.account,
+      amountCents: row.amount_cents,
+      epoch: Number(row.epoch),
+      at: row.at.toISOString(),
+    }));
+  }
+}

@@ -1,0 +1,66 @@
+import type { OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+
+/**
+ * Check the fence, look for the record's charge and append a new one in one
+ * step: the refusal, the lookup and the write cannot interleave with another
+ * writer's. KEYS[1] fence, KEYS[2] the record's charge (both empty without a
+ * fence), KEYS[3] the order's charges; ARGV: epoch, charge JSON, TTL ms.
+ * Returns 0 (stale), the existing charge's JSON, or 1 (written).
+ */
+const CHARGE_SCRIPT = `
+if KEYS[1] ~= '' then
+  local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if seen > tonumber(ARGV[1]) then return 0 end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+  local existing = redis.call('GET', KEYS[2])
+  if existing then return existing end
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+end
+redis.call('RPUSH', KEYS[3], ARGV[2])
+return 1`;
+
+/**
+ * A ledger in Redis: it survives a restart of the payments process. What it
+ * keeps per record (the newest epoch, the record's charge) expires with the
+ * record's retention (`fenceTtlMs`).
+ */
+export class RedisLedger implements Ledger, OnApplicationShutdown {
+  constructor(
+    private readonly redis: Redis,
+    private readonly fenceTtlMs: number,
+    private readonly prefix = 'payments:ledger:',
+    /** Quit `redis` on application shutdown. */
+    private readonly ownsClient = false,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
+    const charge = newCharge(entry, fence);
+    const written = await this.redis.eval(
+      CHARGE_SCRIPT,
+      3,
+      fence ? `${this.prefix}fence:{${fence.recordKey}}` : '',
+      fence ? `${this.prefix}charge:{${fence.recordKey}}` : '',
+      this.chargesKey(entry.orderId),
+      String(charge.epoch),
+      JSON.stringify(charge),
+      String(this.fenceTtlMs),
+    );
+    if (written === 0) throw new StaleWriteError('stale fencing epoch');
+    return typeof written === 'string' ? (JSON.parse(written) as Charge) : charge;
+  }
+
+  async chargesOf(orderId: string): Promise<Charge[]> {
+    const lines = await this.redis.lrange(this.chargesKey(orderId), 0, -1);
+    return lines.map((line) => JSON.parse(line) as Charge);
+  }
+
+  private chargesKey(orderId: string): string {
+    return `${this.prefix}charges:${encodeURIComponent(orderId)}`;
+  }
+}

@@ -1,0 +1,20 @@
+import { ConfigError } from '@idempotency-chain/service-runtime';
+import { loadLabConfig } from './lab-config';
+
+describe('loadLabConfig', () => {
+  it('runs the services as they are by default: the propagated policy, no naive variant', () => {
+    expect(loadLabConfig({})).toEqual({ keyPolicy: 'propagated', naive: new Set() });
+    expect(loadLabConfig({ KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger, no-heartbeat' })).toEqual({
+      keyPolicy: 'none',
+      naive: new Set(['plain-ledger', 'no-heartbeat']),
+    });
+  });
+
+  it.each([
+    ['KEY_POLICY', 'sometimes', /KEY_POLICY="sometimes" is not valid: expected one of none, per-attempt, propagated, fingerprint/],
+    ['LAB_NAIVE', 'no-ledger', /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/],
+  ])('refuses %s=%s with a message naming it', (name, value, message) => {
+    expect(() => loadLabConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadLabConfig({ [name]: value })).toThrow(message);
+  });
+});

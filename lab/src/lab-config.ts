@@ -1,0 +1,30 @@
+import { environmentReader } from '@idempotency-chain/service-runtime';
+
+/** The write-up's four policies: which idempotency the lab demonstrates. */
+export const KEY_POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;
+export type LabKeyPolicy = (typeof KEY_POLICIES)[number];
+
+/**
+ * The naive variants the lab can switch on, one mechanism at a time, to show
+ * what each one prevents: caching transient failures, running without the
+ * heartbeat, writing the ledger without its key and fence.
+ */
+export const NAIVE_VARIANTS = ['cache-failures', 'no-heartbeat', 'plain-ledger'] as const;
+export type NaiveVariant = (typeof NAIVE_VARIANTS)[number];
+
+/** What the lab changes in a service it runs, read from the environment like the service's own configuration. */
+export interface LabConfig {
+  /** `KEY_POLICY` (default `propagated`: the services as they are). */
+  keyPolicy: LabKeyPolicy;
+  /** `LAB_NAIVE=a,b` (default none). */
+  naive: ReadonlySet<NaiveVariant>;
+}
+
+/** Read and validate the lab's settings from `env`; throws `ConfigError` naming a bad variable. */
+export function loadLabConfig(env: NodeJS.ProcessEnv = process.env): LabConfig {
+  const read = environmentReader(env);
+  return {
+    keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
+    naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
+  };
+}

@@ -1,0 +1,24 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { AttemptInterceptor } from './faults/attempt';
+import { LabFaults } from './faults/lab-faults';
+import { LabFaultsController } from './faults/lab-faults.controller';
+import { LostReplyInterceptor } from './faults/lost-reply.interceptor';
+
+/**
+ * What the lab adds beside a service's own module: the armed fault plan
+ * and its endpoint, and two global interceptors (the attempt each request
+ * is, for the fault points; the lost replies). Global, so the fault points
+ * the lab puts into the app's providers find `LabFaults`.
+ */
+@Global()
+@Module({
+  controllers: [LabFaultsController],
+  providers: [
+    LabFaults,
+    { provide: APP_INTERCEPTOR, useClass: AttemptInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: LostReplyInterceptor },
+  ],
+  exports: [LabFaults],
+})
+export class LabModule {}

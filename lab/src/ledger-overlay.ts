@@ -1,0 +1,23 @@
+import type { Charge, ChargeEntry, Fence, Ledger } from '@idempotency-chain/payments/ledger';
+import type { OnApplicationShutdown } from '@nestjs/common';
+
+/**
+ * A ledger the lab puts in front of payments' own: what a subclass does not
+ * change reaches the app's ledger as it was, its shutdown included (Nest
+ * sees only the outermost instance).
+ */
+export abstract class LedgerOverlay implements Ledger, OnApplicationShutdown {
+  constructor(protected readonly inner: Ledger) {}
+
+  charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
+    return this.inner.charge(entry, fence);
+  }
+
+  chargesOf(orderId: string): Promise<Charge[]> {
+    return this.inner.chargesOf(orderId);
+  }
+
+  async onApplicationShutdown(signal?: string): Promise<void> {
+    await (this.inner as Partial<OnApplicationShutdown>).onApplicationShutdown?.(signal);
+  }
+}

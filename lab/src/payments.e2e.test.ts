@@ -1,0 +1,56 @@
+import { chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { randomUUID } from 'node:crypto';
+import { bootLabService } from './testing';
+
+const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 });
+const arm = (service: BootedService, plan: object) =>
+  fetch(`${service.url}/lab/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan) });
+
+describe('payments run by the lab', () => {
+  let unprotected: BootedService;
+  let payments: BootedService;
+  beforeAll(async () => {
+    unprotected = await bootLabService('payments', { KEY_POLICY: 'none', IDEMPOTENCY_STORE: 'memory' });
+    payments = await bootLabService('payments', { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'memory' });
+  });
+  afterAll(async () => {
+    await unprotected.app.close();
+    await payments.app.close();
+  });
+
+  it('with no protection (none), charges every request, key or not', async () => {
+    const body = order();
+    const key = randomUUID();
+    expect((await post(unprotected, '/charges', body, key)).status).toBe(201);
+    expect((await post(unprotected, '/charges', body, key)).status).toBe(201);
+    expect(await chargeCount(unprotected, body.orderId)).toBe(2);
+  });
+
+  it('arms faults from loopback', async () => {
+    const armed = await arm(payments, { slowFirstAttemptMs: 10 });
+    expect(armed.status).toBe(204);
+    expect(await (await fetch(`${payments.url}/lab/faults`)).json()).toEqual({ slowFirstAttemptMs: 10 });
+  });
+
+  it('declines at the fault point before the ledger, stores the decline, and charges nothing', async () => {
+    expect((await arm(payments, { declineBeforeSideEffect: 1 })).status).toBe(204);
+    const body = order();
+    const key = randomUUID();
+    const first = await post(payments, '/charges', body, key);
+    const again = await post(payments, '/charges', body, key);
+    expect([first.status, again.status]).toEqual([402, 402]);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await chargeCount(payments, body.orderId)).toBe(0);
+  });
+
+  it('stalls only a first attempt, by the request-attempt its caller sent', async () => {
+    expect((await arm(payments, { stallBeforeSideEffectMs: 60_000 })).status).toBe(204);
+    const retry = await fetch(`${payments.url}/charges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), 'request-attempt': '2' },
+      body: JSON.stringify(order()),
+    });
+    expect(retry.status).toBe(201);
+    expect((await arm(payments, {})).status).toBe(204);
+  });
+});

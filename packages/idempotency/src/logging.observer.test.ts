@@ -1,0 +1,32 @@
+import { LoggingObserver, type StructuredLogger } from './logging.observer';
+import { IdempotencyOutcome } from './observer';
+
+describe('LoggingObserver', () => {
+  const lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+  const logger: StructuredLogger = {
+    info: (fields, message) => lines.push({ level: 'info', fields, message }),
+    warn: (fields, message) => lines.push({ level: 'warn', fields, message }),
+  };
+  const observer = new LoggingObserver(logger);
+  beforeEach(() => (lines.length = 0));
+
+  it('writes one structured line per decision, with the key hash and the epoch', () => {
+    observer.record({ outcome: IdempotencyOutcome.Executed, service: 'payments', operation: 'payments.charge', keyHash: 'a1b2c3d4e5f6', epoch: 7 });
+    expect(lines).toEqual([
+      {
+        level: 'info',
+        message: 'idempotency executed',
+        fields: { event: 'idempotency', outcome: 'executed', service: 'payments', operation: 'payments.charge', keyHash: 'a1b2c3d4e5f6', epoch: 7 },
+      },
+    ]);
+  });
+
+  it('warns of the failures an operator must see, with the error as text', () => {
+    observer.record({ outcome: IdempotencyOutcome.StoreError, service: 's', operation: 'o', keyHash: 'k', error: new Error('ECONNREFUSED') });
+    observer.record({ outcome: IdempotencyOutcome.LeaseLost, service: 's', operation: 'o', keyHash: 'k', epoch: 3 });
+    expect(lines.map((line) => [line.level, line.fields.outcome, line.fields.error])).toEqual([
+      ['warn', 'store_error', 'Error: ECONNREFUSED'],
+      ['warn', 'lease_lost', undefined],
+    ]);
+  });
+});

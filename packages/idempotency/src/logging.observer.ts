@@ -1,0 +1,41 @@
+import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
+
+/**
+ * A structured logger that takes its fields first and its message second:
+ * pino's signature, and `PinoLogger`'s from nestjs-pino.
+ */
+export interface StructuredLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** Outcomes an operator must notice: the store failed, or an execution lost the key. */
+const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
+  IdempotencyOutcome.StoreError,
+  IdempotencyOutcome.FailOpen,
+  IdempotencyOutcome.LeaseLost,
+  IdempotencyOutcome.StaleCompletionRefused,
+  IdempotencyOutcome.Unstorable,
+]);
+
+/**
+ * Logs every decision of the coordinator as one structured line,
+ * `{ event: 'idempotency', outcome, service, operation, keyHash, epoch }`:
+ * the key's hash, never the key or a body, so the lines can be kept and
+ * shipped like any other log. Failures are warnings, the rest information.
+ *
+ * @example
+ * IdempotencyModule.forRootAsync({
+ *   inject: [PinoLogger],
+ *   useFactory: (logger: PinoLogger) => ({ service: 'payments', store, observers: [new LoggingObserver(logger)] }),
+ * });
+ */
+export class LoggingObserver implements IdempotencyObserver {
+  constructor(private readonly logger: StructuredLogger) {}
+
+  record({ error, ...event }: IdempotencyEvent): void {
+    const fields = { event: 'idempotency', ...event, ...(error !== undefined && { error: String(error) }) };
+    if (WARNINGS.has(event.outcome)) this.logger.warn(fields, `idempotency ${event.outcome}`);
+    else this.logger.info(fields, `idempotency ${event.outcome}`);
+  }
+}

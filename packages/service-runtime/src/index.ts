@@ -1,0 +1,15 @@
+/**
+ * How a service of the chain runs: its configuration from the environment,
+ * the idempotency store and policy it names, its next hop, JSON logs,
+ * `/health` and `/metrics`, and its start on Fastify. Tests boot services
+ * with `./testing`.
+ */
+export { ConfigError, environmentReader, loadConfig } from './config';
+export type { ServiceConfig, ServiceName } from './config';
+export { HealthController } from './health.controller';
+export { idempotencyStore, operationPolicy } from './idempotency-store';
+export { logAttempts, serviceLogs } from './logs';
+export { MetricsController } from './metrics.controller';
+export { nextHopClient } from './next-hop';
+export { createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
+export type { BuildApp, RunOptions } from './service-app';

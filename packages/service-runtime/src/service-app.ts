@@ -1,0 +1,57 @@
+import { ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { ConfigError, loadConfig, type ServiceConfig, type ServiceName } from './config';
+
+/** Largest request body a service reads. */
+const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** The HTTP adapter of every service: Fastify, with a bounded body. */
+export function serviceAdapter(): FastifyAdapter {
+  return new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES });
+}
+
+/**
+ * What every service app gets once created, however it was built: JSON
+ * logs, validated DTOs (refused with 400 before any idempotency record is
+ * claimed, see `statusOutcome`) and graceful shutdown, which lets in-flight
+ * requests finish. Create the app with `{ bufferLogs: true }`.
+ */
+export function prepareServiceApp(app: NestFastifyApplication): NestFastifyApplication {
+  app.useLogger(app.get(Logger));
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.enableShutdownHooks();
+  return app;
+}
+
+/** Create a service's Nest application on Fastify from its root module. */
+export async function createServiceApp(root: DynamicModule): Promise<NestFastifyApplication> {
+  return prepareServiceApp(await NestFactory.create<NestFastifyApplication>(root, serviceAdapter(), { bufferLogs: true }));
+}
+
+/** Builds a service's app from its configuration. */
+export type BuildApp = (config: ServiceConfig) => Promise<NestFastifyApplication>;
+
+/** What a service may do between creating its app and listening. */
+export interface RunOptions {
+  /** E.g. attach and start a message consumer, so `/health` answers only once it runs. */
+  beforeListen?: (app: NestFastifyApplication, config: ServiceConfig) => Promise<void>;
+}
+
+/** Start `service` from the environment; exit with a clear message on bad configuration. */
+export async function runService(service: ServiceName, build: BuildApp, options: RunOptions = {}): Promise<void> {
+  let config: ServiceConfig;
+  try {
+    config = loadConfig(service);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${service}: ${error.message}\n`);
+      process.exit(64);
+    }
+    throw error;
+  }
+  const app = await build(config);
+  await options.beforeListen?.(app, config);
+  await app.listen(config.port, config.host);
+}
