@@ -3,8 +3,9 @@ import { MAX_TIMER_MS } from './milliseconds';
 /** How a shared store learns that a record may have left `in_progress`. */
 export interface CompletionSignal {
   /** Start listening; resolves once the subscription is in force. */
-  join(wake: () => void): Promise<void>;
-  leave(wake: () => void): void;
+  /** Call `wake()` on a completion signal, or `wake(error)` once the signal is lost (its connection closed). */
+  join(wake: (lost?: Error) => void): Promise<void>;
+  leave(wake: (lost?: Error) => void): void;
   /** Read the record: true while it is still in progress. */
   inProgress(): Promise<boolean>;
 }
@@ -29,20 +30,22 @@ export function signalledWait(
       if (!waiters.delete(settle)) return;
       clearTimeout(deadline);
       clearTimeout(poll);
-      abort?.removeEventListener('abort', onWake);
+      abort?.removeEventListener('abort', onAbort);
       signal.leave(onWake);
       if (error === undefined) resolve();
       else reject(error);
     };
-    const onWake = (): void => settle();
+    // A lost signal rejects: nothing can wake this wait, and the store is likely down.
+    const onWake = (lost?: Error): void => settle(lost);
+    const onAbort = (): void => settle();
     const recheck = async (): Promise<void> => {
       if (!waiters.has(settle)) return;
       if (!(await signal.inProgress())) return settle();
       if (waiters.has(settle)) poll = setTimeout(() => recheck().catch(settle), pollIntervalMs);
     };
-    const deadline = setTimeout(onWake, Math.min(timeoutMs, MAX_TIMER_MS));
+    const deadline = setTimeout(onAbort, Math.min(timeoutMs, MAX_TIMER_MS));
     waiters.add(settle);
-    abort?.addEventListener('abort', onWake, { once: true });
+    abort?.addEventListener('abort', onAbort, { once: true });
     signal.join(onWake).then(recheck).catch(settle);
   });
 }

@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { closeConnection } from './redis-client';
 
-type Listener = () => void;
+type Listener = (lost?: Error) => void;
 
 /**
  * Which pub/sub the completion signal travels on.
@@ -104,12 +104,21 @@ export class CompletionChannels {
       // error events would only be console noise.
       subscriber.on('error', () => undefined);
       subscriber.on(this.mode === 'sharded' ? 'smessage' : 'message', (channel: string) => this.dispatch(channel));
+      // The signal is gone with the connection: fail every waiter now, rather
+      // than wait for a message that cannot come until the next safety poll.
+      const lost = () => this.loseAll(new Error('The completion subscriber lost its connection'));
+      subscriber.on('close', lost);
+      if (this.mode === 'sharded') subscriber.on('-node', lost);
       this.subscriber = subscriber;
       // A failed first connect surfaces as the SUBSCRIBE's rejection.
       this.connecting = subscriber.connect().catch(() => undefined);
     }
     const ready = subscriber;
     return (this.connecting ?? Promise.resolve()).then(() => ready);
+  }
+
+  private loseAll(error: Error): void {
+    for (const listeners of [...this.listeners.values()]) for (const listener of [...listeners]) listener(error);
   }
 
   private dispatch(channel: string): void {

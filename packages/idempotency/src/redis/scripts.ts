@@ -69,7 +69,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('${publish}', ARGV[4], 'completed')
 return 1
 `;
-export const COMPLETE_SCRIPT = completeScript('PUBLISH');
 
 /**
  * Delete the in-progress record if `owner` still holds it, then wake waiters.
@@ -86,7 +85,6 @@ redis.call('DEL', KEYS[1])
 redis.call('${publish}', ARGV[2], 'released')
 return 1
 `;
-export const RELEASE_SCRIPT = releaseScript('PUBLISH');
 
 /**
  * Extend the lease to `leaseMs` from now if `owner` still holds it.
