@@ -7,9 +7,9 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, ForbiddenException, Module, Post, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { APP_FILTER, NestFactory } from '@nestjs/core';
+import { NestFactory } from '@nestjs/core';
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
-import { Idempotent, IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 
 // Never connected here: IdempotencyModule connects the store at boot (and, under closeStore, closes it with the app).
@@ -37,7 +37,7 @@ class ChargesController {
     }),
   ],
   controllers: [ChargesController],
-  providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+  // No ProblemDetailsFilter: the library's errors are HttpExceptions any app answers with their status.
 })
 class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer) {
