@@ -1,6 +1,6 @@
 import { checkDiagramTexts } from './cli.test-support';
 import type { DiagramReport } from './diagram-check';
-import { attemptLabel, firstEpoch, mermaidText, sequenceDiagram } from './diagram';
+import { attemptLabel, firstEpoch, mermaidText, sequenceDiagram, sequenceSteps } from './diagram';
 import type { LabEvent } from './timeline';
 
 // Mermaid runs in a child process; give a loaded machine room.
@@ -74,5 +74,26 @@ describe('sequence diagrams, as Mermaid reads them', () => {
 
   it('writes labels without the characters Mermaid treats as syntax', () => {
     expect(mermaidText('delivery #2; redelivered\nagain')).toBe('delivery no. 2, redelivered again');
+  });
+});
+
+describe('sequence steps, before any renderer', () => {
+  const steps = sequenceSteps(EVENTS, CHARGES, T0);
+
+  it('are the lines of the Mermaid diagram, in its order, with the text unescaped', () => {
+    const lines = sequenceDiagram(EVENTS, CHARGES, T0).split('\n').slice(5);
+    expect(steps).toHaveLength(lines.length);
+    expect(steps.map((s) => s.at)).toEqual([...steps.map((s) => s.at)].sort((a, b) => a - b));
+    expect(steps.find((s) => s.text.includes('queue delivery #2; redelivered'))).toMatchObject({ kind: 'request', from: 'Orders', to: 'Payments' });
+  });
+
+  it('send each answer from the hop that gave it, and mark what a store replayed', () => {
+    const answers = steps.filter((s) => s.kind === 'answer');
+    expect(answers.map((s) => [s.from, s.to, Boolean(s.replayed)])).toEqual([
+      ['Payments', 'Orders', true],
+      ['Gateway', 'Caller', false],
+    ]);
+    expect(steps.filter((s) => s.kind === 'lost')).toHaveLength(5);
+    expect(steps.filter((s) => s.kind === 'charge').map((s) => s.from)).toEqual(['Payments', 'Payments', 'Payments']);
   });
 });

@@ -1,4 +1,5 @@
 import { Lab } from './lab-processes';
+import type { LabEvent } from './timeline';
 
 // Six real Node processes on a shared 2-core machine.
 jest.setTimeout(180_000);
@@ -10,7 +11,11 @@ function portsOf(lab: Lab): number[] {
 describe('a lab on free ports', () => {
   // Nothing here holds the fixed ports to prove the point: other people's labs may need them right now.
   it('starts beside another lab, away from the fixed ports of `npm start` (3000-3002) and of the old runner (3100-3102)', async () => {
-    const labs = [1, 2].map(() => new Lab({ env: { IDEMPOTENCY_STORE: 'memory', KEY_POLICY: 'propagated', LOG_LEVEL: 'info' } }));
+    const seen: LabEvent[][] = [[], []];
+    const labs = [0, 1].map(
+      (index) =>
+        new Lab({ env: { IDEMPOTENCY_STORE: 'memory', KEY_POLICY: 'propagated', LOG_LEVEL: 'info' }, onEvent: (event) => seen[index]!.push(event) }),
+    );
     try {
       await Promise.all(labs.map((lab) => lab.start()));
       const ports = labs.flatMap(portsOf);
@@ -26,6 +31,9 @@ describe('a lab on free ports', () => {
         expect(response.status).toBe(201);
         const ledger = (await (await fetch(`${lab.url('payments')}/charges?orderId=${orderId}`)).json()) as { count: number };
         expect(ledger.count).toBe(1);
+        // The live listener is told of every event the timeline keeps, as it is kept.
+        expect(seen[index]).toEqual(lab.events);
+        expect(seen[index]!.some((event) => event.service === 'payments' && event.event === 'idempotency')).toBe(true);
       }
     } finally {
       await Promise.all(labs.map((lab) => lab.stop()));

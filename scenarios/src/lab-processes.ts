@@ -33,6 +33,8 @@ export interface LabSettings {
   env: Record<string, string>;
   /** Environment for one service, over `env` (e.g. a next hop behind a proxy). */
   perService?: Partial<Record<Service, Record<string, string>>>;
+  /** Told of every event as it is recorded, e.g. to show the timeline live. */
+  onEvent?: (event: LabEvent) => void;
 }
 
 /**
@@ -119,6 +121,12 @@ export class Lab {
     await Promise.race([this.waitHealthy(name, child), exited]);
   }
 
+  /** Add an event to the timeline (a service's log line, or what a caller saw) and tell `onEvent`. */
+  record(event: LabEvent): void {
+    this.events.push(event);
+    this.settings.onEvent?.(event);
+  }
+
   /** Resolves when `service` has exited (a crash the lab injected, or a stop). */
   exited(name: Service | string): Promise<void> {
     return this.exits.get(name) ?? Promise.resolve();
@@ -169,7 +177,7 @@ export class Lab {
       const entry = JSON.parse(line) as Record<string, unknown>;
       // Nest logs this once the server listens: from then on the port is this process's.
       if (entry.context === 'NestApplication') this.listening.add(name);
-      this.events.push({ ...entry, service } as LabEvent);
+      this.record({ ...entry, service } as LabEvent);
     } catch {
       // Not a log line of ours (e.g. a stack trace): irrelevant to the timeline.
     }

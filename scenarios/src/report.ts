@@ -10,12 +10,14 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-function callerText(run: PolicyRun): string {
+/** What the caller got on the first press, e.g. `502 on attempt 1, after 1275 ms`. */
+export function callerText(run: PolicyRun): string {
   if (!run.caller.answered) return `no answer within ${Math.round(run.caller.durationMs)} ms`;
   return `${run.caller.status} on attempt ${run.caller.attempts}, after ${run.caller.durationMs} ms`;
 }
 
-function laterText(run: PolicyRun): string {
+/** What the later press got, and whether it charged again. */
+export function laterText(run: PolicyRun): string {
   const press = run.laterPress;
   const how = press.replayed ? `${press.status} from ${press.replayedBy}' store` : `${press.status ?? 'no answer'}`;
   return `${how} in ${press.latencyMs} ms, ${press.chargedAgain ? `charged again (${press.chargesAfter} in all)` : 'not charged'}`;

@@ -1,7 +1,7 @@
 import { IdempotentHttpClient, isHttpCallError } from '@idempotency-chain/http-client';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Lab } from './lab-processes';
+import { Lab, type LabSettings } from './lab-processes';
 import type { LabEvent } from './timeline';
 
 const NEXT_HOP: Record<string, string> = { caller: 'gateway', gateway: 'orders', orders: 'payments' };
@@ -24,6 +24,14 @@ export const SETUP = {
   /** Wait this long after the slow first attempt before the later press. */
   settleMarginMs: 1000,
 } as const;
+
+/** Each hop's retry budget as SETUP states it, in the variables the services read. */
+export function budgets(): NonNullable<LabSettings['perService']> {
+  return {
+    gateway: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.gatewayTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
+    orders: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.ordersTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
+  };
+}
 
 /** What one policy produced. */
 export interface PolicyRun {
@@ -54,29 +62,27 @@ interface LedgerView {
 /**
  * One checkout through gateway -> orders -> payments under `policy`, with
  * the write-up's faults, then the user's later press once all has settled.
- * The ledger's count is the answer.
+ * The ledger's count is the answer. `onEvent` sees the timeline as it is
+ * recorded (the lab console draws it live).
  */
-export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', redisUrl?: string): Promise<PolicyRun> {
+export async function runWriteUp(
+  policy: Policy,
+  store: 'redis' | 'memory',
+  redisUrl?: string,
+  onEvent?: (event: LabEvent) => void,
+): Promise<PolicyRun> {
   const started = Date.now();
   const lab = new Lab({
+    ...(onEvent && { onEvent }),
     env: { KEY_POLICY: policy, IDEMPOTENCY_STORE: store, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), LOG_LEVEL: 'info' },
     // The budgets RESULTS.md states, set here so the text and the run cannot drift apart.
-    perService: {
-      gateway: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.gatewayTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
-      orders: { DOWNSTREAM_TIMEOUT_MS: String(SETUP.ordersTimeoutMs), DOWNSTREAM_ATTEMPTS: '2' },
-    },
+    perService: budgets(),
   });
   await lab.start();
   try {
     await lab.arm('payments', { slowFirstAttemptMs: SETUP.slowFirstAttemptMs });
     await lab.arm('orders', { loseReplies: SETUP.ordersLostReplies });
-    const caller = new IdempotentHttpClient({
-      baseUrl: lab.url('gateway'),
-      keyPolicy: policy === 'propagated' ? 'propagated' : 'none',
-      maxAttempts: 1,
-      attemptTimeoutMs: SETUP.callerBudgetMs,
-      onAttempt: (event) => lab.events.push({ ...event, event: 'attempt', service: 'caller', time: event.startedAt }),
-    });
+    const caller = callerFor(lab, policy);
     const order = { orderId: `order-${policy}-${randomUUID().slice(0, 8)}`, account: 'acct-42', amountCents: 500 };
     const key = policy === 'propagated' ? randomUUID() : undefined;
 
@@ -116,7 +122,34 @@ export async function runWriteUp(policy: Policy, store: 'redis' | 'memory', redi
   }
 }
 
-async function press(caller: IdempotentHttpClient, order: object, key?: string) {
+/**
+ * The user's client at the gateway: one attempt within the caller's budget,
+ * sending a key only under `propagated` (it is the caller's key that is
+ * propagated), each attempt recorded in the lab's timeline as the caller's.
+ */
+export function callerFor(lab: Lab, policy: Policy): IdempotentHttpClient {
+  return new IdempotentHttpClient({
+    baseUrl: lab.url('gateway'),
+    keyPolicy: policy === 'propagated' ? 'propagated' : 'none',
+    maxAttempts: 1,
+    attemptTimeoutMs: SETUP.callerBudgetMs,
+    onAttempt: (event) => lab.record({ ...event, event: 'attempt', service: 'caller', time: event.startedAt }),
+  });
+}
+
+/** What the caller got from one press of "Pay". */
+export interface PressAnswer {
+  answered: boolean;
+  status?: number;
+  attempts: number;
+  durationMs: number;
+  /** The gateway answered from its store. */
+  replayed: boolean;
+  failure?: string;
+}
+
+/** One press of "Pay": one checkout through `caller`, with `key` when the caller sends one. */
+export async function press(caller: IdempotentHttpClient, order: object, key?: string): Promise<PressAnswer> {
   const started = performance.now();
   try {
     const response = await caller.post('/checkout', order, key ? { key } : {});

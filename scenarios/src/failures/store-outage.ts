@@ -59,7 +59,7 @@ async function storeUp(lab: Lab, name: string): Promise<boolean> {
 }
 
 /** Wait until every service's /health reports the store `up` (or down); the time it took. */
-async function allStores(lab: Lab, up: boolean): Promise<number> {
+export async function allStores(lab: Lab, up: boolean): Promise<number> {
   const from = Date.now();
   const reached = await until(
     async () => (await Promise.all(SERVICES.map((service) => storeUp(lab, service)))).every((ok) => ok === up),
