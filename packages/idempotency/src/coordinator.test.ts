@@ -152,20 +152,24 @@ describe('the end of an execution', () => {
 });
 
 describe('the replay cache', () => {
-  it('answers a replay this process has seen completed from memory, without a claim', async () => {
+  it('answers the replays after a record’s first one from memory, without a claim', async () => {
     const claim = jest.spyOn(store, 'claim');
     const first = await coordinator.run(request(), ok);
-    const replays = [await coordinator.run(request(), neverRuns), await coordinator.run(request(), neverRuns)];
+    const replays = [];
+    for (let i = 0; i < 3; i += 1) replays.push(await coordinator.run(request(), neverRuns));
 
-    expect(claim).toHaveBeenCalledTimes(1);
+    expect(claim).toHaveBeenCalledTimes(2); // the execution, then its first replay
     for (const replay of replays) expect(replay).toEqual({ value: first.value, replayed: true, waited: false });
-    expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed']);
+    expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed', 'replayed']);
   });
 
   it('refuses a key reused for another request from memory too (422)', async () => {
     await coordinator.run(request(), ok);
+    await coordinator.run(request(), neverRuns); // replayed once: now in memory
+    const claim = jest.spyOn(store, 'claim');
     const error = await coordinator.run(request({ fingerprint: 'fp-other' }), neverRuns).catch((e: unknown) => e);
     expect(isKeyReusedError(error)).toBe(true);
+    expect(claim).not.toHaveBeenCalled();
   });
 
   it('learns a completion from the store, and keeps it no longer than the store does', async () => {

@@ -19,9 +19,9 @@ export interface IdempotencyOptions {
   operations?: Record<string, Partial<OperationPolicy>>;
   observer?: IdempotencyObserver;
   /**
-   * Answer replays of records this process has seen completed from memory,
-   * without a round trip (see `ReplayCache`); `false` turns it off. Default
-   * on: 10,000 records, 16 Mi characters of results.
+   * Answer the replays of a record this process has already replayed once
+   * from memory, without a round trip (see `ReplayCache`); `false` turns it
+   * off. Default on: 10,000 records, 16 Mi characters of results.
    */
   replayCache?: ReplayCacheOptions | false;
 }
@@ -156,7 +156,6 @@ export class IdempotencyCoordinator {
       report(IdempotencyOutcome.Replayed);
       return { replay: known.result, waited: false };
     }
-    const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
     let signal: AbortSignal | undefined;
@@ -186,7 +185,7 @@ export class IdempotencyCoordinator {
             throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
           }
         }
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, remember), waited };
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction), waited };
       }
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);

@@ -56,8 +56,6 @@ export class Execution implements Beating {
      * and it commits with the record's completion, or not at all.
      */
     private readonly storeTransaction?: StoreTransaction,
-    /** Told of the result once stored (the replay cache). */
-    private readonly stored?: (result: string) => void,
   ) {
     if (epoch > 0) this.startHeartbeat();
   }
@@ -114,7 +112,6 @@ export class Execution implements Beating {
           : 'This execution lost its lease; the request is now owned by another attempt',
       );
     }
-    this.stored?.(result);
     this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
   }
 

@@ -14,8 +14,11 @@ interface Entry {
 }
 
 /**
- * The completed records this process has seen, so their replays need no
- * round trip to the store. Safe because a completed record never changes:
+ * The completed records this process has replayed, so their next replays
+ * need no round trip to the store. A record enters on its first replay, not
+ * on its completion: most keys are never retried, and remembering every
+ * answer would cost each first execution a write here and keep every
+ * result in memory. Safe because a completed record never changes:
  * nothing but the end of its retention removes it (a release and a
  * takeover only ever touch a record in progress). Each entry is dropped a
  * little before the record's own expiry (a tenth of what is left, a second
