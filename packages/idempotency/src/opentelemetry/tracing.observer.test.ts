@@ -33,7 +33,7 @@ describe('TracingObserver with an SDK', () => {
     context.disable();
   });
 
-  it('puts the outcome, the key hash and the epoch on each request span: one executed, the duplicate waited', async () => {
+  it("records each decision as a span under its request's span: one executed with its epoch, the duplicate waited", async () => {
     const coordinator = new IdempotencyCoordinator({ service: 'payments', store: new MemoryStore(), observer: new TracingObserver() });
     const tracer = trace.getTracer('test');
     const request = { operation: 'payments.charge', key: 'order-1', fingerprint: 'f' };
@@ -50,18 +50,25 @@ describe('TracingObserver with an SDK', () => {
     const [{ epoch }] = await Promise.all([first, second]);
 
     expect(epoch).toBeGreaterThan(0);
-    const spans = Object.fromEntries(exporter.getFinishedSpans().map((span) => [span.name, span]));
-    expect(spans.first?.attributes).toEqual({
-      'idempotency.outcome': 'executed',
-      'idempotency.key_hash': hashKey('order-1'),
-      'idempotency.operation': 'payments.charge',
-      'idempotency.epoch': epoch, // the fencing epoch the action ran under
-    });
-    expect(spans.second?.attributes).toEqual({
-      'idempotency.outcome': 'waited',
-      'idempotency.key_hash': hashKey('order-1'),
-      'idempotency.operation': 'payments.charge',
-    });
-    expect(spans.first?.events.map((event) => event.name)).toEqual(['idempotency executed']);
+    const spans = exporter.getFinishedSpans();
+    const parent = (name: string) => spans.find((span) => span.name === name)?.spanContext().spanId;
+    const decisions = spans.filter((span) => span.name.startsWith('idempotency '));
+    expect(decisions.map((span) => [span.name, span.parentSpanContext?.spanId, span.attributes])).toEqual([
+      [
+        'idempotency executed',
+        parent('first'),
+        {
+          'idempotency.outcome': 'executed',
+          'idempotency.key_hash': hashKey('order-1'),
+          'idempotency.operation': 'payments.charge',
+          'idempotency.epoch': epoch, // the fencing epoch the action ran under
+        },
+      ],
+      [
+        'idempotency waited',
+        parent('second'),
+        { 'idempotency.outcome': 'waited', 'idempotency.key_hash': hashKey('order-1'), 'idempotency.operation': 'payments.charge' },
+      ],
+    ]);
   });
 });
