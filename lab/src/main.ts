@@ -1,3 +1,4 @@
+import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
 import { ConfigError, runService } from '@idempotency-chain/service-runtime';
 import { createLabApp } from './lab-app';

@@ -148,11 +148,14 @@ export interface PressAnswer {
   failure?: string;
 }
 
-/** One press of "Pay": one checkout through `caller`, with `key` when the caller sends one. */
-export async function press(caller: IdempotentHttpClient, order: object, key?: string): Promise<PressAnswer> {
+/**
+ * One press of "Pay": one checkout through `caller`, with `key` when the
+ * caller sends one, and `headers` when it sends more (a traced caller's `traceparent`).
+ */
+export async function press(caller: IdempotentHttpClient, order: object, key?: string, headers?: Record<string, string>): Promise<PressAnswer> {
   const started = performance.now();
   try {
-    const response = await caller.post('/checkout', order, key ? { key } : {});
+    const response = await caller.post('/checkout', order, { ...(key && { key }), ...(headers && { headers }) });
     const durationMs = Math.round(performance.now() - started);
     return { answered: true, status: response.status, attempts: response.attempts, durationMs, replayed: response.replayed };
   } catch (error) {

@@ -2,6 +2,7 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { LoggingObserver } from '@idempotency-chain/idempotency';
 import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import {
   HealthController,
   idempotencyStore,
@@ -38,7 +39,8 @@ export class OrdersModule implements NestModule {
             scope: 'shared',
             store: idempotencyStore(config),
             defaults: operationPolicy(config),
-            observers: [new LoggingObserver(logger)],
+            // Logs carry the key's hash and outcome; traces too, when tracing is on (a no-op otherwise).
+            observers: [new LoggingObserver(logger), new TracingObserver()],
             closeStore: true,
           }),
         }),

@@ -1,5 +1,6 @@
 import { LoggingObserver } from '@idempotency-chain/idempotency';
 import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import {
   HealthController,
   idempotencyStore,
@@ -37,7 +38,8 @@ export class PaymentsModule {
             store: idempotencyStore(config),
             // On PostgreSQL the charge is written in the transaction that completes its record.
             defaults: { ...operationPolicy(config), transactional: config.store === 'postgres' },
-            observers: [new LoggingObserver(logger)],
+            // Logs carry the key's hash and outcome; traces too, when tracing is on (a no-op otherwise).
+            observers: [new LoggingObserver(logger), new TracingObserver()],
             closeStore: true,
           }),
         }),

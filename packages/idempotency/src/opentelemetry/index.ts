@@ -1,0 +1,7 @@
+/**
+ * OpenTelemetry for the coordinator's decisions: `TracingObserver` puts
+ * them on the active span. Needs `@opentelemetry/api` (a no-op until an SDK
+ * is registered); the SDK is the application's choice.
+ */
+export { IdempotencyAttribute } from './attributes';
+export { TracingObserver } from './tracing.observer';
