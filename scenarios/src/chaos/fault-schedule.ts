@@ -1,0 +1,92 @@
+import type { SeededRandom } from './seeded-random';
+
+/**
+ * The kinds of fault a soak injects, as chaos.json counts them:
+ * - `kill`: SIGKILL of orders or payments (at a random moment, or right
+ *   after payments' charge), restarted after a random delay;
+ * - `term`: SIGTERM of orders or payments mid-traffic (graceful shutdown), restarted;
+ * - `lostReply`: a reply dropped after the work, at any hop;
+ * - `slowFirstAttempt`: a first attempt answered after its caller gave up, at any hop;
+ * - `redisRestart`: the Redis of the records (and ledger) killed and started again;
+ * - `redisPause`: that Redis paused (`CLIENT PAUSE` or `DEBUG SLEEP`) past the command timeout;
+ * - `leaseExpiry`: payments frozen just before the charge, longer than the lease.
+ */
+export const FAULT_KINDS = ['kill', 'term', 'lostReply', 'slowFirstAttempt', 'redisRestart', 'redisPause', 'leaseExpiry'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** One fault of the schedule: what, where, when (ms after the soak starts) and for how long. */
+export interface PlannedFault {
+  atMs: number;
+  kind: FaultKind;
+  target: 'gateway' | 'orders' | 'payments' | 'redis';
+  /** Its length: the restart delay, the pause, the freeze, how late the slow reply is. */
+  ms: number;
+  /** How it is done, where a kind has more than one way (`after-charge`, `debug-sleep`, ...). */
+  how?: string;
+}
+
+/** The timings the schedule is drawn against. */
+export interface ScheduleTimings {
+  /** The idempotency lease of every service. */
+  leaseMs: number;
+  /** Per-attempt timeouts of the caller and of each hop's call to the next. */
+  callerTimeoutMs: number;
+  gatewayTimeoutMs: number;
+  ordersTimeoutMs: number;
+  /** The Redis clients' command timeout: a pause must outlast it. */
+  commandTimeoutMs: number;
+}
+
+/** One fault of each kind per this many seconds of soak: 23 of each in the default 90 s. */
+export const SECONDS_PER_FAULT_OF_A_KIND = 4;
+
+/** How many faults of each kind a soak of `durationMs` gets. */
+export function faultsPerKind(durationMs: number): number {
+  return Math.max(1, Math.ceil(durationMs / 1000 / SECONDS_PER_FAULT_OF_A_KIND));
+}
+
+/**
+ * The whole fault schedule of a soak, drawn from `random` alone: the same
+ * seed gives the same schedule. Each kind gets `faultsPerKind` faults at
+ * uniformly random times over the first 90% of the soak (the last tenth lets
+ * the late ones land), so faults of different kinds overlap at random.
+ */
+export function faultSchedule(random: SeededRandom, durationMs: number, timings: ScheduleTimings): PlannedFault[] {
+  const count = faultsPerKind(durationMs);
+  const faults: PlannedFault[] = [];
+  for (const kind of FAULT_KINDS) {
+    const stream = random.fork(kind);
+    for (let i = 0; i < count; i += 1) faults.push({ atMs: Math.round(stream.between(0.02, 0.9) * durationMs), ...draw(kind, stream, timings) });
+  }
+  return faults.sort((a, b) => a.atMs - b.atMs || FAULT_KINDS.indexOf(a.kind) - FAULT_KINDS.indexOf(b.kind));
+}
+
+/** Where and how one fault of `kind` strikes. */
+function draw(kind: FaultKind, random: SeededRandom, t: ScheduleTimings): Omit<PlannedFault, 'atMs'> {
+  const hop = () => random.pick(['gateway', 'orders', 'payments'] as const);
+  switch (kind) {
+    case 'kill': {
+      const target = random.pick(['orders', 'payments'] as const);
+      // Half of payments' crashes land in the worst place: after the charge, before its record completes.
+      const how = target === 'payments' && random.chance(0.5) ? 'after-charge' : 'at-random';
+      return { kind, target, how, ms: random.int(100, 1500) };
+    }
+    case 'term':
+      return { kind, target: random.pick(['orders', 'payments'] as const), ms: random.int(100, 1500) };
+    case 'lostReply':
+      return { kind, target: hop(), ms: 0 };
+    case 'slowFirstAttempt': {
+      const target = hop();
+      // Later than the caller of that hop waits for one attempt: it retries while the first is still answering.
+      const timeout = { gateway: t.callerTimeoutMs, orders: t.gatewayTimeoutMs, payments: t.ordersTimeoutMs }[target];
+      return { kind, target, ms: Math.round(timeout * random.between(1.2, 2)) };
+    }
+    // Twenty of each in ninety seconds: the Redis is down or paused a third of the soak already.
+    case 'redisRestart':
+      return { kind, target: 'redis', ms: random.int(100, 800) };
+    case 'redisPause':
+      return { kind, target: 'redis', how: random.pick(['client-pause', 'debug-sleep']), ms: Math.round(t.commandTimeoutMs * random.between(1.1, 1.6)) };
+    case 'leaseExpiry':
+      return { kind, target: 'payments', ms: t.leaseMs + random.int(300, 1500) };
+  }
+}
