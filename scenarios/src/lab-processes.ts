@@ -144,6 +144,11 @@ export class Lab {
     return Boolean(child && child.exitCode === null && child.signalCode === null);
   }
 
+  /** True once the process of `name` has said that it listens (its boot is over), until it exits. */
+  listens(name: Service | string): boolean {
+    return this.running(name) && this.listening.has(name);
+  }
+
   /** Send `signal` to the process of `name` (a crash, a shutdown); false when it does not run. */
   kill(name: Service | string, signal: NodeJS.Signals): boolean {
     return this.running(name) && this.children.get(name)!.kill(signal);

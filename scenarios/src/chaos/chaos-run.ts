@@ -39,11 +39,11 @@ export interface ChaosRunOutcome {
   restarts: Record<string, number>;
 }
 
-/** Every service's lease: short, so a crashed holder frees its key fast and a frozen one loses it. */
-const LEASE_MS = 2000;
+/** Every service's lease: short, so a crashed holder frees its key fast and a frozen one loses it soon. */
+const LEASE_MS = 1000;
 /** What the services' Redis clients allow a command: a pause must outlast it. */
 const COMMAND_TIMEOUT_MS = FAIL_FAST_REDIS_OPTIONS.commandTimeout ?? 1000;
-/** The users: 1,260 checkouts in the default 90 s soak, well within what a loaded 2-core machine serves. */
+/** The users: 1,400 checkouts in the default 100 s soak, well within what a loaded 2-core machine serves. */
 const USERS: DriverSettings = { intentsPerSecond: 14, maxInFlight: 200, duplicateShare: 0.15, attemptTimeoutMs: SETUP.callerBudgetMs, attemptsPerCall: 6 };
 /** Ledger reads at once after the settle phase. */
 const READ_CONCURRENCY = 8;
@@ -78,7 +78,7 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     },
     onEvent: (event) => history.addServiceEvent(event),
   });
-  const supervisor = new Supervisor(lab, SERVICES, () => random.int(100, 1000));
+  const supervisor = new Supervisor(lab, SERVICES, () => random.int(50, 600));
   let client: ClientDriver | undefined;
   try {
     await lab.start();

@@ -5,16 +5,27 @@ import type { FaultKind, PlannedFault } from './fault-schedule';
 import type { FaultRecord, History } from './history';
 import type { Supervisor } from './supervisor';
 
+/** True for a fault armed at a service's fault point, which strikes when traffic reaches it. */
+function armed(fault: PlannedFault): boolean {
+  return fault.kind === 'lostReply' || fault.kind === 'slowFirstAttempt' || fault.kind === 'leaseExpiry' || fault.how === 'after-charge';
+}
+
 /** Bound on a graceful shutdown before the supervisor's patience ends in SIGKILL. */
 const TERM_BOUND_MS = 8000;
 /** How often a lane looks again for its target to be up. */
 const POLL_MS = 100;
+/**
+ * How long a service serves before a lane kills or stops it again: a
+ * supervisor restarting a process that dies while it boots is a crash loop,
+ * not the outage under test.
+ */
+const MIN_UPTIME_MS = 1000;
 
 /**
- * Injects a fault schedule into a running lab and its Redis. Faults that
- * strike the same thing (a service's process, the Redis) go in one lane, in
- * order, each once its target is up again; lanes run side by side, so faults
- * of different kinds overlap. A fault armed at a fault point (a lost reply,
+ * Injects a fault schedule into a running lab and its Redis. Signals and
+ * outages that strike the same thing (a service's process, the Redis) go in
+ * one lane, in order, each once its target is up again; lanes run side by
+ * side, and each armed fault on its own, so faults of different kinds overlap. A fault armed at a fault point (a lost reply,
  * a slow first reply, a frozen holder, a crash after the charge) counts once
  * the service logs that it struck (see `History.addServiceEvent`).
  */
@@ -23,13 +34,22 @@ export class FaultInjector {
   private end: () => void = () => undefined;
   /** Resolves when the soak ends. */
   private readonly ended = new Promise<'ended'>((resolve) => (this.end = () => resolve('ended')));
+  /** Those waiting for an armed fault to strike, by kind and service, longest waiting first. */
+  private readonly waiting = new Map<string, Array<() => void>>();
 
   constructor(
     private readonly lab: Lab,
     private readonly redis: PrivateRedis | undefined,
     private readonly supervisor: Supervisor,
     private readonly history: History,
-  ) {}
+  ) {
+    history.on('fault', (fault: FaultRecord) => {
+      const [first, ...rest] = this.waiting.get(`${fault.kind} ${fault.target}`) ?? [];
+      if (!first) return;
+      this.waiting.set(`${fault.kind} ${fault.target}`, rest);
+      first();
+    });
+  }
 
   /** Run the schedule from `startedAt` until `stop()`; resolves when every lane has ended. */
   async run(schedule: PlannedFault[], startedAt: number): Promise<void> {
@@ -37,7 +57,8 @@ export class FaultInjector {
     for (const fault of schedule) {
       // A Redis the run does not own cannot be stopped: those faults are left out.
       if (fault.target === 'redis' && !this.redis) continue;
-      const lane = fault.target === 'redis' || fault.kind === 'kill' || fault.kind === 'term' || fault.kind === 'leaseExpiry' ? fault.target : `${fault.kind}:${fault.target}`;
+      // A fault armed at a fault point waits for traffic to strike: on its own, so that it holds up no other.
+      const lane = armed(fault) ? `armed ${lanes.size}` : fault.target;
       lanes.set(lane, [...(lanes.get(lane) ?? []), fault]);
     }
     await Promise.all(
@@ -83,7 +104,12 @@ export class FaultInjector {
   /** SIGKILL or SIGTERM the service once it runs; the supervisor starts it again after the fault's delay. */
   private async signal(fault: PlannedFault, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
     const service = fault.target as Service;
-    if (!(await this.whenUp(() => this.lab.running(service)))) return;
+    let up: boolean;
+    do {
+      if (!(await this.whenUp(() => this.lab.listens(service)))) return;
+      await sleep(MIN_UPTIME_MS);
+      up = this.lab.listens(service);
+    } while (!up);
     this.supervisor.restartAfter(service, fault.ms);
     const at = Date.now();
     if (!this.lab.kill(service, signal)) return;
@@ -125,21 +151,21 @@ export class FaultInjector {
       }
       const outcome = await Promise.race([struck.promise.then(() => 'struck' as const), exited.then(() => 'exited' as const), this.ended]);
       struck.cancel();
-      if (outcome === 'struck' && kind === 'kill') await exited;
       if (outcome !== 'exited') return;
     }
   }
 
-  /** Resolves when a fault of `kind` strikes `service`; `cancel` stops listening. */
+  /**
+   * Resolves when a fault of `kind` strikes `service` and is this waiter's:
+   * each strike goes to the longest waiting of those that armed one, so two
+   * faults armed one after the other are counted as two strikes, never one.
+   */
   private struck(kind: FaultKind, service: Service): { promise: Promise<void>; cancel: () => void } {
-    let listener: (fault: FaultRecord) => void = () => undefined;
-    const promise = new Promise<void>((resolve) => {
-      listener = (fault) => {
-        if (fault.kind === kind && fault.target === service) resolve();
-      };
-      this.history.on('fault', listener);
-    });
-    return { promise, cancel: () => this.history.off('fault', listener) };
+    const key = `${kind} ${service}`;
+    let waiter: () => void = () => undefined;
+    const promise = new Promise<void>((resolve) => (waiter = resolve));
+    this.waiting.set(key, [...(this.waiting.get(key) ?? []), waiter]);
+    return { promise, cancel: () => this.waiting.set(key, (this.waiting.get(key) ?? []).filter((w) => w !== waiter)) };
   }
 
   /** Kill the Redis (SIGKILL: its append-only file keeps what it acknowledged) and start it again after the fault's delay. */

@@ -37,8 +37,8 @@ export interface ScheduleTimings {
   commandTimeoutMs: number;
 }
 
-/** One fault of each kind per this many seconds of soak: 23 of each in the default 90 s. */
-export const SECONDS_PER_FAULT_OF_A_KIND = 4;
+/** One fault of each kind per this many seconds of soak: 23 of each in the default 100 s. */
+export const SECONDS_PER_FAULT_OF_A_KIND = 4.5;
 
 /** How many faults of each kind a soak of `durationMs` gets. */
 export function faultsPerKind(durationMs: number): number {
@@ -69,10 +69,10 @@ function draw(kind: FaultKind, random: SeededRandom, t: ScheduleTimings): Omit<P
       const target = random.pick(['orders', 'payments'] as const);
       // Half of payments' crashes land in the worst place: after the charge, before its record completes.
       const how = target === 'payments' && random.chance(0.5) ? 'after-charge' : 'at-random';
-      return { kind, target, how, ms: random.int(100, 1500) };
+      return { kind, target, how, ms: random.int(50, 600) };
     }
     case 'term':
-      return { kind, target: random.pick(['orders', 'payments'] as const), ms: random.int(100, 1500) };
+      return { kind, target: random.pick(['orders', 'payments'] as const), ms: random.int(50, 600) };
     case 'lostReply':
       return { kind, target: hop(), ms: 0 };
     case 'slowFirstAttempt': {
@@ -81,12 +81,12 @@ function draw(kind: FaultKind, random: SeededRandom, t: ScheduleTimings): Omit<P
       const timeout = { gateway: t.callerTimeoutMs, orders: t.gatewayTimeoutMs, payments: t.ordersTimeoutMs }[target];
       return { kind, target, ms: Math.round(timeout * random.between(1.2, 2)) };
     }
-    // Twenty of each in ninety seconds: the Redis is down or paused a third of the soak already.
+    // Over twenty of each in a hundred seconds: short outages, or the services would be down more than up.
     case 'redisRestart':
-      return { kind, target: 'redis', ms: random.int(100, 800) };
+      return { kind, target: 'redis', ms: random.int(50, 500) };
     case 'redisPause':
-      return { kind, target: 'redis', how: random.pick(['client-pause', 'debug-sleep']), ms: Math.round(t.commandTimeoutMs * random.between(1.1, 1.6)) };
+      return { kind, target: 'redis', how: random.pick(['client-pause', 'debug-sleep']), ms: Math.round(t.commandTimeoutMs * random.between(1.05, 1.4)) };
     case 'leaseExpiry':
-      return { kind, target: 'payments', ms: t.leaseMs + random.int(300, 1500) };
+      return { kind, target: 'payments', ms: t.leaseMs + random.int(200, 800) };
   }
 }

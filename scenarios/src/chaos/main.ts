@@ -11,7 +11,7 @@ import { chaosSeed, InvalidSeedError } from './seeded-random';
 import { writeChaos } from './write-chaos';
 
 /** A soak of this long per store keeps the whole default run under 5 minutes on a 2-core machine. */
-const DEFAULT_SECONDS = 90;
+const DEFAULT_SECONDS = 100;
 
 const USAGE = `usage: npm run chaos [-- --out DIR]
   CHAOS_SEED=n       replay the fault schedule of seed n (default: a fresh random seed, printed)
