@@ -12,6 +12,8 @@ export interface ChaosRecord {
   keyPolicy?: string;
   durationSeconds: number;
   settleSeconds: number;
+  /** The whole store run: start, soak, settle, ledger, stop. */
+  tookSeconds: number;
   /** User actions: each a fresh order and key. */
   checkouts: number;
   /** Of them, sent by two callers at once. */
@@ -62,6 +64,7 @@ export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['
     ...naive,
     durationSeconds: Math.round(settings.durationMs / 1000),
     settleSeconds: Math.round(outcome.settleMs / 1000),
+    tookSeconds: Math.round(outcome.tookMs / 1000),
     checkouts: history.intents.length,
     duplicates: history.intents.filter((intent) => intent.duplicate).length,
     calls: history.calls.length,

@@ -30,8 +30,9 @@ export interface ChaosRunOutcome {
   settings: ChaosRunSettings;
   history: History;
   verdict: Verdict;
-  /** How long the settle phase took. */
+  /** How long the settle phase took, and the whole run. */
   settleMs: number;
+  tookMs: number;
   /** How many faults of each kind were planned (what happened is in the history). */
   plannedPerKind: number;
   /** Executions at payments that lost their lease, or whose completion was refused as stale, as payments logged them. */
@@ -44,7 +45,7 @@ const LEASE_MS = 1000;
 /** What the services' Redis clients allow a command: a pause must outlast it. */
 const COMMAND_TIMEOUT_MS = FAIL_FAST_REDIS_OPTIONS.commandTimeout ?? 1000;
 /** The users: 1,400 checkouts in the default 100 s soak, well within what a loaded 2-core machine serves. */
-const USERS: DriverSettings = { intentsPerSecond: 14, maxInFlight: 200, duplicateShare: 0.15, attemptTimeoutMs: SETUP.callerBudgetMs, attemptsPerCall: 6 };
+const USERS: DriverSettings = { intentsPerSecond: 14, maxInFlight: 400, duplicateShare: 0.15, attemptTimeoutMs: SETUP.callerBudgetMs, attemptsPerCall: 10 };
 /** Ledger reads at once after the settle phase. */
 const READ_CONCURRENCY = 8;
 
@@ -66,6 +67,7 @@ const TIMINGS: ScheduleTimings = {
  */
 export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutcome> {
   const { store, durationMs, log } = settings;
+  const started = Date.now();
   const random = new SeededRandom(settings.seed);
   const redis = await PrivateRedis.start({ durable: true });
   const history = new History(Date.now());
@@ -111,7 +113,7 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     const keyHashes = new Set(history.intents.map((intent) => intent.keyHash));
     history.serviceEvents = lab.events.filter((event) => event.keyHash !== undefined && keyHashes.has(event.keyHash));
     const leaseLost = lab.events.filter((e) => e.service === 'payments' && e.event === 'idempotency' && (e.outcome === 'lease_lost' || e.outcome === 'stale_completion_refused')).length;
-    return { settings, history, verdict, settleMs, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
+    return { settings, history, verdict, settleMs, tookMs: Date.now() - started, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
   } finally {
     await supervisor.stop();
     await client?.close();

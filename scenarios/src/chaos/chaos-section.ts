@@ -31,7 +31,7 @@ function runMarkdown(run: ChaosRecord): string {
   return [
     `### ${STORE_TITLE[run.store]}${run.naive || run.keyPolicy ? ` — naive: ${[run.naive && `LAB_NAIVE=${run.naive}`, run.keyPolicy && `KEY_POLICY=${run.keyPolicy}`].filter(Boolean).join(' ')}` : ''}`,
     '',
-    `_Run: Node ${env.node} on ${env.platform}, commit \`${env.commit}\`, ${env.date}._`,
+    `_Run: Node ${env.node} on ${env.platform}, commit \`${env.commit}\`, ${env.date}; took ${run.tookSeconds} s._`,
     '',
     '| | |',
     '|---|---|',

@@ -55,7 +55,7 @@ export class ClientDriver {
       keyPolicy: 'propagated',
       attemptTimeoutMs: settings.attemptTimeoutMs,
       maxAttempts: settings.attemptsPerCall,
-      backoff: { initialMs: 100, maxMs: 2000 },
+      backoff: { initialMs: 200, maxMs: 3000 },
       onAttempt: (event) => history.addAttempt(event),
     });
   }

@@ -37,8 +37,8 @@ export interface ScheduleTimings {
   commandTimeoutMs: number;
 }
 
-/** One fault of each kind per this many seconds of soak: 23 of each in the default 100 s. */
-export const SECONDS_PER_FAULT_OF_A_KIND = 4.5;
+/** One fault of each kind per this many seconds of soak: 25 of each in the default 100 s (a few armed ones may find no traffic in time). */
+export const SECONDS_PER_FAULT_OF_A_KIND = 4;
 
 /** How many faults of each kind a soak of `durationMs` gets. */
 export function faultsPerKind(durationMs: number): number {
@@ -48,15 +48,15 @@ export function faultsPerKind(durationMs: number): number {
 /**
  * The whole fault schedule of a soak, drawn from `random` alone: the same
  * seed gives the same schedule. Each kind gets `faultsPerKind` faults at
- * uniformly random times over the first 90% of the soak (the last tenth lets
- * the late ones land), so faults of different kinds overlap at random.
+ * uniformly random times over the first 85% of the soak (the rest lets the
+ * late ones land), so faults of different kinds overlap at random.
  */
 export function faultSchedule(random: SeededRandom, durationMs: number, timings: ScheduleTimings): PlannedFault[] {
   const count = faultsPerKind(durationMs);
   const faults: PlannedFault[] = [];
   for (const kind of FAULT_KINDS) {
     const stream = random.fork(kind);
-    for (let i = 0; i < count; i += 1) faults.push({ atMs: Math.round(stream.between(0.02, 0.9) * durationMs), ...draw(kind, stream, timings) });
+    for (let i = 0; i < count; i += 1) faults.push({ atMs: Math.round(stream.between(0.02, 0.85) * durationMs), ...draw(kind, stream, timings) });
   }
   return faults.sort((a, b) => a.atMs - b.atMs || FAULT_KINDS.indexOf(a.kind) - FAULT_KINDS.indexOf(b.kind));
 }
