@@ -1,14 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab, Service } from '../lab-processes';
 import { redisCommand, type PrivateRedis } from '../private-redis';
-import type { FaultKind, PlannedFault } from './fault-schedule';
+import { strikesOnTraffic, type FaultKind, type PlannedFault } from './fault-schedule';
 import type { FaultRecord, History } from './history';
 import type { Supervisor } from './supervisor';
-
-/** True for a fault armed at a service's fault point, which strikes when traffic reaches it. */
-function armed(fault: PlannedFault): boolean {
-  return fault.kind === 'lostReply' || fault.kind === 'slowFirstAttempt' || fault.kind === 'leaseExpiry' || fault.how === 'after-charge';
-}
 
 /** Bound on a graceful shutdown before the supervisor's patience ends in SIGKILL. */
 const TERM_BOUND_MS = 8000;
@@ -58,7 +53,7 @@ export class FaultInjector {
       // A Redis the run does not own cannot be stopped: those faults are left out.
       if (fault.target === 'redis' && !this.redis) continue;
       // A fault armed at a fault point waits for traffic to strike: on its own, so that it holds up no other.
-      const lane = armed(fault) ? `armed ${lanes.size}` : fault.target;
+      const lane = strikesOnTraffic(fault) ? `armed ${lanes.size}` : fault.target;
       lanes.set(lane, [...(lanes.get(lane) ?? []), fault]);
     }
     await Promise.all(

@@ -25,6 +25,14 @@ export interface PlannedFault {
   how?: string;
 }
 
+/**
+ * True for a fault armed at a service's fault point: it strikes only when
+ * traffic reaches that point, so it is planned early enough to find some.
+ */
+export function strikesOnTraffic(fault: Pick<PlannedFault, 'kind' | 'how'>): boolean {
+  return fault.kind === 'lostReply' || fault.kind === 'slowFirstAttempt' || fault.kind === 'leaseExpiry' || fault.how === 'after-charge';
+}
+
 /** The timings the schedule is drawn against. */
 export interface ScheduleTimings {
   /** The idempotency lease of every service. */
@@ -56,7 +64,11 @@ export function faultSchedule(random: SeededRandom, durationMs: number, timings:
   const faults: PlannedFault[] = [];
   for (const kind of FAULT_KINDS) {
     const stream = random.fork(kind);
-    for (let i = 0; i < count; i += 1) faults.push({ atMs: Math.round(stream.between(0.02, 0.85) * durationMs), ...draw(kind, stream, timings) });
+    for (let i = 0; i < count; i += 1) {
+      const fault = draw(kind, stream, timings);
+      // Armed faults wait for traffic, which the other faults keep scarce: they get the first 60% of the soak.
+      faults.push({ atMs: Math.round(stream.between(0.02, strikesOnTraffic(fault) ? 0.6 : 0.85) * durationMs), ...fault });
+    }
   }
   return faults.sort((a, b) => a.atMs - b.atMs || FAULT_KINDS.indexOf(a.kind) - FAULT_KINDS.indexOf(b.kind));
 }
