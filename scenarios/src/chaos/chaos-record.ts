@@ -20,6 +20,8 @@ export interface ChaosRecord {
   duplicates: number;
   calls: number;
   attempts: number;
+  /** Intents whose first 2xx came during the soak, under the faults (the others were paid in the settle phase). */
+  paidDuringSoak: number;
   /** The answer each call ended with (`gave-up` when its client ran out of attempts), by status. */
   answers: Record<string, number>;
   /** What each attempt got: a status, or how it failed (`timeout`, `reset`, `refused`). */
@@ -68,6 +70,7 @@ export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['
     checkouts: history.intents.length,
     duplicates: history.intents.filter((intent) => intent.duplicate).length,
     calls: history.calls.length,
+    paidDuringSoak: new Set(history.calls.filter((c) => c.phase === 'soak' && c.status !== undefined && c.status < 300).map((c) => c.intent)).size,
     attempts: history.attempts.length,
     answers,
     attemptOutcomes,
