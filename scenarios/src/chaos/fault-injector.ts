@@ -14,7 +14,7 @@ const POLL_MS = 100;
  * supervisor restarting a process that dies while it boots is a crash loop,
  * not the outage under test.
  */
-const MIN_UPTIME_MS = 1000;
+const MIN_UPTIME_MS = 500;
 
 /**
  * Injects a fault schedule into a running lab and its Redis. Signals and
