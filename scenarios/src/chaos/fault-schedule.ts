@@ -45,8 +45,12 @@ export interface ScheduleTimings {
   commandTimeoutMs: number;
 }
 
-/** One fault of each kind per this many seconds of soak: 25 of each in the default 100 s (a few armed ones may find no traffic in time). */
-export const SECONDS_PER_FAULT_OF_A_KIND = 4;
+/**
+ * One fault of each kind per this many seconds of soak: 30 of each planned in
+ * the default 100 s, for over 20 that strike (an armed one may find no traffic
+ * in time, a lane may fall behind its schedule).
+ */
+export const SECONDS_PER_FAULT_OF_A_KIND = 3.4;
 
 /** How many faults of each kind a soak of `durationMs` gets. */
 export function faultsPerKind(durationMs: number): number {
