@@ -4,11 +4,12 @@ import { AttemptInterceptor } from './faults/attempt';
 import { LabFaults } from './faults/lab-faults';
 import { LabFaultsController } from './faults/lab-faults.controller';
 import { LostReplyInterceptor } from './faults/lost-reply.interceptor';
+import { SlowReplyInterceptor } from './faults/slow-reply.interceptor';
 
 /**
  * What the lab adds beside a service's own module: the armed fault plan
- * and its endpoint, and two global interceptors (the attempt each request
- * is, for the fault points; the lost replies). Global, so the fault points
+ * and its endpoint, and three global interceptors (the attempt each request
+ * is, for the fault points; the lost and the slow replies). Global, so the fault points
  * the lab puts into the app's providers find `LabFaults`.
  */
 @Global()
@@ -18,6 +19,7 @@ import { LostReplyInterceptor } from './faults/lost-reply.interceptor';
     LabFaults,
     { provide: APP_INTERCEPTOR, useClass: AttemptInterceptor },
     { provide: APP_INTERCEPTOR, useClass: LostReplyInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: SlowReplyInterceptor },
   ],
   exports: [LabFaults],
 })

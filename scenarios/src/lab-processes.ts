@@ -138,6 +138,22 @@ export class Lab {
     await this.startService(name);
   }
 
+  /** True while the process of `name` runs (it may not answer yet: see `start`). */
+  running(name: Service | string): boolean {
+    const child = this.children.get(name);
+    return Boolean(child && child.exitCode === null && child.signalCode === null);
+  }
+
+  /** True once the process of `name` has said that it listens (its boot is over), until it exits. */
+  listens(name: Service | string): boolean {
+    return this.running(name) && this.listening.has(name);
+  }
+
+  /** Send `signal` to the process of `name` (a crash, a shutdown); false when it does not run. */
+  kill(name: Service | string, signal: NodeJS.Signals): boolean {
+    return this.running(name) && this.children.get(name)!.kill(signal);
+  }
+
   /** The service's Prometheus text. */
   async metrics(name: Service | string): Promise<string> {
     return (await fetch(`${this.url(name)}/metrics`)).text();

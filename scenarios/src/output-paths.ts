@@ -13,6 +13,8 @@ export interface OutputPaths {
   markdown: string;
   /** The same figures for machines. */
   results: string;
+  /** The last soak's figures (`npm run chaos`). */
+  chaos: string;
   /** One SVG chart per section. */
   charts: string;
 }
@@ -27,6 +29,7 @@ export function outputPaths(root = REPO_ROOT): OutputPaths {
     root,
     markdown: join(root, 'RESULTS.md'),
     results: join(root, 'scenarios', 'results.json'),
+    chaos: join(root, 'scenarios', 'chaos.json'),
     charts: join(root, CHARTS_DIR),
   };
 }

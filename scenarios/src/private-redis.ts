@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createConnection } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { track } from './children';
 import { freePort, portTaken } from './ports';
@@ -19,49 +21,80 @@ export function privateRedisUnavailable(): string | undefined {
   return undefined;
 }
 
-/** True when a Redis answers PING on `port` within `timeoutMs`. */
-export function pings(port: number, timeoutMs = 500): Promise<boolean> {
+/**
+ * Send one command to the Redis on `port` over a connection of its own and
+ * resolve with the first line of its reply (`+PONG`, `+OK`, `-ERR ...`);
+ * undefined when nothing answers within `timeoutMs`. A command that blocks
+ * the server (`DEBUG SLEEP`) is answered once it is over.
+ */
+export function redisCommand(port: number, args: string[], timeoutMs = 500): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     let answer = '';
-    const done = (ok: boolean) => {
+    const done = (reply: string | undefined) => {
       socket.destroy();
-      resolve(ok);
+      resolve(reply);
     };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
     socket.on('data', (chunk) => {
       answer += chunk.toString();
-      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+      const end = answer.indexOf('\r\n');
+      if (end >= 0) done(answer.slice(0, end));
     });
   });
+}
+
+/** True when a Redis answers PING on `port` within `timeoutMs`. */
+export async function pings(port: number, timeoutMs = 500): Promise<boolean> {
+  return (await redisCommand(port, ['PING'], timeoutMs)) === '+PONG';
+}
+
+/** How a private Redis keeps what it is told. */
+export interface PrivateRedisOptions {
+  /**
+   * Keep every write in an append-only file, fsynced before the write is
+   * acknowledged (`appendfsync always`), in a temporary folder of its own:
+   * killed and started again, it has lost nothing it acknowledged, as a
+   * payments team must run the Redis of its records and ledger. Also allows
+   * `DEBUG SLEEP` from loopback, to pause it. Default off: nothing persists.
+   */
+  durable?: boolean;
 }
 
 /**
  * A throwaway `redis-server` of the run's own: the run's store when no
  * `REDIS_URL` is given, or a scenario's, so it can be stopped and started
- * again without touching any other Redis. No persistence, loopback only,
- * always on the same port (the services reconnect to the address they know),
- * and killed with the runner if the runner dies first.
+ * again without touching any other Redis. No persistence unless `durable`,
+ * loopback only, always on the same port (the services reconnect to the
+ * address they know), and killed with the runner if the runner dies first.
  */
 export class PrivateRedis {
   private child?: ChildProcess;
   private exit?: Promise<void>;
+  /** The append-only file's folder, when durable. */
+  private readonly dir?: string;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    options: PrivateRedisOptions,
+  ) {
+    if (options.durable) this.dir = mkdtempSync(join(tmpdir(), 'private-redis-'));
+  }
 
   /**
    * Start one on a free port; resolves once it answers PING. Another process
    * may take the port between the pick and the bind: then a new port.
    */
-  static async start(): Promise<PrivateRedis> {
+  static async start(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
     for (let tries = 1; ; tries += 1) {
-      const redis = new PrivateRedis(await freePort());
+      const redis = new PrivateRedis(await freePort(), options);
       try {
         await redis.start();
         return redis;
       } catch (error) {
+        await redis.dispose();
         if (tries >= 3 || !portTaken((error as Error).message)) throw error;
       }
     }
@@ -83,10 +116,13 @@ export class PrivateRedis {
   /** (Re)start on the same port; resolves once it answers PING (bounded). */
   async start(timeoutMs = 10_000): Promise<void> {
     if (this.running) return;
-    // Run in the temp folder: nothing is written with persistence off, and a stray file could never land in the repository.
+    const persistence = this.dir
+      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.dir, '--enable-debug-command', 'local']
+      : ['--appendonly', 'no'];
+    // Run in a temp folder: a stray file could never land in the repository.
     const child = track(
-      spawn(redisServerBinary(), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        cwd: tmpdir(),
+      spawn(redisServerBinary(), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
+        cwd: this.dir ?? tmpdir(),
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
     );
@@ -125,5 +161,11 @@ export class PrivateRedis {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await this.exit;
     this.child = undefined;
+  }
+
+  /** Stop it and delete its append-only file: it cannot be started again. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -17,8 +17,9 @@ function endMarker(id: string): string {
 const HEADER = [
   '# Results',
   '',
-  'Written by `npm run scenarios` (`turbo run scenarios`); do not edit by hand. Each section names the run that wrote it:',
-  'a run of a selection (`SCENARIOS=write-up,double-click`) rewrites its own sections and charts and keeps the others.',
+  'Written by `npm run scenarios` (`turbo run scenarios`) and `npm run chaos` (the randomized fault soak, from',
+  '`scenarios/chaos.json`); do not edit by hand. Each section names the run that wrote it: a run of a selection',
+  '(`SCENARIOS=write-up,double-click`) rewrites its own sections and charts and keeps the others.',
   '',
   '**Reading the diagrams.** Each arrow is one attempt of one hop; the request and its answer (or its loss) both name the',
   "attempt and the first six hex digits of its key's hash (`no key` when none was sent). Times are milliseconds since",
@@ -50,15 +51,18 @@ export function section(id: string, body: string): string {
   return [startMarker(id), body, endMarker(id)].join('\n');
 }
 
+/** Sections that carry their own top heading: the failures' heading goes before none of them. */
+const OWN_HEADING = new Set(['write-up', 'chaos']);
+
 /**
  * The whole document: the header, then every section there is, in `order`
- * (the write-up first, then the failures under their own heading).
+ * (the write-up first, then the failures under their own heading, then the soak).
  */
 export function resultsDocument(sections: Map<string, string>, order: readonly string[]): string {
   const present = order.filter((id) => sections.has(id));
   const parts = [HEADER];
   for (const id of present) {
-    if (id !== 'write-up' && !parts.includes(FAILURES_INTRO)) parts.push(FAILURES_INTRO);
+    if (!OWN_HEADING.has(id) && !parts.includes(FAILURES_INTRO)) parts.push(FAILURES_INTRO);
     parts.push(sections.get(id) as string);
   }
   return `${parts.join('\n\n')}\n`;

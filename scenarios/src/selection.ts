@@ -6,6 +6,12 @@ export const WRITE_UP = 'write-up';
 /** Every id a run knows, in the order it runs them and RESULTS.md tells them. */
 export const SCENARIO_IDS: readonly string[] = [WRITE_UP, ...FAILURE_SCENARIOS.map((scenario) => scenario.id)];
 
+/** The soak's section of RESULTS.md, written by `npm run chaos` from chaos.json. */
+export const CHAOS = 'chaos';
+
+/** Every section of RESULTS.md, in order: the scenarios', then the soak's. */
+export const DOCUMENT_SECTIONS: readonly string[] = [...SCENARIO_IDS, CHAOS];
+
 /** What a run runs: every scenario, or the ones `SCENARIOS` names. */
 export interface Selection {
   ids: string[];

@@ -8,7 +8,7 @@ import type { Service } from './lab-processes';
 export interface LabEvent {
   service: Service | 'caller';
   time: number;
-  event?: 'attempt' | 'idempotency' | 'message';
+  event?: 'attempt' | 'idempotency' | 'message' | 'fault';
   msg?: string;
   // attempt
   callId?: string;
@@ -24,6 +24,8 @@ export interface LabEvent {
   // idempotency
   operation?: string;
   epoch?: number;
+  // fault: the lab's fault point that struck
+  fault?: string;
 }
 
 /** The attempts every hop made, in the order they started. */

@@ -7,7 +7,8 @@ import { EXPECTED_CHARGES, writeUpMarkdown } from './report';
 import { parseSections, resultsDocument, section } from './results-document';
 import { failureRecord, mergeResults, policyRecord, readResults, type FailureRecord } from './results-file';
 import type { RunOutcome } from './run-all';
-import { SCENARIO_IDS, WRITE_UP } from './selection';
+import { DOCUMENT_SECTIONS, SCENARIO_IDS, WRITE_UP } from './selection';
+import { putChaosSection } from './chaos/chaos-section';
 
 /** What a run wrote, and what it left as an earlier run wrote it. */
 export interface WriteSummary {
@@ -73,7 +74,9 @@ export async function writeResults(outcome: RunOutcome, paths: OutputPaths): Pro
   const results = mergeResults(earlier, { environment: env, writeUp, failures }, SCENARIO_IDS);
   mkdirSync(dirname(paths.results), { recursive: true });
   writeFileSync(paths.results, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(paths.markdown, resultsDocument(sections, SCENARIO_IDS));
+  // The soak's section is chaos.json's: drawn again, never lost.
+  putChaosSection(sections, paths);
+  writeFileSync(paths.markdown, resultsDocument(sections, DOCUMENT_SECTIONS));
   summary.files.push(paths.results, paths.markdown);
   return summary;
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, ForbiddenException, Get, HttpCode, Put, Req } from '@nestjs/common';
+import { Body, Controller, ForbiddenException, Get, HttpCode, Patch, Put, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { LabFaults, type FaultPlan } from './lab-faults';
 
@@ -14,6 +14,14 @@ export class LabFaultsController {
   arm(@Req() request: FastifyRequest, @Body() plan: FaultPlan): void {
     this.assertLoopback(request);
     this.faults.arm(plan ?? {});
+  }
+
+  /** Add to what is armed: counted faults add up, so two arming parties never undo each other. */
+  @Patch()
+  @HttpCode(204)
+  add(@Req() request: FastifyRequest, @Body() plan: FaultPlan): void {
+    this.assertLoopback(request);
+    this.faults.add(plan ?? {});
   }
 
   @Get()

@@ -2,7 +2,7 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import type { FastifyReply } from 'fastify';
 import { catchError, tap, throwError, type Observable } from 'rxjs';
 import { LabFaults } from './lab-faults';
-import { LabFaultsController } from './lab-faults.controller';
+import { repliesToWork } from './work-reply';
 
 /**
  * Drops a reply after the work is done and stored: the caller sees the
@@ -15,9 +15,7 @@ export class LostReplyInterceptor implements NestInterceptor {
   constructor(private readonly faults: LabFaults) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    // Reads (health, metrics, the ledger) and the lab's own endpoint: never the replies the lab drops.
-    if (context.getType() !== 'http' || context.getClass() === LabFaultsController) return next.handle();
-    if (context.switchToHttp().getRequest<{ method: string }>().method === 'GET') return next.handle();
+    if (!repliesToWork(context)) return next.handle();
     // The connection closes before the answer is written; the answer then
     // goes nowhere and the request ends, so shutdown never waits for it.
     const drop = () => {

@@ -79,8 +79,13 @@ export class IdempotentHttpClient {
     if (this.ownsDispatcher) await this.settings.dispatcher.close();
   }
 
-  /** NestJS calls this on shutdown for a client registered as a provider. */
-  onModuleDestroy(): Promise<void> {
+  /**
+   * NestJS calls this on shutdown for a client registered as a provider,
+   * once the HTTP server has closed and the requests in flight have ended:
+   * those requests still call the next hop through it. (`onModuleDestroy`
+   * would come first, and a request in flight would fail with a closed client.)
+   */
+  onApplicationShutdown(): Promise<void> {
     return this.close();
   }
 }

@@ -52,7 +52,7 @@ describe.each([
   afterAll(async () => {
     const close = jest.spyOn(IdempotentHttpClient.prototype, 'close');
     await app.close();
-    expect(close).toHaveBeenCalledTimes(1); // Nest's onModuleDestroy closed the client's agent
+    expect(close).toHaveBeenCalledTimes(1); // Nest's onApplicationShutdown closed the client's agent
     close.mockRestore();
     await downstream.close();
   });
