@@ -64,7 +64,7 @@ export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['
     seed: settings.seed,
     store: settings.store,
     ...naive,
-    durationSeconds: Math.round(settings.durationMs / 1000),
+    durationSeconds: Math.round(outcome.soakMs / 1000),
     settleSeconds: Math.round(outcome.settleMs / 1000),
     tookSeconds: Math.round(outcome.tookMs / 1000),
     checkouts: history.intents.length,

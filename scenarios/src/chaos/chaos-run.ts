@@ -5,7 +5,7 @@ import { PrivateRedis } from '../private-redis';
 import { budgets, SETUP } from '../write-up';
 import { check, type Verdict } from './checker';
 import { ClientDriver, type DriverSettings } from './client-driver';
-import { faultSchedule, faultsPerKind, type ScheduleTimings } from './fault-schedule';
+import { FAULT_KINDS, faultSchedule, faultsPerKind, strikesWanted, type FaultKind, type PlannedFault, type ScheduleTimings } from './fault-schedule';
 import { FaultInjector } from './fault-injector';
 import { History, type LedgerCharge } from './history';
 import { SeededRandom } from './seeded-random';
@@ -30,7 +30,8 @@ export interface ChaosRunOutcome {
   settings: ChaosRunSettings;
   history: History;
   verdict: Verdict;
-  /** How long the settle phase took, and the whole run. */
+  /** How long the users pressed (the soak and its top-ups), the settle phase, and the whole run. */
+  soakMs: number;
   settleMs: number;
   tookMs: number;
   /** How many faults of each kind were planned (what happened is in the history). */
@@ -46,6 +47,9 @@ const LEASE_MS = 1000;
 const COMMAND_TIMEOUT_MS = FAIL_FAST_REDIS_OPTIONS.commandTimeout ?? 1000;
 /** The users: 1,400 checkouts in the default 100 s soak, well within what a loaded 2-core machine serves. */
 const USERS: DriverSettings = { intentsPerSecond: 14, maxInFlight: 400, duplicateShare: 0.15, attemptTimeoutMs: SETUP.callerBudgetMs, attemptsPerCall: 10 };
+/** A top-up phase, and at most how many: 30 s more at most, and the default run stays under 5 minutes. */
+const TOP_UP_MS = 10_000;
+const TOP_UP_ROUNDS = 3;
 /** Ledger reads at once after the settle phase. */
 const READ_CONCURRENCY = 8;
 
@@ -89,20 +93,37 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     const schedule = faultSchedule(random.fork('faults'), durationMs, TIMINGS);
     const injector = new FaultInjector(lab, redis, supervisor, history);
     history.startedAt = Date.now();
-    const soakEnds = history.startedAt + durationMs;
+    let soaking = true;
     log(`${store}: soak of ${Math.round(durationMs / 1000)} s, ${schedule.length} faults planned (seed ${settings.seed})`);
     const progress = setInterval(() => log(`${store}: ${Math.round((Date.now() - history.startedAt) / 1000)} s: ${history.intents.length} checkouts, ${history.faults.length} faults`), 15_000);
+    const users = client.soak(() => !soaking);
+    users.catch(() => undefined); // awaited after the settle; a failure meanwhile must not go unhandled
     try {
-      await Promise.all([client.soak(() => Date.now() >= soakEnds), injector.run(schedule, history.startedAt), sleep(durationMs).then(() => injector.stop())]);
+      await injectFor(injector, schedule, durationMs);
+      // An armed fault strikes only when traffic reaches its point, which the other faults keep scarce:
+      // a kind short of its strikes gets short phases of its own, the users still pressing.
+      const wanted = strikesWanted(faultsPerKind(durationMs));
+      for (let round = 0; round < TOP_UP_ROUNDS; round += 1) {
+        const short = shortKinds(history, wanted);
+        if (Object.keys(short).length === 0) break;
+        log(`${store}: top-up ${round + 1}: ${Object.entries(short).map(([kind, n]) => `${n} ${kind}`).join(', ')}`);
+        const topUp = faultSchedule(random.fork(`top-up ${round}`), TOP_UP_MS, TIMINGS, short);
+        await injectFor(new FaultInjector(lab, redis, supervisor, history), topUp, TOP_UP_MS);
+      }
     } finally {
+      soaking = false;
       clearInterval(progress);
     }
+    const soakMs = Date.now() - history.startedAt;
 
     // Settle: faults off, everything up, every open intent retried with its key.
     const settleFrom = Date.now();
     await everythingUp(lab, redis);
     log(`${store}: settling ${history.intents.length} checkouts ...`);
+    // The calls still under way from the soak go on beside the settle's, with the same keys, as a user's
+    // retry would: the settle does not wait out their backoff first.
     await client.settle();
+    await users;
     await supervisor.stop();
     // A holder still running past the settle (frozen, slow) has a lease at most: let it end before the ledger is read.
     await sleep(LEASE_MS + 1000);
@@ -113,13 +134,28 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     const keyHashes = new Set(history.intents.map((intent) => intent.keyHash));
     history.serviceEvents = lab.events.filter((event) => event.keyHash !== undefined && keyHashes.has(event.keyHash));
     const leaseLost = lab.events.filter((e) => e.service === 'payments' && e.event === 'idempotency' && (e.outcome === 'lease_lost' || e.outcome === 'stale_completion_refused')).length;
-    return { settings, history, verdict, settleMs, tookMs: Date.now() - started, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
+    return { settings, history, verdict, soakMs, settleMs, tookMs: Date.now() - started, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
   } finally {
     await supervisor.stop();
     await client?.close();
     await lab.stop();
     await redis.dispose();
   }
+}
+
+/** Run `schedule` from now for `durationMs`, then stop injecting. */
+async function injectFor(injector: FaultInjector, schedule: PlannedFault[], durationMs: number): Promise<void> {
+  await Promise.all([injector.run(schedule, Date.now()), sleep(durationMs).then(() => injector.stop())]);
+}
+
+/** The kinds that struck fewer than `wanted` times so far, with how many more each needs. */
+function shortKinds(history: History, wanted: number): Partial<Record<FaultKind, number>> {
+  const short: Partial<Record<FaultKind, number>> = {};
+  for (const kind of FAULT_KINDS) {
+    const struck = history.faults.filter((fault) => fault.kind === kind).length;
+    if (struck < wanted) short[kind] = wanted - struck;
+  }
+  return short;
 }
 
 /** Disarm every fault point and wait until the Redis and every service answer, as they must for the settle phase. */

@@ -1,4 +1,4 @@
-import { FAULT_KINDS, faultSchedule, faultsPerKind, type ScheduleTimings } from './fault-schedule';
+import { FAULT_KINDS, faultSchedule, faultsPerKind, strikesWanted, type ScheduleTimings } from './fault-schedule';
 import { SeededRandom } from './seeded-random';
 
 const TIMINGS: ScheduleTimings = { leaseMs: 1000, callerTimeoutMs: 3000, gatewayTimeoutMs: 600, ordersTimeoutMs: 300, commandTimeoutMs: 1000 };
@@ -15,6 +15,13 @@ describe('faultSchedule', () => {
     for (const kind of FAULT_KINDS) expect({ kind, count: schedule.filter((f) => f.kind === kind).length }).toEqual({ kind, count: faultsPerKind(100_000) });
     expect(schedule.map((f) => f.atMs)).toEqual([...schedule.map((f) => f.atMs)].sort((a, b) => a - b));
     expect(schedule.every((f) => f.atMs > 0 && f.atMs <= 85_000)).toBe(true);
+  });
+
+  it('wants twenty strikes of each kind in the default soak, and tops up only the kinds it names', () => {
+    expect(strikesWanted(faultsPerKind(100_000))).toBe(20);
+    const topUp = faultSchedule(new SeededRandom(9), 10_000, TIMINGS, { kill: 3, leaseExpiry: 2 });
+    expect(topUp.map((f) => f.kind).sort()).toEqual(['kill', 'kill', 'kill', 'leaseExpiry', 'leaseExpiry']);
+    expect(topUp.every((f) => f.atMs > 0 && f.atMs <= 8_500)).toBe(true);
   });
 
   it('draws faults that do what their kind says: pauses past the command timeout, freezes past the lease, slow replies past the caller', () => {

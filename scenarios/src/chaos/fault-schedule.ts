@@ -58,16 +58,31 @@ export function faultsPerKind(durationMs: number): number {
 }
 
 /**
- * The whole fault schedule of a soak, drawn from `random` alone: the same
- * seed gives the same schedule. Each kind gets `faultsPerKind` faults at
- * uniformly random times over the first 85% of the soak (the rest lets the
- * late ones land), so faults of different kinds overlap at random.
+ * How many faults of each kind must strike in a soak that planned
+ * `planned` of each: two thirds (20 of the default 30). A kind short of it
+ * gets a top-up phase (see `runChaos`).
  */
-export function faultSchedule(random: SeededRandom, durationMs: number, timings: ScheduleTimings): PlannedFault[] {
-  const count = faultsPerKind(durationMs);
+export function strikesWanted(planned: number): number {
+  return Math.ceil((planned * 2) / 3);
+}
+
+/**
+ * The whole fault schedule of a soak, drawn from `random` alone: the same
+ * seed gives the same schedule. Each kind gets `faultsPerKind` faults (or
+ * the count `counts` gives it) at uniformly random times over the first 85%
+ * of the soak (the rest lets the late ones land), so faults of different
+ * kinds overlap at random.
+ */
+export function faultSchedule(
+  random: SeededRandom,
+  durationMs: number,
+  timings: ScheduleTimings,
+  counts?: Partial<Record<FaultKind, number>>,
+): PlannedFault[] {
   const faults: PlannedFault[] = [];
   for (const kind of FAULT_KINDS) {
     const stream = random.fork(kind);
+    const count = counts ? (counts[kind] ?? 0) : faultsPerKind(durationMs);
     for (let i = 0; i < count; i += 1) {
       const fault = draw(kind, stream, timings);
       // Armed faults wait for traffic, which the other faults keep scarce: they get the first 60% of the soak.
