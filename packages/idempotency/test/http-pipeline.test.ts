@@ -13,7 +13,6 @@ import {
   Module,
   NestInterceptor,
   Post,
-  RequestTimeoutException,
   Res,
   Sse,
   UploadedFile,
@@ -28,22 +27,13 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { FileInterceptor } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { catchError, defer, from, interval, map, mergeMap, of, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
+import { defer, from, interval, map, mergeMap, of, type Observable } from 'rxjs';
 import { currentExecution, MemoryStore, type Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent, IdempotencyModule, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
+import { TimeoutInterceptor } from './fixture-app/shop.app';
 
 const runs: Record<string, number> = {};
 const hit = (name: string) => (runs[name] = (runs[name] ?? 0) + 1);
-
-@Injectable()
-class TimeoutInterceptor implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      timeout(200),
-      catchError((error: unknown) => throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error))),
-    );
-  }
-}
 
 /** Another team's decorator: wraps the method and copies nothing. */
 function Traced(): MethodDecorator {

@@ -79,7 +79,7 @@ interface Reply {
 
 /** The usual NestJS timeout pattern: answer 408 when the handler takes longer than 200 ms. */
 @Injectable()
-class TimeoutInterceptor implements NestInterceptor {
+export class TimeoutInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       timeout(200),
