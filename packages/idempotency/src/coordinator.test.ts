@@ -121,10 +121,15 @@ describe('the end of an execution', () => {
     const landed = latch();
     const renewStarted = latch();
     const renew = store.renew.bind(store);
-    jest.spyOn(store, 'renew').mockImplementation(async (...args) => {
-      renewStarted.open();
-      await landed.promise;
-      return renew(...args);
+    const renewals: Array<Promise<boolean>> = [];
+    jest.spyOn(store, 'renew').mockImplementation((...args) => {
+      const renewal = (async () => {
+        renewStarted.open();
+        await landed.promise;
+        return renew(...args);
+      })();
+      renewals.push(renewal);
+      return renewal;
     });
     const done = coordinator.run(request({ policy: { leaseMs: 300, heartbeatMs: 20 } }), async (execution) => {
       await renewStarted.promise;
@@ -132,8 +137,8 @@ describe('the end of an execution', () => {
     });
     const { value } = await done;
     landed.open();
-    await eventually(async () => (await new Promise((r) => setImmediate(r)), true), 'the late renewal to settle');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await Promise.all(renewals); // the late renewal has landed (refused: the record is completed) ...
+    await new Promise((resolve) => setImmediate(resolve)); // ... and the heartbeat has handled its answer
 
     expect(value.signal.aborted).toBe(false);
     expect(recorder.outcomes()).toEqual(['executed']);
