@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gitStatus, runCommand, tempRoot, type CommandResult } from '../cli.test-support';
 import { parseSections } from '../results-document';
@@ -49,6 +49,19 @@ describe('npm run chaos', () => {
       });
     }
     expect(parseSections(markdown).get('chaos')).toContain(`CHAOS_SEED=${seedOf(run)}`);
+  });
+
+  it.each([
+    ['CHAOS_SEED', { CHAOS_SEED: '1.5' }],
+    ['CHAOS_SECONDS', { CHAOS_SECONDS: 'ten' }],
+    ['CHAOS_STORES', { CHAOS_STORES: 'redis,mongo' }],
+  ])('refuses a %s it cannot run with: exit 2, says why, writes nothing', async (name, env) => {
+    const root = tempRoot('chaos-refused');
+    const run = await runCommand('chaos/main.js', ['--out', root], { LAB_NAIVE: undefined, KEY_POLICY: undefined, ...env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${name}=`);
+    expect(run.stderr).toContain('nothing run, nothing written');
+    expect(existsSync(join(root, 'scenarios', 'chaos.json'))).toBe(false);
   });
 
   it('finds the double charges of the naive variants (no heartbeat, a plain ledger): fails, and prints the seed and the histories', async () => {

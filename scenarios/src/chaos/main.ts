@@ -7,7 +7,7 @@ import { chaosRecord, recordHolds, type ChaosRecord } from './chaos-record';
 import { CHAOS_STORES, runChaos, type ChaosRunOutcome, type ChaosStore } from './chaos-run';
 import { offenders } from './checker';
 import { intentHistory } from './intent-history';
-import { chaosSeed, InvalidSeedError } from './seeded-random';
+import { chaosSeed, InvalidChaosSettingError } from './seeded-random';
 import { writeChaos } from './write-chaos';
 
 /** A soak of this long per store keeps the whole default run under 5 minutes on a 2-core machine. */
@@ -25,10 +25,10 @@ const HISTORIES_SHOWN = 5;
 /** What the environment asks for, or why it cannot be run. */
 function settingsFrom(env: NodeJS.ProcessEnv): { seed: number; seconds: number; stores: ChaosStore[] } {
   const seconds = env.CHAOS_SECONDS ? Number(env.CHAOS_SECONDS) : DEFAULT_SECONDS;
-  if (!Number.isFinite(seconds) || seconds < 5 || seconds > 3600) throw new InvalidSeedError(`CHAOS_SECONDS=${env.CHAOS_SECONDS} is not valid: expected 5 to 3600`);
+  if (!Number.isFinite(seconds) || seconds < 5 || seconds > 3600) throw new InvalidChaosSettingError(`CHAOS_SECONDS=${env.CHAOS_SECONDS} is not valid: expected 5 to 3600`);
   const stores = (env.CHAOS_STORES || CHAOS_STORES.join(',')).split(',').map((store) => store.trim());
   const unknown = stores.filter((store) => !CHAOS_STORES.includes(store as ChaosStore));
-  if (unknown.length > 0 || stores.length === 0) throw new InvalidSeedError(`CHAOS_STORES=${env.CHAOS_STORES} is not valid: expected a list of ${CHAOS_STORES.join(', ')}`);
+  if (unknown.length > 0 || stores.length === 0) throw new InvalidChaosSettingError(`CHAOS_STORES=${env.CHAOS_STORES} is not valid: expected a list of ${CHAOS_STORES.join(', ')}`);
   return { seed: chaosSeed(env.CHAOS_SEED), seconds, stores: stores as ChaosStore[] };
 }
 
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   try {
     settings = settingsFrom(process.env);
   } catch (error) {
-    if (!(error instanceof InvalidSeedError)) throw error;
+    if (!(error instanceof InvalidChaosSettingError)) throw error;
     process.stderr.write(`${error.message}\nnothing run, nothing written\n`);
     process.exitCode = 2;
     return;

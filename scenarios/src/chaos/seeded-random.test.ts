@@ -1,4 +1,4 @@
-import { chaosSeed, InvalidSeedError, SeededRandom } from './seeded-random';
+import { chaosSeed, InvalidChaosSettingError, SeededRandom } from './seeded-random';
 
 describe('SeededRandom', () => {
   it('draws the same sequence from the same seed, and another from another seed', () => {
@@ -34,6 +34,6 @@ describe('chaosSeed', () => {
   });
 
   it('refuses what is not a seed', () => {
-    for (const bad of ['0', '-1', '1.5', 'abc', String(2 ** 31)]) expect(() => chaosSeed(bad)).toThrow(InvalidSeedError);
+    for (const bad of ['0', '-1', '1.5', 'abc', String(2 ** 31)]) expect(() => chaosSeed(bad)).toThrow(InvalidChaosSettingError);
   });
 });

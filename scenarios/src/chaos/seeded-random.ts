@@ -57,15 +57,15 @@ export class SeededRandom {
   }
 }
 
-/** Thrown for a `CHAOS_SEED` that is not a seed. */
-export class InvalidSeedError extends Error {
-  override name = 'InvalidSeedError';
+/** Thrown for a `CHAOS_SEED`, `CHAOS_SECONDS` or `CHAOS_STORES` the soak cannot run with. */
+export class InvalidChaosSettingError extends Error {
+  override name = 'InvalidChaosSettingError';
 }
 
 /** The run's seed: `CHAOS_SEED` when set (to replay a run), a fresh random one otherwise. */
 export function chaosSeed(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return 1 + Math.floor(Math.random() * (MAX_SEED - 1));
   const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 1 || seed > MAX_SEED) throw new InvalidSeedError(`CHAOS_SEED=${value} is not valid: expected an integer from 1 to ${MAX_SEED}`);
+  if (!Number.isInteger(seed) || seed < 1 || seed > MAX_SEED) throw new InvalidChaosSettingError(`CHAOS_SEED=${value} is not valid: expected an integer from 1 to ${MAX_SEED}`);
   return seed;
 }
