@@ -45,6 +45,16 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('orders small objects (sorted by insertion) and large ones (by sort()) alike, whatever the key sizes', () => {
+    const random = mulberry32(7);
+    const names = ['10', '9', 'a', 'B', '\u20ac', '\ud83d\ude00', '\ufb33', '', ' ', 'aa', 'a\u0000', '\u00e9', 'Z', '01', '1', '__proto_'];
+    for (const size of [0, 1, 2, 15, 16, 17, 40]) {
+      const keys = Array.from({ length: size }, (_, i) => `${names[Math.floor(random() * names.length)]}${i % 3 ? i : ''}`);
+      const value = Object.fromEntries(keys.map((key, i) => [key, i]));
+      expect({ size, json: canonicalJson(value) }).toEqual({ size, json: canonicalize(value) });
+    }
+  });
+
   it(`allows ${MAX_CANONICAL_DEPTH} levels of nesting and refuses the next, without recursing further`, () => {
     const nested = (levels: number) => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);
     expect(canonicalJson(nested(MAX_CANONICAL_DEPTH))).toBe(`${'['.repeat(MAX_CANONICAL_DEPTH)}${']'.repeat(MAX_CANONICAL_DEPTH)}`);

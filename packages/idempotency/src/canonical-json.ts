@@ -40,10 +40,32 @@ function write(value: unknown, depth: number): string {
   }
   const record = value as Record<string, unknown>;
   let out = '{';
-  for (const name of Object.keys(record).sort()) {
+  for (const name of sortedKeys(record)) {
     const member = record[name];
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(name)}:${write(member, depth - 1)}`;
   }
   return `${out}}`;
+}
+
+/** Up to this many members, keys are sorted by insertion (see `sortedKeys`). */
+const INSERTION_SORT_MAX = 16;
+
+/**
+ * The object's own keys in UTF-16 code unit order, as `Array#sort` orders
+ * strings. A request's objects mostly have a handful of members: those are
+ * sorted in place by insertion, which allocates nothing more, while `sort()`
+ * builds a work copy of its own on every call. A larger object (an untrusted
+ * body may have thousands) goes to `sort()`, whose time stays n log n.
+ */
+function sortedKeys(record: Record<string, unknown>): string[] {
+  const keys = Object.keys(record);
+  if (keys.length > INSERTION_SORT_MAX) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    for (; j >= 0 && (keys[j] as string) > key; j--) keys[j + 1] = keys[j] as string;
+    keys[j + 1] = key;
+  }
+  return keys;
 }

@@ -110,6 +110,35 @@ describe('holdResponse', () => {
     expect(seen).toEqual([false, true]);
   });
 
+  it('reads as ended once the app called end(), while its answer is still held, as Node would', async () => {
+    const seen: Array<[string, boolean, boolean]> = [];
+    let decide!: () => void;
+    const decided = new Promise<void>((resolve) => (decide = resolve));
+    const app = await serve((res) => {
+      holdResponse(res, {
+        maxBytes: 1024,
+        onWritten: async () => {
+          seen.push(['deciding', res.writableEnded, res.writableFinished]);
+          await decided;
+          return undefined;
+        },
+      });
+      seen.push(['before end', res.writableEnded, res.writableFinished]);
+      res.end('done');
+      seen.push(['after end', res.writableEnded, res.writableFinished]);
+      res.on('finish', () => seen.push(['finished', res.writableEnded, res.writableFinished]));
+      decide();
+    });
+    server = app.server;
+    expect((await get(app.url)).body.toString()).toBe('done');
+    expect(seen).toEqual([
+      ['before end', false, false],
+      ['deciding', true, false],
+      ['after end', true, false],
+      ['finished', true, true],
+    ]);
+  });
+
   it('past maxBytes: decides on the head, then streams the whole body through', async () => {
     const written: Written[] = [];
     const app = await serve((res) => {

@@ -37,7 +37,7 @@ type Held = ServerResponse & { [HOLD]?: HeldResponse };
  * ```
  */
 export function holdResponse(raw: ServerResponse, options: HoldOptions): void {
-  new HeldResponse(raw as Held, options, false);
+  new HeldResponse(raw as Held, options);
 }
 
 /**
@@ -48,8 +48,11 @@ export function holdResponse(raw: ServerResponse, options: HoldOptions): void {
  * as usual.
  */
 export function replaceResponse(raw: ServerResponse, answer: HttpAnswer): void {
-  new HeldResponse(raw as Held, { maxBytes: 0, onWritten: () => Promise.resolve(answer) }, true);
+  new HeldResponse(raw as Held, REPLACED, answer);
 }
+
+/** The options of a replaced response: it keeps no body, so nothing is decided. */
+const REPLACED: HoldOptions = { maxBytes: 0, onWritten: () => Promise.resolve(undefined) };
 
 /** The headers of a representation: what a replacement answer brings its own of. */
 const REPRESENTATION = new Set([
@@ -94,6 +97,7 @@ function flushHeaders(this: Held): void {
   (this[HOLD] as HeldResponse).started = true;
 }
 const sentByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')?.get as ((this: ServerResponse) => boolean) | undefined;
+const endedByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'writableEnded')?.get as ((this: ServerResponse) => boolean) | undefined;
 /**
  * Once the app wrote its head or a byte, it sees the headers as sent, as it
  * would unheld: a stream that fails half way is then cut off, never followed
@@ -102,6 +106,17 @@ const sentByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'h
 function headersSent(this: Held): boolean {
   const hold = this[HOLD];
   return hold ? hold.started : (sentByNode as (this: ServerResponse) => boolean).call(this);
+}
+/**
+ * Once the app called `end()`, the response is ended as far as it can
+ * tell, as it would be unheld (`writableEnded` says `end()` was called, not
+ * that the bytes left). A framework that awaits the response it sent
+ * (Fastify's `reply.then`, which NestJS awaits) then goes on at once
+ * instead of watching the stream for its finish.
+ */
+function writableEnded(this: Held): boolean {
+  const hold = this[HOLD];
+  return hold ? hold.endCalled : (endedByNode as (this: ServerResponse) => boolean).call(this);
 }
 
 class HeldResponse {
@@ -115,12 +130,17 @@ class HeldResponse {
   private state: 'holding' | 'deciding' | 'released' = 'holding';
   private ended: Callback | undefined | false = false;
 
+  /** Keep no body: the answer is replaced, so the app's representation is dropped. */
+  private readonly replacing: boolean;
+
   constructor(
     private readonly raw: Held,
+    /** How the app's own answer is decided on (never consulted for a replacement). */
     private readonly options: HoldOptions,
-    /** Keep no body: the answer is replaced, so the app's representation is dropped. */
-    private readonly replacing: boolean,
+    /** What is sent instead of whatever the app renders. */
+    private readonly replacement?: HttpAnswer,
   ) {
+    this.replacing = replacement !== undefined;
     this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
     // Assigned, never deleted afterwards: a deleted own property would turn
     // the response into a slow dictionary-mode object for the rest of its life.
@@ -130,6 +150,12 @@ class HeldResponse {
     raw.end = end as ServerResponse['end'];
     raw.flushHeaders = flushHeaders;
     if (sentByNode) Object.defineProperty(raw, 'headersSent', { get: headersSent, configurable: true });
+    if (endedByNode) Object.defineProperty(raw, 'writableEnded', { get: writableEnded, configurable: true });
+  }
+
+  /** The app called `end()`. */
+  get endCalled(): boolean {
+    return this.ended !== false;
   }
 
   setHeaders(headers: OutgoingHttpHeaders | unknown[] | undefined): void {
@@ -199,7 +225,8 @@ class HeldResponse {
   private decide(): void {
     this.state = 'deciding';
     if (this.replacing) {
-      void this.options.onWritten({ whole: true, answer: { status: 0, headers: {}, body: '' } }).then((answer) => this.send(answer, true));
+      // Nothing to decide: the replacement is known, and goes out in this turn.
+      this.send(this.replacement, true);
       return;
     }
     const body = this.body();

@@ -8,6 +8,14 @@ import { encodeAnswer, type HttpAnswer } from './http-answer';
 import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
 
+/** What an HTTP execution stores of its answer, the same for every request of a module. */
+export interface AnswerLimits {
+  /** Body bytes stored at most; a larger answer completes as not stored. */
+  maxResponseBytes: number;
+  /** Lower-case names of the response headers stored and replayed. */
+  replayHeaders: ReadonlySet<string>;
+}
+
 /**
  * One claimed HTTP execution: the handler runs under it, its answer is held
  * at the Node response, and the execution ends - stored or released - on
@@ -31,7 +39,7 @@ export class HttpExecution {
     private readonly execution: Execution,
     raw: ServerResponse,
     private readonly route: IdempotentRoute,
-    private readonly options: { maxResponseBytes: number; replayHeaders: ReadonlySet<string> },
+    private readonly options: AnswerLimits,
   ) {
     this.run = new HandlerRun(() => raw.statusCode);
     holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });

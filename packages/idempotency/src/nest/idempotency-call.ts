@@ -32,7 +32,11 @@ export class IdempotencyCallPipe implements PipeTransform<unknown, IdempotencyCa
  * whole claim does).
  */
 export const IdempotencyCallParam = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ContextCarrier => Object.assign(() => context, { [CONTEXT]: true as const }),
+  (_data: unknown, context: ExecutionContext): ContextCarrier => {
+    const carrier = (() => context) as ContextCarrier;
+    carrier[CONTEXT] = true;
+    return carrier;
+  },
 );
 
 /** Whether `value` is the hidden argument. */

@@ -6,7 +6,7 @@ import { InvalidKeyError, InvalidRequestError, MissingKeyError, ScopeUnresolvedE
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { parseIdempotencyKey } from '../key';
-import { HttpExecution } from './http-execution';
+import { HttpExecution, type AnswerLimits } from './http-execution';
 import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
 import { sendReplay } from './http-replay';
 import { IdempotencyException, toHttpException } from './idempotency.exception';
@@ -38,8 +38,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
  */
 @Injectable()
 export class IdempotencyRunner {
-  private readonly replayHeaders: ReadonlySet<string>;
-  private readonly maxResponseBytes: number;
+  /** What every HTTP execution stores of its answer. */
+  private readonly answers: AnswerLimits;
 
   constructor(
     private readonly coordinator: IdempotencyCoordinator,
@@ -47,8 +47,10 @@ export class IdempotencyRunner {
     private readonly adapterHost: HttpAdapterHost,
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
   ) {
-    this.replayHeaders = new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]);
-    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.answers = {
+      replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    };
   }
 
   /** Run `handler` (`invoke`, handed its execution) once for this request's key, or answer for it. */
@@ -156,7 +158,7 @@ export class IdempotencyRunner {
       sendReplay(raw, answer, incoming.headers['accept-encoding'], route.writesItself);
       return null;
     }
-    const execution = new HttpExecution(begun.execution, raw, route, { maxResponseBytes: this.maxResponseBytes, replayHeaders: this.replayHeaders });
+    const execution = new HttpExecution(begun.execution, raw, route, this.answers);
     return execution.invoke(invoke);
   }
 
