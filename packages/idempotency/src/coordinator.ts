@@ -3,7 +3,7 @@ import { runInExecution } from './current-execution';
 import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableError } from './errors';
 import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './fingerprint';
-import { IdempotencyOutcome, type IdempotencyObserver } from './observer';
+import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
@@ -238,16 +238,20 @@ export class IdempotencyCoordinator {
     if (!observer) return () => undefined;
     let keyHash: string | undefined;
     const hashOfKey = () => (keyHash ??= hashKey(request.key));
-    return (outcome, extra = {}) =>
-      observer.record({
+    return (outcome, extra) => {
+      const event: IdempotencyEvent = {
         outcome,
         service,
         operation: request.operation,
         get keyHash() {
           return hashOfKey();
         },
-        ...extra,
-      });
+      };
+      // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
+      if (extra && 'epoch' in extra) event.epoch = extra.epoch;
+      if (extra && 'error' in extra) event.error = extra.error;
+      observer.record(event);
+    };
   }
 
   /**

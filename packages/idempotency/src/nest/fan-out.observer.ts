@@ -13,7 +13,13 @@ export class FanOutObserver implements IdempotencyObserver {
   constructor(private readonly observers: readonly IdempotencyObserver[]) {}
 
   record(event: IdempotencyEvent): void {
-    for (const observer of this.observers) this.guard(() => observer.record(event));
+    for (const observer of this.observers) {
+      try {
+        observer.record(event);
+      } catch (error) {
+        this.threw(error);
+      }
+    }
     if (event.outcome === IdempotencyOutcome.Unstorable || event.outcome === IdempotencyOutcome.LeaseLost) {
       const reason = event.error instanceof Error ? `: ${event.error.message}` : '';
       this.logger.warn(`${event.service} ${event.operation} key ${event.keyHash} epoch ${event.epoch ?? 0}: ${event.outcome}${reason}`);
@@ -21,14 +27,17 @@ export class FanOutObserver implements IdempotencyObserver {
   }
 
   claimLatency(service: string, operation: string, ms: number): void {
-    for (const observer of this.observers) this.guard(() => observer.claimLatency?.(service, operation, ms));
+    for (const observer of this.observers) {
+      try {
+        observer.claimLatency?.(service, operation, ms);
+      } catch (error) {
+        this.threw(error);
+      }
+    }
   }
 
-  private guard(call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      this.logger.warn(`An idempotency observer threw: ${String(error)}`);
-    }
+  // Each call is guarded in its own loop, with no closure: this runs on every request.
+  private threw(error: unknown): void {
+    this.logger.warn(`An idempotency observer threw: ${String(error)}`);
   }
 }

@@ -31,12 +31,15 @@ interface UploadedFile {
   buffer?: unknown;
 }
 
+const NO_FILES: NonNullable<FingerprintInput['files']> = Object.freeze([]);
+
 /**
  * The files a multipart parser took out of the body (multer's `file` and
  * `files`), for the fingerprint: a key sent again with another file is
  * another request. Their bytes count when they are in memory.
  */
 export function uploadedFiles(request: HttpRequestLike & { file?: unknown; files?: unknown }): NonNullable<FingerprintInput['files']> {
+  if (request.file === undefined && request.files === undefined) return NO_FILES; // most requests: nothing to collect
   const all = [request.file, ...(Array.isArray(request.files) ? request.files : Object.values(request.files ?? {}).flat())];
   return all
     .filter((file): file is UploadedFile => typeof file === 'object' && file !== null)
@@ -63,11 +66,11 @@ export function requestTarget(request: HttpRequestLike): { path: string; query: 
 }
 
 /** Absolute deadline (epoch ms) from the caller's `request-timeout-ms`; garbage is ignored. */
-export function requestDeadline(request: HttpRequestLike, now = Date.now()): number | undefined {
+export function requestDeadline(request: HttpRequestLike, now?: number): number | undefined {
   const header = request.headers[HeaderName.RequestTimeout];
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || !/^\s*\d{1,10}\s*$/.test(value)) return undefined;
-  return now + Number(value);
+  return (now ?? Date.now()) + Number(value);
 }
 
 /** The Node response under a Fastify reply or an Express response. */
