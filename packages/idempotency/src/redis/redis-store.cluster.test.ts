@@ -81,6 +81,16 @@ describe('RedisStore on a Redis Cluster', () => {
       'The claim reached 1 of 2 replicas within 200 ms',
     );
   });
+
+  test('waitForReplicas: once the shards forgot the scripts (SCRIPT FLUSH), a claim and its completion send them whole and succeed', async () => {
+    const replicated = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2_000 } });
+    const recordKey = newRecordKey();
+    await Promise.all(cluster.nodes('master').map((node) => node.script('FLUSH')));
+    expect((await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
+    await Promise.all(cluster.nodes('master').map((node) => node.script('FLUSH')));
+    expect(await replicated.complete(recordKey, 'o', '"r"', 60_000)).toBe(true);
+    expect(await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'p', leaseMs: 30_000 })).toMatchObject({ status: 'completed', result: '"r"' });
+  });
 });
 
 describe('RedisStore with sharded pub/sub on a single Redis 7', () => {

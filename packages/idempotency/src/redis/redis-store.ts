@@ -1,10 +1,11 @@
-import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
+import { isNoScript, LuaScript } from './lua-script';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
 
 /** Options of {@link RedisStore}. */
@@ -57,28 +58,18 @@ export interface RedisStoreOptions {
  */
 const EPOCH_TTL_FLOOR_MS = 24 * 60 * 60 * 1000;
 
-/** The scripts once defined on a client or pipeline; every argument is a key or a string. */
-interface Scripts<R> {
-  idempotencyClaim(record: string, epoch: string, fp: string, owner: string, leaseMs: string, epochTtlMs: string): R;
-  idempotencyComplete(record: string, owner: string, result: string, retentionMs: string, channel: string): R;
-  idempotencyCompleteSharded(record: string, owner: string, result: string, retentionMs: string, channel: string): R;
-  idempotencyRelease(record: string, owner: string, channel: string): R;
-  idempotencyReleaseSharded(record: string, owner: string, channel: string): R;
-  idempotencyRenew(record: string, owner: string, leaseMs: string): R;
+/** The store's scripts; completion and release in the pub/sub mode's flavour. */
+interface StoreScripts {
+  claim: LuaScript;
+  complete: LuaScript;
+  release: LuaScript;
+  renew: LuaScript;
 }
-type ScriptedRedis = (Redis | Cluster) & Scripts<Promise<unknown>>;
-type ScriptedPipeline = ChainableCommander & Scripts<ScriptedPipeline>;
-
-/** Script command names per pub/sub mode: two stores on one client may use different modes. */
-const COMMANDS = {
-  classic: { complete: 'idempotencyComplete', release: 'idempotencyRelease' },
-  sharded: { complete: 'idempotencyCompleteSharded', release: 'idempotencyReleaseSharded' },
-} as const;
 
 /**
  * A store shared by every replica of a service, in Redis. Each operation is
  * one Lua script, sent as EVALSHA with a transparent EVAL fallback
- * (`defineCommand`), so each is one atomic round trip. All of one record's
+ * (`LuaScript`), so each is one atomic round trip. All of one record's
  * keys share a hash tag, so they live in one Cluster slot and the scripts
  * stay legal there.
  *
@@ -116,12 +107,12 @@ const COMMANDS = {
  * await store.close();
  */
 export class RedisStore implements IdempotencyStore {
-  private readonly client: ScriptedRedis;
+  private readonly client: Redis | Cluster;
   private readonly prefix: string;
   private readonly pollIntervalMs: number;
   private readonly ownsClient: boolean;
   private readonly pubsub: PubSubMode;
-  private readonly commands: (typeof COMMANDS)[PubSubMode];
+  private readonly scripts: StoreScripts;
   private readonly waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   private readonly channels: CompletionChannels;
   private readonly writes: WriteCoalescer;
@@ -142,13 +133,13 @@ export class RedisStore implements IdempotencyStore {
       timeoutMs: positiveMs('waitForReplicas.timeoutMs', options.waitForReplicas.timeoutMs),
     };
     const publish = this.pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH';
-    const names = COMMANDS[this.pubsub];
-    client.defineCommand('idempotencyClaim', { lua: CLAIM_SCRIPT, numberOfKeys: 2 });
-    client.defineCommand(names.complete, { lua: completeScript(publish), numberOfKeys: 1 });
-    client.defineCommand(names.release, { lua: releaseScript(publish), numberOfKeys: 1 });
-    client.defineCommand('idempotencyRenew', { lua: RENEW_SCRIPT, numberOfKeys: 1 });
-    this.commands = names;
-    this.client = client as ScriptedRedis;
+    this.scripts = {
+      claim: new LuaScript(CLAIM_SCRIPT, 2),
+      complete: new LuaScript(completeScript(publish), 1),
+      release: new LuaScript(releaseScript(publish), 1),
+      renew: new LuaScript(RENEW_SCRIPT, 1),
+    };
+    this.client = client;
     this.writes = new WriteCoalescer(client);
     const sharded = this.pubsub === 'sharded';
     this.channels = new CompletionChannels(
@@ -161,27 +152,26 @@ export class RedisStore implements IdempotencyStore {
     const keys = this.keys(recordKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
-    const args = [keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl] as const;
-    if (!this.waitForReplicas) return toClaimResult(await this.client.idempotencyClaim(...args));
-    return toClaimResult(await this.replicated((pipeline) => pipeline.idempotencyClaim(...args), 'claim'));
+    const args = [keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl];
+    if (!this.waitForReplicas) return toClaimResult(await this.scripts.claim.run(this.client, args));
+    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim'));
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const { record, channel } = this.keys(recordKey);
-    const args = [record, owner, result, String(positiveMs('retentionMs', retentionMs)), channel] as const;
-    const complete = this.commands.complete;
-    if (!this.waitForReplicas) return (await this.client[complete](...args)) === 1;
-    return (await this.replicated((pipeline) => pipeline[complete](...args), 'completion')) === 1;
+    const args = [record, owner, result, String(positiveMs('retentionMs', retentionMs)), channel];
+    if (!this.waitForReplicas) return (await this.scripts.complete.run(this.client, args)) === 1;
+    return (await this.replicated(this.scripts.complete, args, 'completion')) === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
     const { record, channel } = this.keys(recordKey);
-    return (await this.client[this.commands.release](record, owner, channel)) === 1;
+    return (await this.scripts.release.run(this.client, [record, owner, channel])) === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     const { record } = this.keys(recordKey);
-    return (await this.client.idempotencyRenew(record, owner, String(positiveMs('leaseMs', leaseMs)))) === 1;
+    return (await this.scripts.renew.run(this.client, [record, owner, String(positiveMs('leaseMs', leaseMs))])) === 1;
   }
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -219,10 +209,12 @@ export class RedisStore implements IdempotencyStore {
    * Run one script and `WAIT` in one pipeline: same connection, same node,
    * one round trip. Rejects when fewer replicas than asked acknowledged.
    */
-  private async replicated(script: (pipeline: ScriptedPipeline) => ScriptedPipeline, what: string): Promise<unknown> {
+  private async replicated(script: LuaScript, args: string[], what: string, full = false): Promise<unknown> {
     const { replicas, timeoutMs } = this.waitForReplicas as { replicas: number; timeoutMs: number };
-    const replies = (await script(this.client.pipeline() as ScriptedPipeline).call('WAIT', String(replicas), String(timeoutMs)).exec()) ?? [];
+    const replies = (await script.queue(this.client.pipeline(), args, full).call('WAIT', String(replicas), String(timeoutMs)).exec()) ?? [];
     const [[scriptError, reply] = [], [waitError, acknowledged] = []] = replies;
+    // The server lost its scripts (a restart): nothing ran, so send the whole script once.
+    if (!full && isNoScript(scriptError)) return this.replicated(script, args, what, true);
     if (scriptError) throw scriptError;
     if (waitError) throw waitError;
     if (Number(acknowledged) < replicas) {
