@@ -1,4 +1,5 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
+import { connectRedis } from '@idempotency-chain/service-runtime';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
 
@@ -26,14 +27,19 @@ return 1`;
  * keeps per record (the newest epoch, the record's charge) expires with the
  * record's retention (`fenceTtlMs`).
  */
-export class RedisLedger implements Ledger, OnApplicationShutdown {
+export class RedisLedger implements Ledger, OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly redis: Redis,
     private readonly fenceTtlMs: number,
     private readonly prefix = 'payments:ledger:',
-    /** Quit `redis` on application shutdown. */
+    /** Connect `redis` at boot (created with `lazyConnect`) and quit it on shutdown. */
     private readonly ownsClient = false,
   ) {}
+
+  /** Connect the client it owns; a Redis that does not answer fails the boot, naming it. */
+  async onModuleInit(): Promise<void> {
+    if (this.ownsClient && this.redis.status === 'wait') await connectRedis(this.redis);
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
