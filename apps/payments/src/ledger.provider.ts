@@ -32,8 +32,8 @@ function openLedger(config: ServiceConfig): Ledger {
       return new PostgresLedger(createPostgresPool(config.databaseUrl), true);
     case 'redis': {
       const redis = createRedisClient(config.ledgerRedisUrl);
-      // An outage fails the ledger's commands; without a listener ioredis
-      // would also print every failed reconnection, with its stack.
+      // An outage is answered 503 (see `ledgerUnavailable`); without a listener
+      // ioredis would also print every failed reconnection, with its stack.
       redis.on('error', () => undefined);
       return new RedisLedger(redis, config.retentionMs, undefined, true);
     }

@@ -1,13 +1,14 @@
 import { UnreachableError } from '@idempotency-chain/service-runtime';
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DatabaseError, type Pool, type PoolClient } from 'pg';
-import { newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
 
 /**
  * A ledger in PostgreSQL, beside the idempotency records. A charge written
  * through the execution's transaction commits with the record's completion
  * or not at all, so it needs no keying or fencing of its own: a process
- * killed between the insert and the commit leaves neither behind.
+ * killed between the insert and the commit leaves neither behind. A
+ * statement the database did not answer is `ledgerUnavailable` (503).
  */
 export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdown {
   constructor(
@@ -46,18 +47,18 @@ export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdo
   async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
     const charge = newCharge(entry, fence);
     const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
-    await client.query(
-      'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
+    await answered(
+      client.query(
+        'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
+      ),
     );
     return charge;
   }
 
   async chargesOf(orderId: string): Promise<Charge[]> {
-    const { rows } = await this.pool.query<{ charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date }>(
-      'SELECT * FROM payments_ledger WHERE order_id = $1 ORDER BY at',
-      [orderId],
-    );
+    type Row = { charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date };
+    const { rows } = await answered(this.pool.query<Row>('SELECT * FROM payments_ledger WHERE order_id = $1 ORDER BY at', [orderId]));
     return rows.map((row) => ({
       chargeId: row.charge_id,
       orderId: row.order_id,
@@ -66,6 +67,15 @@ export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdo
       epoch: Number(row.epoch),
       at: row.at.toISOString(),
     }));
+  }
+}
+
+/** `query`'s result; when the database did not answer it, `ledgerUnavailable`: the write may or may not have happened. */
+async function answered<T>(query: Promise<T>): Promise<T> {
+  try {
+    return await query;
+  } catch (error) {
+    throw databaseAnswered(error) ? error : ledgerUnavailable(error);
   }
 }
 
