@@ -11,4 +11,16 @@ describe('PlainLedger (LAB_NAIVE=plain-ledger)', () => {
     await plain.charge(order, { recordKey: 'r', epoch: 1 });
     expect(await plain.chargesOf(order.orderId)).toHaveLength(3);
   });
+
+  it("hands the app's ledger its boot and shutdown: Nest calls only the outermost instance's hooks", async () => {
+    const calls: string[] = [];
+    const inner = Object.assign(new MemoryLedger(60_000), {
+      onModuleInit: async () => void calls.push('init'),
+      onApplicationShutdown: async (signal?: string) => void calls.push(`shutdown ${signal}`),
+    });
+    const plain = new PlainLedger(inner);
+    await plain.onModuleInit();
+    await plain.onApplicationShutdown('SIGTERM');
+    expect(calls).toEqual(['init', 'shutdown SIGTERM']);
+  });
 });

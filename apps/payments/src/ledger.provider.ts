@@ -14,20 +14,27 @@ export const LEDGER = Symbol('LEDGER');
  * when they are (`LEDGER_REDIS_URL` may name another Redis, so that an
  * outage of the records' Redis leaves it up), in this process otherwise.
  * It keeps a record's charge and fence as long as the record.
+ *
+ * The ledger connects in its own `onModuleInit`, not here: a factory that
+ * throws fails inside Nest's instance loader, which prints the error with its
+ * stack and exits; an init hook's error reaches `runService`, which prints
+ * the one line that names the store that did not answer.
  */
 export function ledgerProvider(config: ServiceConfig): FactoryProvider<Ledger> {
   return { provide: LEDGER, useFactory: () => openLedger(config) };
 }
 
-async function openLedger(config: ServiceConfig): Promise<Ledger> {
+function openLedger(config: ServiceConfig): Ledger {
   switch (config.store) {
     case 'memory':
       return new MemoryLedger(config.retentionMs);
     case 'postgres':
-      return new PostgresLedger(createPostgresPool(config.databaseUrl), true).open();
+      return new PostgresLedger(createPostgresPool(config.databaseUrl), true);
     case 'redis': {
       const redis = createRedisClient(config.ledgerRedisUrl);
-      await redis.connect();
+      // An outage is answered 503 (see `ledgerUnavailable`); without a listener
+      // ioredis would also print every failed reconnection, with its stack.
+      redis.on('error', () => undefined);
       return new RedisLedger(redis, config.retentionMs, undefined, true);
     }
   }

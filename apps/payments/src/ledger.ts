@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '@idempotency-chain/idempotency';
 import { randomUUID } from 'node:crypto';
 
 /** One line of the ledger: money taken from an account. */
@@ -25,6 +26,17 @@ export class StaleWriteError extends Error {
 }
 
 /**
+ * The ledger's store did not answer (connection closed or refused, command
+ * timed out): whether the write happened is unknown. It is the idempotency
+ * package's 503 with `Retry-After`, so the caller retries with the same key
+ * and the record is released rather than stored; the retry is safe, since a
+ * fenced write hands back the record's charge if this one landed.
+ */
+export function ledgerUnavailable(cause: unknown): StoreUnavailableError {
+  return new StoreUnavailableError("The ledger's store did not answer; retry with the same Idempotency-Key", { cause });
+}
+
+/**
  * The payments ledger: the money taken, and the chain's ground truth. A
  * write carrying a fence is checked twice, in one atomic step with the write:
  * - refused when an execution with a newer epoch of the same record has been
@@ -34,7 +46,12 @@ export class StaleWriteError extends Error {
  *   charged again by the retry that takes the record over.
  */
 export interface Ledger {
+  /**
+   * @throws StaleWriteError (409) when a newer execution of the record has written.
+   * @throws StoreUnavailableError (503, see {@link ledgerUnavailable}) when the ledger's store did not answer.
+   */
   charge(entry: ChargeEntry, fence?: Fence): Promise<Charge>;
+  /** @throws StoreUnavailableError (503) when the ledger's store did not answer. */
   chargesOf(orderId: string): Promise<Charge[]>;
 }
 

@@ -1,48 +1,64 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
-import type { Pool, PoolClient } from 'pg';
-import { newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+import { UnreachableError } from '@idempotency-chain/service-runtime';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { DatabaseError, type Pool, type PoolClient } from 'pg';
+import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
 
 /**
  * A ledger in PostgreSQL, beside the idempotency records. A charge written
  * through the execution's transaction commits with the record's completion
  * or not at all, so it needs no keying or fencing of its own: a process
- * killed between the insert and the commit leaves neither behind.
+ * killed between the insert and the commit leaves neither behind. A
+ * statement the database did not answer is `ledgerUnavailable` (503).
  */
-export class PostgresLedger implements Ledger, OnApplicationShutdown {
+export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly pool: Pool,
-    /** End `pool` on application shutdown. */
+    /** Create the table at boot (see `open`) and end `pool` on shutdown. */
     private readonly ownsPool = false,
   ) {}
+
+  /** Open the ledger of the pool it owns; a database that does not answer fails the boot, naming it. */
+  async onModuleInit(): Promise<void> {
+    if (this.ownsPool) await this.open();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.ownsPool) await this.pool.end();
   }
 
-  /** Create the ledger's table once, at start-up. */
+  /**
+   * Create the ledger's table once, at start-up.
+   *
+   * @throws UnreachableError naming the database when it does not answer.
+   */
   async open(): Promise<this> {
-    await this.pool.query(`CREATE TABLE IF NOT EXISTS payments_ledger (
-      charge_id text PRIMARY KEY, order_id text NOT NULL, account text NOT NULL,
-      amount_cents integer NOT NULL, epoch bigint NOT NULL, at timestamptz NOT NULL)`);
-    await this.pool.query('CREATE INDEX IF NOT EXISTS payments_ledger_order ON payments_ledger (order_id)');
+    try {
+      await this.pool.query(`CREATE TABLE IF NOT EXISTS payments_ledger (
+        charge_id text PRIMARY KEY, order_id text NOT NULL, account text NOT NULL,
+        amount_cents integer NOT NULL, epoch bigint NOT NULL, at timestamptz NOT NULL)`);
+      await this.pool.query('CREATE INDEX IF NOT EXISTS payments_ledger_order ON payments_ledger (order_id)');
+    } catch (error) {
+      if (databaseAnswered(error)) throw error;
+      throw new UnreachableError('PostgreSQL', this.pool.options.connectionString ?? 'the pool\'s database', error);
+    }
     return this;
   }
 
   async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
     const charge = newCharge(entry, fence);
     const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
-    await client.query(
-      'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
+    await answered(
+      client.query(
+        'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
+      ),
     );
     return charge;
   }
 
   async chargesOf(orderId: string): Promise<Charge[]> {
-    const { rows } = await this.pool.query<{ charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date }>(
-      'SELECT * FROM payments_ledger WHERE order_id = $1 ORDER BY at',
-      [orderId],
-    );
+    type Row = { charge_id: string; order_id: string; account: string; amount_cents: number; epoch: string; at: Date };
+    const { rows } = await answered(this.pool.query<Row>('SELECT * FROM payments_ledger WHERE order_id = $1 ORDER BY at', [orderId]));
     return rows.map((row) => ({
       chargeId: row.charge_id,
       orderId: row.order_id,
@@ -52,4 +68,24 @@ export class PostgresLedger implements Ledger, OnApplicationShutdown {
       at: row.at.toISOString(),
     }));
   }
+}
+
+/** `query`'s result; when the database did not answer it, `ledgerUnavailable`: the write may or may not have happened. */
+async function answered<T>(query: Promise<T>): Promise<T> {
+  try {
+    return await query;
+  } catch (error) {
+    throw databaseAnswered(error) ? error : ledgerUnavailable(error);
+  }
+}
+
+/**
+ * True when the database answered `error` itself: a `DatabaseError`, other
+ * than the classes that mean the connection is gone or was cut (08,
+ * connection exception; 57, operator intervention: shutdown, a cancelled or
+ * timed-out statement). Anything else - refused, reset, terminated, a
+ * connection or query timeout of the pool - it did not answer.
+ */
+function databaseAnswered(error: unknown): boolean {
+  return error instanceof DatabaseError && !/^(08|57)/.test(error.code ?? '');
 }

@@ -1,6 +1,7 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+import { connectRedis } from '@idempotency-chain/service-runtime';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ReplyError, type Redis } from 'ioredis';
+import { ledgerUnavailable, newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
 
 /**
  * Check the fence, look for the record's charge and append a new one in one
@@ -24,16 +25,23 @@ return 1`;
 /**
  * A ledger in Redis: it survives a restart of the payments process. What it
  * keeps per record (the newest epoch, the record's charge) expires with the
- * record's retention (`fenceTtlMs`).
+ * record's retention (`fenceTtlMs`). A command Redis did not answer is
+ * `ledgerUnavailable` (503); one it refused (a `ReplyError`: the script
+ * failed) is a bug, thrown as it is.
  */
-export class RedisLedger implements Ledger, OnApplicationShutdown {
+export class RedisLedger implements Ledger, OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly redis: Redis,
     private readonly fenceTtlMs: number,
     private readonly prefix = 'payments:ledger:',
-    /** Quit `redis` on application shutdown. */
+    /** Connect `redis` at boot (created with `lazyConnect`) and quit it on shutdown. */
     private readonly ownsClient = false,
   ) {}
+
+  /** Connect the client it owns; a Redis that does not answer fails the boot, naming it. */
+  async onModuleInit(): Promise<void> {
+    if (this.ownsClient && this.redis.status === 'wait') await connectRedis(this.redis);
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.ownsClient) await this.redis.quit().catch(() => this.redis.disconnect());
@@ -41,26 +49,42 @@ export class RedisLedger implements Ledger, OnApplicationShutdown {
 
   async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
     const charge = newCharge(entry, fence);
-    const written = await this.redis.eval(
-      CHARGE_SCRIPT,
-      3,
-      fence ? `${this.prefix}fence:{${fence.recordKey}}` : '',
-      fence ? `${this.prefix}charge:{${fence.recordKey}}` : '',
-      this.chargesKey(entry.orderId),
-      String(charge.epoch),
-      JSON.stringify(charge),
-      String(this.fenceTtlMs),
+    const written = await answered(
+      this.redis.eval(
+        CHARGE_SCRIPT,
+        3,
+        fence ? `${this.prefix}fence:{${fence.recordKey}}` : '',
+        fence ? `${this.prefix}charge:{${fence.recordKey}}` : '',
+        this.chargesKey(entry.orderId),
+        String(charge.epoch),
+        JSON.stringify(charge),
+        String(this.fenceTtlMs),
+      ),
     );
     if (written === 0) throw new StaleWriteError('stale fencing epoch');
     return typeof written === 'string' ? (JSON.parse(written) as Charge) : charge;
   }
 
   async chargesOf(orderId: string): Promise<Charge[]> {
-    const lines = await this.redis.lrange(this.chargesKey(orderId), 0, -1);
+    const lines = await answered(this.redis.lrange(this.chargesKey(orderId), 0, -1));
     return lines.map((line) => JSON.parse(line) as Charge);
   }
 
   private chargesKey(orderId: string): string {
     return `${this.prefix}charges:${encodeURIComponent(orderId)}`;
+  }
+}
+
+/**
+ * `command`'s reply. Any rejection but Redis's own error reply means Redis
+ * did not answer - ioredis's "Connection is closed.", "Command timed out",
+ * a refused connection, the offline queue's refusal - so the write may or
+ * may not have happened: `ledgerUnavailable`.
+ */
+async function answered<T>(command: Promise<T>): Promise<T> {
+  try {
+    return await command;
+  } catch (error) {
+    throw error instanceof ReplyError ? error : ledgerUnavailable(error);
   }
 }

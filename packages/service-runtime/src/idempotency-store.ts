@@ -15,8 +15,13 @@ export function idempotencyStore(config: ServiceConfig): IdempotencyStore {
       return new MemoryStore();
     case 'postgres':
       return new PostgresStore({ pool: createPostgresPool(config.databaseUrl), ownsPool: true, migrateOnConnect: true });
-    case 'redis':
-      return new RedisStore({ client: createRedisClient(config.redisUrl), ownsClient: true });
+    case 'redis': {
+      const client = createRedisClient(config.redisUrl);
+      // An outage shows as 503s, store errors in the logs and /health down; without
+      // a listener ioredis would also print every failed reconnection, with its stack.
+      client.on('error', () => undefined);
+      return new RedisStore({ client, ownsClient: true });
+    }
   }
 }
 

@@ -13,3 +13,4 @@ export { MetricsController } from './metrics.controller';
 export { nextHopClient } from './next-hop';
 export { createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
 export type { BuildApp, RunOptions } from './service-app';
+export { connectRedis, UnreachableError } from './unreachable';

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { ConfigError, loadConfig, type ServiceConfig, type ServiceName } from './config';
+import { UnreachableError } from './unreachable';
 
 /** Largest request body a service reads. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -39,7 +40,11 @@ export interface RunOptions {
   beforeListen?: (app: NestFastifyApplication, config: ServiceConfig) => Promise<void>;
 }
 
-/** Start `service` from the environment; exit with a clear message on bad configuration. */
+/**
+ * Start `service` from the environment. It never ends in an unhandled
+ * rejection: a bad configuration exits 64 naming the variable; a boot that
+ * fails exits 1 with one line on stderr (see {@link bootFailure}).
+ */
 export async function runService(service: ServiceName, build: BuildApp, options: RunOptions = {}): Promise<void> {
   let config: ServiceConfig;
   try {
@@ -51,7 +56,22 @@ export async function runService(service: ServiceName, build: BuildApp, options:
     }
     throw error;
   }
-  const app = await build(config);
-  await options.beforeListen?.(app, config);
-  await app.listen(config.port, config.host);
+  try {
+    const app = await build(config);
+    await options.beforeListen?.(app, config);
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    process.stderr.write(`${service}: ${bootFailure(error)}\n`);
+    process.exit(1);
+  }
+}
+
+/**
+ * What a failed boot prints after the service's name: a store that did not
+ * answer (`UnreachableError`) as its one-line message, which is all an
+ * operator needs; anything else, a bug, with its stack.
+ */
+export function bootFailure(error: unknown): string {
+  if (error instanceof UnreachableError) return error.message;
+  return `cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
 }

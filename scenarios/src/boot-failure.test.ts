@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { track } from './children';
+import { freePort } from './ports';
+
+/** Bound on a process booting and giving up, on a loaded 2-core machine. */
+const EXIT_BOUND_MS = 60_000;
+jest.setTimeout(2 * EXIT_BOUND_MS);
+
+interface Ended {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `node <entry> ...args` with `env` over this process's, to its exit (killed past the bound). */
+async function runToExit(entry: string, args: string[], env: Record<string, string>): Promise<Ended> {
+  const child = track(spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let [stdout, stderr] = ['', ''];
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const bound = setTimeout(() => child.kill('SIGKILL'), EXIT_BOUND_MS);
+  // 'close': the process has exited and its output is read to the end.
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(bound);
+  return { code, stdout, stderr };
+}
+
+/** Whatever a boot prints, nothing of it is a stack trace or an unhandled error. */
+function expectNoStack(ended: Ended): void {
+  for (const output of [ended.stdout, ended.stderr]) {
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(output).not.toMatch(/unhandled/i);
+  }
+}
+
+const payments = require.resolve('@idempotency-chain/payments/main');
+const lab = require.resolve('@idempotency-chain/lab/main');
+
+describe('payments started while its store does not answer', () => {
+  it.each([
+    ['its own entry', payments, []],
+    ["the lab's entry", lab, ['payments']],
+  ])('through %s, exits 1 with one line naming Redis and where it was looked for, never its password', async (_name, entry, args) => {
+    const port = await freePort();
+    const url = `redis://:secret@127.0.0.1:${port}`;
+    const ended = await runToExit(entry, args, {
+      PORT: String(await freePort()),
+      IDEMPOTENCY_STORE: 'redis',
+      REDIS_URL: url,
+      LEDGER_REDIS_URL: url,
+      CHARGE_TRANSPORT: 'http',
+    });
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toBe(`payments: cannot reach Redis at redis://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    expect(ended.stdout + ended.stderr).not.toContain('secret');
+    expectNoStack(ended);
+  });
+
+  it('on PostgreSQL, exits 1 with one line naming the database', async () => {
+    const port = await freePort();
+    const ended = await runToExit(payments, [], {
+      PORT: String(await freePort()),
+      IDEMPOTENCY_STORE: 'postgres',
+      DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`,
+    });
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toBe(`payments: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${port}/postgres: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    expectNoStack(ended);
+  });
+});
