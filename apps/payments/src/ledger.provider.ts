@@ -1,6 +1,6 @@
 import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
-import type { ServiceConfig } from '@idempotency-chain/service-runtime';
+import { reportOutages, type ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { FactoryProvider } from '@nestjs/common';
 import { MemoryLedger, type Ledger } from './ledger';
 import { PostgresLedger } from './postgres-ledger';
@@ -32,9 +32,7 @@ function openLedger(config: ServiceConfig): Ledger {
       return new PostgresLedger(createPostgresPool(config.databaseUrl), true);
     case 'redis': {
       const redis = createRedisClient(config.ledgerRedisUrl);
-      // An outage is answered 503 (see `ledgerUnavailable`); without a listener
-      // ioredis would also print every failed reconnection, with its stack.
-      redis.on('error', () => undefined);
+      reportOutages(redis, 'ledger'); // charges answer 503 meanwhile (see `ledgerUnavailable`)
       return new RedisLedger(redis, config.retentionMs, undefined, true);
     }
   }

@@ -2,6 +2,7 @@ import { MemoryStore, type IdempotencyStore, type OperationPolicy } from '@idemp
 import { createPostgresPool, PostgresStore } from '@idempotency-chain/idempotency/postgres';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import type { ServiceConfig } from './config';
+import { reportOutages } from './outages';
 
 /**
  * The store the configuration names (`IDEMPOTENCY_STORE`), owning its
@@ -17,9 +18,7 @@ export function idempotencyStore(config: ServiceConfig): IdempotencyStore {
       return new PostgresStore({ pool: createPostgresPool(config.databaseUrl), ownsPool: true, migrateOnConnect: true });
     case 'redis': {
       const client = createRedisClient(config.redisUrl);
-      // An outage shows as 503s, store errors in the logs and /health down; without
-      // a listener ioredis would also print every failed reconnection, with its stack.
-      client.on('error', () => undefined);
+      reportOutages(client, 'idempotency store');
       return new RedisStore({ client, ownsClient: true });
     }
   }

@@ -10,6 +10,7 @@ export { HealthController } from './health.controller';
 export { idempotencyStore, operationPolicy } from './idempotency-store';
 export { logAttempts, serviceLogs } from './logs';
 export { MetricsController } from './metrics.controller';
+export { reportOutages } from './outages';
 export { nextHopClient } from './next-hop';
 export { createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
 export type { BuildApp, RunOptions } from './service-app';
