@@ -103,12 +103,15 @@ describe('one checkout under propagated, traced across the three services', () =
     ]);
   });
 
-  it('shows payments executing once; the other attempts that got an answer waited for it or replayed it', () => {
+  it('shows payments executing once; every other attempt waited for it, replayed it, or was told to retry while it ran', () => {
     const decisions = checkout.filter(isPaymentsDecision);
     const outcomes = decisions.map((span) => span.attributes['idempotency.outcome']);
     expect(outcomes.filter((outcome) => outcome === 'executed')).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome !== 'executed').sort()).toEqual(expect.arrayContaining(['replayed']));
-    for (const outcome of outcomes.filter((o) => o !== 'executed')) expect(['waited', 'replayed']).toContain(outcome);
+    // An attempt whose own deadline ends before the slow first charge does is
+    // answered 409 (rejected_in_flight) rather than kept waiting past it; how
+    // many do depends on the machine's timing, never on a second execution.
+    for (const outcome of outcomes.filter((o) => o !== 'executed')) expect(['waited', 'replayed', 'rejected_in_flight']).toContain(outcome);
     expect(decisions.find((span) => span.attributes['idempotency.outcome'] === 'executed')?.attributes['idempotency.epoch']).toEqual(expect.any(Number));
   });
 
