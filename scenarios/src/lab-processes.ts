@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { track } from './children';
-import { freePorts, portTaken } from './ports';
+import { freePorts, portTaken, track } from '@idempotency-chain/service-runtime/local-processes';
 import type { LabEvent } from './timeline';
 
 /** The three services, outermost first. */

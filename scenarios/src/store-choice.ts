@@ -1,4 +1,4 @@
-import { PrivateRedis, privateRedisUnavailable } from './private-redis';
+import { PrivateRedis, privateRedisUnavailable } from '@idempotency-chain/service-runtime/local-processes';
 
 /** Which store the lab runs on, and why. */
 export interface StoreChoice {

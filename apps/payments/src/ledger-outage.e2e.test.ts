@@ -3,7 +3,7 @@ import { bootService, chargeCount, post, type Answer, type BootedService } from 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PaymentsModule } from './payments.module';
-import { PrivateRedis } from './private-redis.test-support';
+import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Bound on the ledger's client reconnecting once its Redis is back, on a loaded machine. */

@@ -1,7 +1,7 @@
 import { FAIL_FAST_REDIS_OPTIONS } from '@idempotency-chain/idempotency/redis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, SERVICES } from '../lab-processes';
-import { PrivateRedis } from '../private-redis';
+import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
 import { budgets, SETUP } from '../write-up';
 import { check, type Verdict } from './checker';
 import { ClientDriver, type DriverSettings } from './client-driver';

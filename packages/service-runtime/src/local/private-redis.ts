@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createConnection } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -158,9 +158,34 @@ export class PrivateRedis {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT'); // a paused server is let run, so it exits at once too
+      child.kill('SIGKILL');
+    }
     await this.exit;
     this.child = undefined;
+  }
+
+  /**
+   * Freeze it (SIGSTOP): its connections stay open and the kernel accepts
+   * commands, but nothing answers until `resume` - a Redis that hangs, not
+   * one that is down. Resolves once the process is stopped, so a command
+   * sent afterwards cannot be answered first.
+   */
+  async pause(timeoutMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (!this.running || !child?.pid) throw new Error(`redis-server on ${this.port} is not running`);
+    child.kill('SIGSTOP');
+    const deadline = Date.now() + timeoutMs;
+    while (processState(child.pid) !== 'T') {
+      if (Date.now() > deadline) throw new Error(`redis-server ${child.pid} did not stop within ${timeoutMs} ms`);
+      await sleep(10);
+    }
+  }
+
+  /** Let a paused server run again: it answers what it was sent meanwhile, in order. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   /** Stop it and delete its append-only file: it cannot be started again. */
@@ -168,4 +193,10 @@ export class PrivateRedis {
     await this.stop();
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The state letter in `/proc/<pid>/stat` (`T`: stopped). */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
 }
