@@ -3,7 +3,7 @@ import { bootService, chargeCount, post, type Answer, type BootedService } from 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PaymentsModule } from './payments.module';
-import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis, redisCommand } from '@idempotency-chain/service-runtime/local-processes';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Bound on the ledger's client reconnecting once its Redis is back, on a loaded machine. */
@@ -67,6 +67,22 @@ describe("payments when its ledger's Redis does not answer", () => {
     const replayed = await charge(body, key);
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.text).toBe(paid.text);
+    expect(await chargeCount(payments, body.orderId)).toBe(1);
+  });
+
+  it('answers 503 while its Redis is a read-only replica (a failover under way), and charges once when it is a master again', async () => {
+    const body = order();
+    const key = randomUUID();
+    const master = await PrivateRedis.start();
+    try {
+      expect(await redisCommand(ledgerRedis.port, ['REPLICAOF', '127.0.0.1', String(master.port)])).toBe('+OK');
+      expectRetryable503(await charge(body, key)); // READONLY: Redis refused, nothing was written
+      expect(await redisCommand(ledgerRedis.port, ['REPLICAOF', 'NO', 'ONE'])).toBe('+OK');
+    } finally {
+      await master.stop();
+    }
+    const paid = await charge(body, key);
+    expect(paid.status).toBe(201);
     expect(await chargeCount(payments, body.orderId)).toBe(1);
   });
 

@@ -76,15 +76,24 @@ export class RedisLedger implements Ledger, OnModuleInit, OnApplicationShutdown 
 }
 
 /**
- * `command`'s reply. Any rejection but Redis's own error reply means Redis
- * did not answer - ioredis's "Connection is closed.", "Command timed out",
- * a refused connection, the offline queue's refusal - so the write may or
- * may not have happened: `ledgerUnavailable`.
+ * Redis's own refusals that mean "not now" and ran nothing: a replica (a
+ * failover in progress), a server still loading its data, a script running
+ * past its time limit, a cluster without a master for the slot.
+ */
+const NOT_NOW = /^(READONLY|LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN) /;
+
+/**
+ * `command`'s reply, or `ledgerUnavailable` (503: retry with the same key)
+ * when Redis did not answer - ioredis's "Connection is closed.", "Command
+ * timed out", a refused connection, the offline queue's refusal: the write
+ * may or may not have happened - or answered "not now". Any other error
+ * reply is Redis's verdict on the command, and is thrown as it is.
  */
 async function answered<T>(command: Promise<T>): Promise<T> {
   try {
     return await command;
   } catch (error) {
-    throw error instanceof ReplyError ? error : ledgerUnavailable(error);
+    const verdict = error instanceof ReplyError && !NOT_NOW.test((error as Error).message);
+    throw verdict ? error : ledgerUnavailable(error);
   }
 }
