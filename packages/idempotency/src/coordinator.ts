@@ -224,7 +224,10 @@ export class IdempotencyCoordinator {
         report(IdempotencyOutcome.StoreError, { error });
         throw unavailable(error);
       }
-      signal?.throwIfAborted();
+      if (signal?.aborted) {
+        report(IdempotencyOutcome.Abandoned);
+        signal.throwIfAborted();
+      }
       waited = true;
     }
   }

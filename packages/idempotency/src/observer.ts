@@ -11,6 +11,8 @@ export const IdempotencyOutcome = {
   Waited: 'waited',
   /** Answered 409 because another execution holds the key. */
   RejectedInFlight: 'rejected_in_flight',
+  /** This request was waiting for another execution when its caller went away: it got no answer. */
+  Abandoned: 'abandoned',
   /** The key was used with another fingerprint: 422. */
   Mismatched: 'mismatched',
   /** The action failed transiently; the key was released for a retry. */

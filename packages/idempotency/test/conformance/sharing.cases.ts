@@ -102,6 +102,7 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
 
     // Answered while the winner is still held at its gate: promptly, by the abort.
     await expect(within(waiter, SAFETY_MS, 'the aborted waiter')).rejects.toMatchObject({ name: 'AbortError' });
+    expect(recorder.outcomes()).toContain('abandoned');
     expect(winnerState.settled).toBe(false);
     expect(holderSignal?.aborted).toBe(false);
     gate.open();
