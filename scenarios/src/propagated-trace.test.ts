@@ -103,16 +103,25 @@ describe('one checkout under propagated, traced across the three services', () =
     ]);
   });
 
-  it('shows payments executing once; every other attempt waited for it, replayed it, or was told to retry while it ran', () => {
+  it('shows payments executing once; every other attempt waited for it, replayed it, was told to retry while it ran, or was given up by its caller', () => {
     const decisions = checkout.filter(isPaymentsDecision);
     const outcomes = decisions.map((span) => span.attributes['idempotency.outcome']);
     expect(outcomes.filter((outcome) => outcome === 'executed')).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome !== 'executed').sort()).toEqual(expect.arrayContaining(['replayed']));
     // An attempt whose own deadline ends before the slow first charge does is
-    // answered 409 (rejected_in_flight) rather than kept waiting past it; how
-    // many do depends on the machine's timing, never on a second execution.
-    for (const outcome of outcomes.filter((o) => o !== 'executed')) expect(['waited', 'replayed', 'rejected_in_flight']).toContain(outcome);
+    // answered 409 (rejected_in_flight) rather than kept waiting past it, or
+    // its caller gives up on it while it waits (abandoned); how many depends
+    // on the machine's timing, never on a second execution.
+    const others = ['waited', 'replayed', 'rejected_in_flight', 'abandoned'];
+    for (const outcome of outcomes.filter((o) => o !== 'executed')) expect(others).toContain(outcome);
     expect(decisions.find((span) => span.attributes['idempotency.outcome'] === 'executed')?.attributes['idempotency.epoch']).toEqual(expect.any(Number));
+  });
+
+  it('names the Redis commands it traces, and keeps their arguments out: no record, owner or charge', () => {
+    const commands = checkout.filter((span) => span.attributes['db.system.name'] === 'redis');
+    expect(commands.length).toBeGreaterThan(0);
+    for (const span of commands) expect(String(span.attributes['db.query.text'] ?? span.attributes['db.statement'])).toMatch(/^[a-z]+$/i);
+    expect(JSON.stringify(checkout.map((span) => span.attributes))).not.toContain('acct-42');
   });
 
   it('carries the same key hash on every hop, never the key', () => {

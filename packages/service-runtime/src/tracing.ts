@@ -49,7 +49,9 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
       }),
       new UndiciInstrumentation({ startSpanHook: attemptSpanAttributes }),
       new NestInstrumentation(),
-      new IORedisInstrumentation(),
+      // The command's name only: a script's arguments carry record hashes, owner
+      // tokens and the ledger's charge (an account, an amount), none of which belong in a trace.
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
       new PgInstrumentation(),
       new AmqplibInstrumentation(),
     ],
