@@ -2,19 +2,9 @@ import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { freePort } from './local/ports';
 import { reportOutages } from './outages';
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Captures what `reportOutages` logs. */
 class RecordingLogger extends Logger {
@@ -29,7 +19,7 @@ class RecordingLogger extends Logger {
 
 describe('reportOutages', () => {
   it('logs one warning for an outage, however many reconnections fail, and one line once Redis answers again', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const client = createRedisClient(`redis://127.0.0.1:${port}`);
     const logger = new RecordingLogger();
     reportOutages(client, 'ledger', logger);

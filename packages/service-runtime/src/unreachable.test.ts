@@ -1,21 +1,10 @@
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bootFailure } from './service-app';
+import { freePort } from './local/ports';
 import { connectRedis, UnreachableError } from './unreachable';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 describe('connectRedis', () => {
   it('connects a lazy client to a Redis that answers', async () => {
@@ -29,7 +18,7 @@ describe('connectRedis', () => {
   });
 
   it('names Redis, its address without the password, and the refused connection; and stops the client', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const client = createRedisClient(`redis://:secret@127.0.0.1:${port}/3`);
     let attempts = 0;
     client.on('connecting', () => (attempts += 1));
