@@ -21,9 +21,18 @@ dir="${TMPDIR:-/tmp}/idempotency-redis-cluster-$first"
 
 nodes() { local out=""; for p in $ports; do out="${out:+$out,}127.0.0.1:$p"; done; echo "$out"; }
 
+# Every node, not only the first, sees the whole cluster as ok, and every
+# replica is in sync with its master: clients that connect right after `up`
+# find the topology settled.
 cluster_ok() {
-  redis-cli -p "$first" cluster info 2>/dev/null | grep -q 'cluster_state:ok' &&
-    [ "$(redis-cli -p "$first" cluster nodes 2>/dev/null | grep -c -v fail)" -ge "$count" ]
+  local p
+  for p in $ports; do
+    redis-cli -p "$p" cluster info 2>/dev/null | grep -q 'cluster_state:ok' || return 1
+    [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null | grep -c -v fail)" -ge "$count" ] || return 1
+    if redis-cli -p "$p" info replication 2>/dev/null | grep -q 'role:slave'; then
+      redis-cli -p "$p" info replication | grep -q 'master_link_status:up' || return 1
+    fi
+  done
 }
 
 start_node() {

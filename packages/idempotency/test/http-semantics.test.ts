@@ -241,6 +241,26 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(shop.runs.count.slow).toBe(before + 1);
   });
 
+  it('a holder whose client went away while the app still renders its answer, for longer than a lease, stores that answer: the retry is its replay, not a 500', async () => {
+    const k = key();
+    const before = shop.runs.count['slow-render'] ?? 0;
+    const client = new AbortController();
+    const gone = fetch(`${shop.url}/slow-render`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k },
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    // The handler has returned; its answer is held up by an interceptor (1.5 s, five leases) when the client leaves.
+    await until(() => shop.runs.count['slow-render'] === before + 1);
+    client.abort();
+    await gone;
+    let retry = await post('/slow-render', { idempotencyKey: k });
+    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post('/slow-render', { idempotencyKey: k }));
+
+    expect(retry).toMatchObject({ status: 201, replayed: true, json: { run: before + 1 } });
+    expect(shop.runs.count['slow-render']).toBe(before + 1);
+  });
+
   describe('the handler decides, not what ran around it', () => {
     it.each(['timeout-outer', 'timeout-inner'])(
       'a timeout interceptor (%s) answers 408 while the handler still charges: the key stays held, the retries never run it again',

@@ -6,6 +6,12 @@ export type Written =
   | { whole: true; answer: HttpAnswer }
   | { whole: false; status: number; headers: HttpAnswer['headers'] };
 
+/** How far the app got writing a held answer: watched to tell a slow answer from one cut off. */
+export interface Writing {
+  /** Body bytes the app wrote so far, or -1 while it has written neither its head nor a byte. */
+  readonly written: number;
+}
+
 /** How a held response is released. */
 export interface HoldOptions {
   /** Body bytes held at most; past them the answer streams through as written (`whole: false`). */
@@ -36,8 +42,8 @@ type Held = ServerResponse & { [HOLD]?: HeldResponse };
  *                                          └─ onWritten(answer) ── send answer | replacement
  * ```
  */
-export function holdResponse(raw: ServerResponse, options: HoldOptions): void {
-  new HeldResponse(raw as Held, options);
+export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing {
+  return new HeldResponse(raw as Held, options);
 }
 
 /**
@@ -119,7 +125,7 @@ function writableEnded(this: Held): boolean {
   return hold ? hold.endCalled : (endedByNode as (this: ServerResponse) => boolean).call(this);
 }
 
-class HeldResponse {
+class HeldResponse implements Writing {
   /** The app wrote its head or part of its body. */
   started = false;
   private readonly saved: Pick<ServerResponse, 'writeHead' | 'write' | 'end' | 'flushHeaders'>;
@@ -151,6 +157,10 @@ class HeldResponse {
     raw.flushHeaders = flushHeaders;
     if (sentByNode) Object.defineProperty(raw, 'headersSent', { get: headersSent, configurable: true });
     if (endedByNode) Object.defineProperty(raw, 'writableEnded', { get: writableEnded, configurable: true });
+  }
+
+  get written(): number {
+    return this.started ? this.size : -1;
   }
 
   /** The app called `end()`. */

@@ -3,7 +3,7 @@ import { isObservable, Observable } from 'rxjs';
 import { runInExecution } from '../current-execution';
 import { ResultNotStoredError } from '../errors';
 import type { Execution } from '../execution';
-import { holdResponse, type Written } from './held-response';
+import { holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, type HttpAnswer } from './http-answer';
 import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
@@ -30,9 +30,13 @@ export interface AnswerLimits {
  * | still running           | not final (a timeout's 408)   | kept until the handler ends; then a stored 500 result-not-stored, or released if it threw |
  * | cancelled (Observable)  | final / not final             | stored / a stored 500 result-not-stored: its work may go on |
  * | wrote it itself (`@Res`)| final / not final             | stored / released                        |
+ *
+ * A client that went away changes none of this: its answer is still awaited
+ * and stored (see `closed`).
  */
 export class HttpExecution {
   private readonly run: HandlerRun;
+  private readonly writing: Writing;
   private ended = false;
 
   constructor(
@@ -42,7 +46,7 @@ export class HttpExecution {
     private readonly options: AnswerLimits,
   ) {
     this.run = new HandlerRun(() => raw.statusCode);
-    holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
+    this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
     raw.once('close', () => void this.closed());
   }
 
@@ -116,18 +120,26 @@ export class HttpExecution {
   }
 
   /**
-   * The client went away: the answer is still rendered and stored as usual;
-   * one that never comes (a stream cut off) must not hold the key for good.
-   * It is given a lease's time after the handler ended.
+   * The client went away: the answer is still rendered and stored as usual,
+   * however long the app's interceptors take to render it - a late answer is
+   * not a missing one, and work that was done must not be stored as lost.
+   * Only an answer that started and then made no progress for a whole lease
+   * (a stream cut off with the connection) is given up on, so that it does
+   * not hold the key for good.
    */
   private async closed(): Promise<void> {
     if (this.ended) return; // the usual 'close', after the answer went out
     await this.run.whenSettled();
-    setTimeout(() => {
+    let last = this.writing.written;
+    const watch = setInterval(() => {
+      const now = this.writing.written;
+      if (!this.ended && (now < 0 || now !== last)) return void (last = now);
+      clearInterval(watch);
       if (this.ended) return;
       if (this.run.state === 'threw') void this.release();
-      else void this.completeUnstorable('the connection closed before the answer was written');
-    }, this.route.policy.leaseMs).unref();
+      else void this.completeUnstorable('the connection closed, and the answer stopped before it was whole');
+    }, this.route.policy.leaseMs);
+    watch.unref();
   }
 
   /** The answer with only the headers that are replayed. */

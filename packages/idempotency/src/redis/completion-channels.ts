@@ -106,9 +106,12 @@ export class CompletionChannels {
       subscriber.on(this.mode === 'sharded' ? 'smessage' : 'message', (channel: string) => this.dispatch(channel));
       // The signal is gone with the connection: fail every waiter now, rather
       // than wait for a message that cannot come until the next safety poll.
-      const lost = () => this.loseAll(new Error('The completion subscriber lost its connection'));
-      subscriber.on('close', lost);
-      if (this.mode === 'sharded') subscriber.on('-node', lost);
+      subscriber.on('close', () => this.wakeAll(new Error('The completion subscriber lost its connection')));
+      // A shard's subscriber went away (a failover, a topology change, a cut
+      // connection): ioredis subscribes its channels again on the shard's
+      // owner, but a message published in between is lost. Every waiter
+      // looks at its record again, instead of failing next to a live holder.
+      if (this.mode === 'sharded') subscriber.on('-node', () => this.wakeAll());
       this.subscriber = subscriber;
       // A failed first connect surfaces as the SUBSCRIBE's rejection.
       this.connecting = subscriber.connect().catch(() => undefined);
@@ -117,8 +120,9 @@ export class CompletionChannels {
     return (this.connecting ?? Promise.resolve()).then(() => ready);
   }
 
-  private loseAll(error: Error): void {
-    for (const listeners of [...this.listeners.values()]) for (const listener of [...listeners]) listener(error);
+  /** Wake every waiter: to look at its record again, or with `lost` when the signal is gone. */
+  private wakeAll(lost?: Error): void {
+    for (const listeners of [...this.listeners.values()]) for (const listener of [...listeners]) listener(lost);
   }
 
   private dispatch(channel: string): void {

@@ -71,6 +71,37 @@ describe('RedisStore on a Redis Cluster', () => {
     }
   });
 
+  test('a shard’s subscriber connection cut (a failover, a network blip): waiters look at their records again, then still get the completion; none fails', async () => {
+    const other = new RedisStore({ client: await connectCluster(), prefix, pollIntervalMs: 60_000, ownsClient: true });
+    try {
+      const keys = Array.from({ length: 6 }, () => newRecordKey());
+      for (const recordKey of keys) await other.claim({ recordKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
+      // What the coordinator does: wait, and on a wake-up read the record; wait again while it is still in progress.
+      const wakeUps: string[] = [];
+      const outcome = async (recordKey: string): Promise<string> => {
+        for (;;) {
+          await store.waitForChange(recordKey, WAIT_MS);
+          const seen = await store.claim({ recordKey, fingerprint: 'fp', owner: 'waiter', leaseMs: 60_000 });
+          if (seen.status !== 'in_progress') return seen.status;
+          wakeUps.push(recordKey);
+        }
+      };
+      const waiters = keys.map((recordKey) => track(outcome(recordKey)));
+      const subscribed = async () => (await Promise.all(keys.map((k) => shardSubscribers(`${record(k)}:done`)))).every((n) => n === 1);
+      await waitUntil(subscribed, 5000, 'the SSUBSCRIBEs');
+      // The subscriber connections of every shard are cut, as a failover or a blip would.
+      for (const node of cluster.nodes('master')) await node.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      await waitUntil(() => wakeUps.length >= keys.length, 5000, 'every waiter to look again');
+      await waitUntil(subscribed, 5000, 'the SSUBSCRIBEs again');
+      expect(waiters.some((w) => w.settled)).toBe(false);
+      for (const recordKey of keys) expect(await other.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
+
+      expect(await Promise.all(waiters.map((w) => w.promise))).toEqual(keys.map(() => 'completed'));
+    } finally {
+      await other.close();
+    }
+  });
+
   test('waitForReplicas: a claim acknowledged by the shard’s replica succeeds; asking for more replicas than exist rejects', async () => {
     const replicated = new RedisStore({ client: cluster, prefix, waitForReplicas: { replicas: 1, timeoutMs: 2_000 } });
     const recordKey = newRecordKey();

@@ -32,7 +32,7 @@ import {
   type PipeTransform,
   type NestModule,
 } from '@nestjs/common';
-import { catchError, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
+import { catchError, delay, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -95,6 +95,14 @@ class FailAfterInterceptor implements NestInterceptor {
     return next.handle().pipe(map(() => {
       throw new BadRequestException('the envelope check failed after the handler');
     }));
+  }
+}
+
+/** An outer interceptor that takes its time after the handler returned (an audit call, say): 1.5 s. */
+@Injectable()
+class SlowRenderInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(delay(1_500));
   }
 }
 
@@ -198,6 +206,13 @@ export class ShopController {
   @Idempotent('shop.fail-after')
   failAfter() {
     return { run: this.runs.hit('fail-after') };
+  }
+
+  @Post('slow-render')
+  @Idempotent('shop.slow-render', { leaseMs: 300 })
+  @UseInterceptors(SlowRenderInterceptor)
+  slowRender() {
+    return { run: this.runs.hit('slow-render') };
   }
 
   @Post('writes-itself')
