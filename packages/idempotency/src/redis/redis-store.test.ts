@@ -41,7 +41,8 @@ describe('RedisStore records', () => {
     expect(Number.isSafeInteger(epoch)).toBe(true);
     expect(epoch).toBeGreaterThanOrEqual(before);
     expect(await client.hgetall(redisKey(recordKey))).toEqual({ status: 'in_progress', fp: 'fp-1', owner: 'owner-a', epoch: String(epoch) });
-    expect(await client.get(`${redisKey(recordKey)}:epoch`)).toBe(String(epoch));
+    // A key never released needs no counter: the path of nearly every request writes one key.
+    expect(await client.exists(`${redisKey(recordKey)}:epoch`)).toBe(0);
     const pttl = await client.pttl(redisKey(recordKey));
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(LEASE_MS);
@@ -148,10 +149,42 @@ describe('RedisStore records', () => {
     expect(third).toBeGreaterThan(second);
   });
 
-  test('the epoch counter outlives a short lease', async () => {
+  test('a release leaves its epoch in a counter that outlives the lease by a day, and later claims keep it up to date', async () => {
     const recordKey = newRecordKey();
-    await claimedEpoch(recordKey, 'owner-a', 300);
-    expect(await client.pttl(`${redisKey(recordKey)}:epoch`)).toBeGreaterThan(60 * 60 * 1000);
+    const counter = `${redisKey(recordKey)}:epoch`;
+    const first = await claimedEpoch(recordKey, 'owner-a', 300);
+    expect(await store.release(recordKey, 'owner-a')).toBe(true);
+    expect(await client.get(counter)).toBe(String(first));
+    expect(await client.pttl(counter)).toBeGreaterThan(60 * 60 * 1000);
+    // The clock stands still for the next claim (a step back): the counter still orders it after the first.
+    await client.set(counter, String(Date.now() + 60_000), 'PX', 60_000);
+    const ahead = Number(await client.get(counter));
+    const second = await claimedEpoch(recordKey, 'owner-b');
+    expect(second).toBe(ahead + 1);
+    expect(await client.get(counter)).toBe(String(second));
+  });
+
+  test('a completion nobody waits for publishes nothing; one a waiter has marked publishes', async () => {
+    const listener = await connect();
+    const heard: string[] = [];
+    try {
+      const [quiet, awaited] = [newRecordKey(), newRecordKey()];
+      await listener.subscribe(`${redisKey(quiet)}:done`, `${redisKey(awaited)}:done`);
+      listener.on('message', (channel: string, message: string) => heard.push(`${channel === `${redisKey(quiet)}:done` ? 'quiet' : 'awaited'} ${message}`));
+      await claimedEpoch(quiet, 'owner-a');
+      await claimedEpoch(awaited, 'owner-a');
+      const waiter = store.waitForChange(awaited, 30_000);
+      await waitUntil(async () => (await client.hget(redisKey(awaited), 'w')) === '1', 5000, 'the waiter to mark the record');
+      expect(await store.complete(quiet, 'owner-a', 'r', RETENTION_MS)).toBe(true);
+      expect(await store.complete(awaited, 'owner-a', 'r', RETENTION_MS)).toBe(true);
+      await waiter;
+      // Messages on one connection arrive in order: a marker published last closes the record of what was heard.
+      await client.publish(`${redisKey(quiet)}:done`, 'end');
+      await waitUntil(() => heard.includes('quiet end'), 5000, 'the marker');
+      expect(heard).toEqual(['awaited completed', 'quiet end']);
+    } finally {
+      listener.disconnect();
+    }
   });
 
   test('renew by the owner extends the lease', async () => {

@@ -6,7 +6,7 @@ import { signalledWait } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { isNoScript, LuaScript } from './lua-script';
-import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT } from './scripts';
+import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT, WAITING_SCRIPT } from './scripts';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -51,10 +51,11 @@ export interface RedisStoreOptions {
 }
 
 /**
- * How long the epoch counter lives after a claim (or the lease, if longer).
- * While it lives, the counter orders claims made within one millisecond or
- * after the server clock stepped back; by the time it expires, the clock has
- * long passed every epoch it issued, and seeds the next one.
+ * How long the epoch counter lives after the release that left it or the
+ * claim that last updated it (or the lease, if longer). While it lives, the
+ * counter orders claims made within one millisecond or after the server
+ * clock stepped back; by the time it expires, the clock has long passed
+ * every epoch it issued, and seeds the next one (see `CLAIM_SCRIPT`).
  */
 const EPOCH_TTL_FLOOR_MS = 24 * 60 * 60 * 1000;
 
@@ -64,6 +65,7 @@ interface StoreScripts {
   complete: LuaScript;
   release: LuaScript;
   renew: LuaScript;
+  waiting: LuaScript;
 }
 
 /**
@@ -77,8 +79,10 @@ interface StoreScripts {
  * - `<prefix>{<recordKey>}`: the record hash. Its TTL is the lease while in
  *   progress, so a crashed holder's claim vanishes after one lease, and the
  *   retention once completed.
- * - `<prefix>{<recordKey>}:epoch`: the fencing counter.
- * - `<prefix>{<recordKey>}:done`: the channel completion and release publish on.
+ * - `<prefix>{<recordKey>}:epoch`: the fencing counter, left by a release
+ *   (a key never released has none; see `CLAIM_SCRIPT`).
+ * - `<prefix>{<recordKey>}:done`: the channel completion and release publish
+ *   on, once a waiter has marked the record.
  *
  * Waiters share one subscriber connection, created with `client.duplicate()`
  * on the first wait and always closed by `close()`. On a `Cluster` the
@@ -89,12 +93,13 @@ interface StoreScripts {
  * a message lost in between).
  *
  * ```text
- * waiter:  SUBSCRIBE :done --ok--> HGET status --in_progress--> wait for message
- * holder:                  complete: HSET + PUBLISH (one script)
+ * waiter:  SUBSCRIBE :done --ok--> HGET status, mark w --in_progress--> wait for message
+ * holder:                  complete: HSET, PUBLISH if marked (one script)
  * ```
- * The record is read only after the subscription is confirmed, so a
- * completion lands either before the read (seen by it) or after the
- * subscription (delivered to it): never in between, unseen.
+ * The record is read and marked only after the subscription is confirmed,
+ * so a completion lands either before the read (seen by it) or after the
+ * mark (published, and delivered to the subscription): never in between,
+ * unseen. A completion nobody waits for publishes nothing.
  *
  * @example
  * import { RedisStore, createRedisClient } from '@idempotency-chain/idempotency/redis';
@@ -136,8 +141,9 @@ export class RedisStore implements IdempotencyStore {
     this.scripts = {
       claim: new LuaScript(CLAIM_SCRIPT, 2),
       complete: new LuaScript(completeScript(publish), 1),
-      release: new LuaScript(releaseScript(publish), 1),
+      release: new LuaScript(releaseScript(publish), 2),
       renew: new LuaScript(RENEW_SCRIPT, 1),
+      waiting: new LuaScript(WAITING_SCRIPT, 1),
     };
     this.client = client;
     this.writes = new WriteCoalescer(client);
@@ -165,8 +171,8 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
-    const { record, channel } = this.keys(recordKey);
-    return (await this.scripts.release.run(this.client, [record, owner, channel])) === 1;
+    const { record, epoch, channel } = this.keys(recordKey);
+    return (await this.scripts.release.run(this.client, [record, epoch, owner, channel, String(EPOCH_TTL_FLOOR_MS)])) === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
@@ -180,7 +186,7 @@ export class RedisStore implements IdempotencyStore {
       {
         join: (wake) => this.channels.join(channel, wake),
         leave: (wake) => this.channels.leave(channel, wake),
-        inProgress: async () => (await this.client.hget(record, 'status')) === RecordStatus.InProgress,
+        inProgress: async () => (await this.scripts.waiting.run(this.client, [record])) === RecordStatus.InProgress,
       },
       { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
     );

@@ -7,8 +7,14 @@
  * on Redis Cluster.
  *
  * Record hash fields: `status` (`in_progress` | `completed`), `fp`
- * (fingerprint), `owner`, `epoch`, and `result` once completed. The key's
- * TTL is the lease while in progress and the retention once completed.
+ * (fingerprint), `owner`, `epoch`, `result` once completed, and `w` once a
+ * waiter listens for its end. The key's TTL is the lease while in progress
+ * and the retention once completed.
+ *
+ * Each `redis.call` inside a script costs Redis a few microseconds, a new
+ * key with an expiry several more: on the path every request takes (a claim
+ * on a new key, its completion) the scripts write one key, and publish only
+ * when somebody listens.
  */
 
 /**
@@ -19,15 +25,23 @@
  * `{'in_progress', fp, pttl}` or `{'completed', fp, result, pttl}`.
  *
  * Atomic because the existence check and the HSET happen inside one script:
- * of any number of concurrent claims exactly one sees no record. The epoch is
- * `max(counter + 1, server time in ms)`: the counter orders claims inside one
- * millisecond, and the clock keeps epochs growing after the counter itself
- * has expired, so a ledger that remembers an old epoch never refuses a
- * re-execution after retention. TIME is read inside the script, which Redis
- * allows because scripts replicate their effects (the default from Redis 7;
- * `replicate_commands` turns it on for 5 and 6, and is a no-op after).
- * Numbers go back to Redis as `%.0f` strings so a 13-digit epoch is never
- * written in exponent form.
+ * of any number of concurrent claims exactly one sees no record.
+ *
+ * Epochs of one key strictly increase. The epoch is `max(counter + 1,
+ * server time in ms)`. A record that ends by expiring (a lease run out, a
+ * retention over) expires on the server's clock after its epoch, so the
+ * clock alone gives the next claim a greater one. A release deletes the
+ * record at once, maybe in the millisecond it was claimed: it leaves its
+ * epoch behind in the counter (see the release script), and while the
+ * counter lives every claim keeps it up to date, which also orders claims
+ * after the clock stepped back. The counter outlives its last epoch by a
+ * day; by then the clock has passed every epoch it issued. A claim on a key
+ * never released, the path of nearly every request, writes no counter.
+ *
+ * TIME is read inside the script, which Redis allows because scripts
+ * replicate their effects (the default from Redis 7; `replicate_commands`
+ * turns it on for 5 and 6, and is a no-op after). Numbers go back to Redis
+ * as `%.0f` strings so a 13-digit epoch is never written in exponent form.
  */
 export const CLAIM_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -40,11 +54,11 @@ if record[1] then
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local previous = tonumber(redis.call('GET', KEYS[2])) or 0
-local epoch = string.format('%.0f', math.max(previous + 1, now))
+local previous = tonumber(redis.call('GET', KEYS[2]))
+local epoch = string.format('%.0f', math.max((previous or 0) + 1, now))
 redis.call('HSET', KEYS[1], 'status', 'in_progress', 'fp', ARGV[1], 'owner', ARGV[2], 'epoch', epoch)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('SET', KEYS[2], epoch, 'PX', ARGV[4])
+if previous then redis.call('SET', KEYS[2], epoch, 'PX', ARGV[4]) end
 return {'claimed', epoch}
 `;
 
@@ -58,32 +72,56 @@ return {'claimed', epoch}
  * lease ran out, and whose key someone else claimed since, fails the check
  * and cannot overwrite the new owner's record. The PUBLISH happens in the
  * same step, so a waiter that re-reads the record after being woken always
- * sees the result. `SPUBLISH` (sharded pub/sub) is legal here on a Cluster
- * because the channel carries the record's hash tag: same slot, same node.
+ * sees the result; it is sent only when a waiter marked the record (`w`,
+ * see the waiting script), which it does after subscribing. `SPUBLISH`
+ * (sharded pub/sub) is legal here on a Cluster because the channel carries
+ * the record's hash tag: same slot, same node.
  */
 export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'w')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('${publish}', ARGV[4], 'completed')
+if record[3] then redis.call('${publish}', ARGV[4], 'completed') end
 return 1
 `;
 
 /**
- * Delete the in-progress record if `owner` still holds it, then wake waiters.
+ * Delete the in-progress record if `owner` still holds it, leave its epoch
+ * in the counter, then wake waiters.
  *
- * KEYS: record hash. ARGV: owner, completion channel. Returns 1 or 0.
+ * KEYS: record hash, epoch counter. ARGV: owner, completion channel, epoch
+ * counter TTL in ms. Returns 1 or 0.
  *
  * Atomic for the same reason as completion: a stale holder cannot delete a
- * record that a newer claim created under the same key.
+ * record that a newer claim created under the same key. The counter keeps
+ * the next claim's epoch above this one's even within the same millisecond
+ * (see the claim script).
  */
 export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('${publish}', ARGV[2], 'released')
+redis.call('SET', KEYS[2], record[3], 'PX', ARGV[3])
+if record[4] then redis.call('${publish}', ARGV[2], 'released') end
 return 1
+`;
+
+/**
+ * Read the record's status for a waiter that has just subscribed to its
+ * channel, and mark an in-progress record (`w`) so that its completion or
+ * release publishes.
+ *
+ * KEYS: record hash. Returns the status, or nil when there is no record.
+ *
+ * Atomic, and run after the subscription is confirmed: the record ends
+ * either before this read (seen by it) or after the mark (published to the
+ * subscribed waiter).
+ */
+export const WAITING_SCRIPT = `
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'in_progress' then redis.call('HSET', KEYS[1], 'w', '1') end
+return status
 `;
 
 /**
