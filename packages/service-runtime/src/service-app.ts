@@ -1,15 +1,13 @@
 import { ValidationPipe, type DynamicModule } from '@nestjs/common';
-import { ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { ConfigError, loadConfig, type ServiceConfig, type ServiceName } from './config';
+import { shutDownGracefully } from './shutdown';
 import { UnreachableError } from './unreachable';
 
 /** Largest request body a service reads. */
 const BODY_LIMIT_BYTES = 64 * 1024;
-/** How long a shutdown waits for buffered spans to reach the collector: a collector that is down must not hold it up. */
-const SPAN_FLUSH_BOUND_MS = 3_000;
 
 /** The HTTP adapter of every service: Fastify, with a bounded body. */
 export function serviceAdapter(): FastifyAdapter {
@@ -19,31 +17,15 @@ export function serviceAdapter(): FastifyAdapter {
 /**
  * What every service app gets once created, however it was built: JSON
  * logs, validated DTOs (refused with 400 before any idempotency record is
- * claimed, see `statusOutcome`) and graceful shutdown, which lets in-flight
- * requests finish and then sends the spans still buffered (SIGTERM would
- * otherwise lose the last seconds of traces, those of the requests it
- * waited for). Create the app with `{ bufferLogs: true }`.
+ * claimed, see `statusOutcome`) and graceful shutdown on SIGTERM (see
+ * {@link shutDownGracefully}). Create the app with `{ bufferLogs: true }`.
  */
 export function prepareServiceApp(app: NestFastifyApplication): NestFastifyApplication {
   app.useLogger(app.get(Logger));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.enableShutdownHooks();
-  // Fastify runs its onClose hooks once the server stopped and the requests in flight ended.
-  app.getHttpAdapter().getInstance().addHook('onClose', flushSpans);
+  shutDownGracefully(app.getHttpAdapter().getInstance());
   return app;
-}
-
-/** Send the spans the tracer provider (see `startTracing`) still buffers; nothing when tracing is off. */
-async function flushSpans(): Promise<void> {
-  const global = trace.getTracerProvider();
-  const provider = (global instanceof ProxyTracerProvider ? global.getDelegate() : global) as { forceFlush?: () => Promise<void> };
-  if (!provider.forceFlush) return;
-  let bound: NodeJS.Timeout | undefined;
-  await Promise.race([
-    provider.forceFlush().catch(() => undefined),
-    new Promise((resolve) => (bound = setTimeout(resolve, SPAN_FLUSH_BOUND_MS))),
-  ]);
-  clearTimeout(bound);
 }
 
 /** Create a service's Nest application on Fastify from its root module. */

@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+import { Controller, Module, Post } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { LoggerModule } from 'nestjs-pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createServiceApp } from './service-app';
+
+// A shutdown that waits out a keep-alive timeout takes 72 s; one that ends takes milliseconds.
+jest.setTimeout(60_000);
+const ENDS_WITHIN_MS = 20_000;
+
+/** The handler runs until the test lets it answer. */
+class Gate {
+  entered!: () => void;
+  readonly enteredYet = new Promise<void>((resolve) => (this.entered = resolve));
+  open!: () => void;
+  readonly opened = new Promise<void>((resolve) => (this.open = resolve));
+}
+const gate = new Gate();
+
+@Controller()
+class SlowController {
+  @Post('slow')
+  async slow() {
+    gate.entered();
+    await gate.opened;
+    return { done: true };
+  }
+}
+
+@Module({ imports: [LoggerModule.forRoot({ pinoHttp: { level: 'silent' } })], controllers: [SlowController] })
+class SlowModule {}
+
+describe('graceful shutdown', () => {
+  let app: NestFastifyApplication | undefined;
+
+  afterAll(async () => {
+    gate.open();
+    await app?.close().catch(() => undefined);
+  });
+
+  it('lets the request in flight answer, closes its keep-alive connection after it, and ends', async () => {
+    app = await createServiceApp({ module: SlowModule });
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    // fetch keeps its connections alive, as every HTTP client of a service does.
+    const answer = fetch(`${url}/slow`, { method: 'POST' });
+    await gate.enteredYet;
+
+    const closed = app.close().then(() => 'closed');
+    // The server no longer accepts connections: the shutdown has begun, with the request still in flight.
+    while (app.getHttpServer().listening) await sleep(10);
+    gate.open();
+    const response = await answer;
+
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ done: true });
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await Promise.race([closed, sleep(ENDS_WITHIN_MS, 'still waiting', { ref: false })])).toBe('closed');
+  });
+});
