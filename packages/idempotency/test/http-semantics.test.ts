@@ -241,24 +241,46 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(shop.runs.count.slow).toBe(before + 1);
   });
 
-  it('a holder whose client went away while the app still renders its answer, for longer than a lease, stores that answer: the retry is its replay, not a 500', async () => {
-    const k = key();
-    const before = shop.runs.count['slow-render'] ?? 0;
+  /** Send a POST to `path` and abort it once the handler has run: the client goes away while the answer is still to come. */
+  async function leaveAfterTheHandler(path: string, k: string, runs: string, headers: Record<string, string> = {}): Promise<number> {
+    const before = shop.runs.count[runs] ?? 0;
     const client = new AbortController();
-    const gone = fetch(`${shop.url}/slow-render`, {
+    const gone = fetch(`${shop.url}${path}`, {
       method: 'POST',
-      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k },
+      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, ...headers },
       signal: client.signal,
     }).catch((error: unknown) => error);
-    // The handler has returned; its answer is held up by an interceptor (1.5 s, five leases) when the client leaves.
-    await until(() => shop.runs.count['slow-render'] === before + 1);
+    await until(() => shop.runs.count[runs] === before + 1);
     client.abort();
     await gone;
-    let retry = await post('/slow-render', { idempotencyKey: k });
-    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post('/slow-render', { idempotencyKey: k }));
+    return before;
+  }
+
+  /** Retry `path` until it is no longer in flight (409). */
+  async function settled(path: string, k: string) {
+    let retry = await post(path, { idempotencyKey: k });
+    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post(path, { idempotencyKey: k }));
+    return retry;
+  }
+
+  it('a holder whose client went away while the app still renders its answer, for longer than a lease, stores that answer: the retry is its replay, not a 500', async () => {
+    const k = key();
+    // The handler has returned; its answer is held up by an interceptor (4 s, over two leases) when the client leaves.
+    const before = await leaveAfterTheHandler('/slow-render', k, 'slow-render');
+    const retry = await settled('/slow-render', k);
 
     expect(retry).toMatchObject({ status: 201, replayed: true, json: { run: before + 1 } });
     expect(shop.runs.count['slow-render']).toBe(before + 1);
+  });
+
+  it('a holder whose client went away and whose answer never comes stores a 500 result-not-stored once a duplicate would stop waiting: the key is not held for good, nor run again', async () => {
+    const k = key();
+    // Its answer is held up for good, here only: the retries are answered as usual.
+    const before = await leaveAfterTheHandler('/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
+    const retry = await settled('/never-rendered', k);
+
+    expect(retry).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
+    expect(shop.runs.count['never-rendered']).toBe(before + 1);
   });
 
   describe('the handler decides, not what ran around it', () => {

@@ -120,25 +120,31 @@ export class HttpExecution {
   }
 
   /**
-   * The client went away: the answer is still rendered and stored as usual,
-   * however long the app's interceptors take to render it - a late answer is
-   * not a missing one, and work that was done must not be stored as lost.
-   * Only an answer that started and then made no progress for a whole lease
-   * (a stream cut off with the connection) is given up on, so that it does
-   * not hold the key for good.
+   * The client went away: the answer is still rendered and stored as usual.
+   * It is awaited as long as a duplicate would wait for it (`maxWaitMs`, at
+   * least a lease) after the handler ended: the app's interceptors may take
+   * their time, and a late answer is not a missing one. An answer that
+   * started, though, is given up on once it has made no progress for a
+   * whole lease (a stream cut off with the connection). Given up on, the
+   * record completes as a 500 result-not-stored (released if the handler
+   * threw): it never holds the key for good, and work that was done is
+   * never run again.
    */
   private async closed(): Promise<void> {
     if (this.ended) return; // the usual 'close', after the answer went out
     await this.run.whenSettled();
+    const { leaseMs, maxWaitMs } = this.route.policy;
+    const renderedBy = performance.now() + maxWaitMs;
     let last = this.writing.written;
     const watch = setInterval(() => {
       const now = this.writing.written;
-      if (!this.ended && (now < 0 || now !== last)) return void (last = now);
+      const progressing = now < 0 ? performance.now() < renderedBy : now !== last;
+      if (!this.ended && progressing) return void (last = now);
       clearInterval(watch);
       if (this.ended) return;
       if (this.run.state === 'threw') void this.release();
-      else void this.completeUnstorable('the connection closed, and the answer stopped before it was whole');
-    }, this.route.policy.leaseMs);
+      else void this.completeUnstorable(now < 0 ? 'the connection closed, and no answer was written' : 'the connection closed, and the answer stopped before it was whole');
+    }, leaseMs);
     watch.unref();
   }
 

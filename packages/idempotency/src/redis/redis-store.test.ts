@@ -26,6 +26,9 @@ const serverTimeMs = async () => {
   const [seconds, micros] = await client.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 };
+/** The absolute time a key expires at, in ms (PEXPIRETIME, Redis 7). */
+const expiresAt = async (key: string) => Number(await client.call('PEXPIRETIME', key));
+const DAY_MS = 24 * 60 * 60 * 1000;
 const gone = (recordKey: string) => async () => (await client.exists(redisKey(recordKey))) === 0;
 async function claimedEpoch(recordKey: string, owner: string, leaseMs = LEASE_MS): Promise<number> {
   const result = await claim(recordKey, owner, leaseMs);
@@ -149,19 +152,33 @@ describe('RedisStore records', () => {
     expect(third).toBeGreaterThan(second);
   });
 
-  test('a release leaves its epoch in a counter that outlives the lease by a day, and later claims keep it up to date', async () => {
+  test('a release leaves its epoch in a counter that outlives it by a day, and later claims keep it up to date', async () => {
     const recordKey = newRecordKey();
     const counter = `${redisKey(recordKey)}:epoch`;
-    const first = await claimedEpoch(recordKey, 'owner-a', 300);
+    const first = await claimedEpoch(recordKey, 'owner-a');
     expect(await store.release(recordKey, 'owner-a')).toBe(true);
     expect(await client.get(counter)).toBe(String(first));
-    expect(await client.pttl(counter)).toBeGreaterThan(60 * 60 * 1000);
-    // The clock stands still for the next claim (a step back): the counter still orders it after the first.
-    await client.set(counter, String(Date.now() + 60_000), 'PX', 60_000);
-    const ahead = Number(await client.get(counter));
+    expect(await expiresAt(counter)).toBeGreaterThanOrEqual(first + DAY_MS);
     const second = await claimedEpoch(recordKey, 'owner-b');
-    expect(second).toBe(ahead + 1);
+    expect(second).toBeGreaterThan(first);
     expect(await client.get(counter)).toBe(String(second));
+  });
+
+  test('a key never expires before the server clock has passed its epoch: after the clock stepped back, lease, renewal, retention and counter all count from the epoch', async () => {
+    const recordKey = newRecordKey();
+    const counter = `${redisKey(recordKey)}:epoch`;
+    // A counter an hour ahead of the clock: what the clock stepping back an hour leaves.
+    const ahead = (await serverTimeMs()) + 60 * 60_000;
+    await client.set(counter, String(ahead), 'PX', 60_000);
+    const epoch = await claimedEpoch(recordKey, 'owner-a', 5_000);
+
+    expect(epoch).toBe(ahead + 1);
+    expect(await expiresAt(redisKey(recordKey))).toBe(epoch + 5_000);
+    expect(await expiresAt(counter)).toBe(epoch + DAY_MS);
+    expect(await store.renew(recordKey, 'owner-a', 7_000)).toBe(true);
+    expect(await expiresAt(redisKey(recordKey))).toBe(epoch + 7_000);
+    expect(await store.complete(recordKey, 'owner-a', 'r', 9_000)).toBe(true);
+    expect(await expiresAt(redisKey(recordKey))).toBe(epoch + 9_000);
   });
 
   test('a completion nobody waits for publishes nothing; one a waiter has marked publishes', async () => {

@@ -18,6 +18,29 @@
  */
 
 /**
+ * What every script that sets an expiry starts with: effects replication
+ * (TIME is read inside the script, which Redis allows because scripts
+ * replicate their effects: the default from Redis 7, `replicate_commands`
+ * turns it on for 5 and 6 and is a no-op after), the server's time in ms,
+ * and `at(epoch, ms)`: the absolute time `ms` after now, or after `epoch`
+ * if that is later. Numbers go back to Redis as `%.0f` strings so a
+ * 13-digit time is never written in exponent form.
+ *
+ * Every expiry of a record, and of the epoch counter, is set with
+ * PEXPIREAT to such a time: a key never expires before the server's clock
+ * has passed the epoch it holds, even after the clock stepped back (a
+ * correction, a failover to a replica whose clock is behind; replicas get
+ * the absolute time). So the clock alone gives the next claim a greater
+ * epoch, and fencing holds.
+ */
+const CLOCK = `
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber(epoch) or 0) + tonumber(ms)) end
+`;
+
+/**
  * Create the record or report the one that is there.
  *
  * KEYS: record hash, epoch counter. ARGV: fingerprint, owner, leaseMs,
@@ -29,22 +52,15 @@
  *
  * Epochs of one key strictly increase. The epoch is `max(counter + 1,
  * server time in ms)`. A record that ends by expiring (a lease run out, a
- * retention over) expires on the server's clock after its epoch, so the
- * clock alone gives the next claim a greater one. A release deletes the
- * record at once, maybe in the millisecond it was claimed: it leaves its
- * epoch behind in the counter (see the release script), and while the
- * counter lives every claim keeps it up to date, which also orders claims
- * after the clock stepped back. The counter outlives its last epoch by a
- * day; by then the clock has passed every epoch it issued. A claim on a key
- * never released, the path of nearly every request, writes no counter.
- *
- * TIME is read inside the script, which Redis allows because scripts
- * replicate their effects (the default from Redis 7; `replicate_commands`
- * turns it on for 5 and 6, and is a no-op after). Numbers go back to Redis
- * as `%.0f` strings so a 13-digit epoch is never written in exponent form.
+ * retention over) expires only once the clock has passed its epoch (see
+ * `CLOCK`), so the clock alone gives the next claim a greater one. A
+ * release deletes the record at once, maybe in the millisecond it was
+ * claimed: it leaves its epoch behind in the counter (see the release
+ * script), and while the counter lives every claim keeps it up to date. A
+ * claim on a key never released, the path of nearly every request, writes
+ * no counter.
  */
 export const CLAIM_SCRIPT = `
-if redis.replicate_commands then redis.replicate_commands() end
 local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result')
 if record[1] == 'completed' then
   return {'completed', record[2], record[3], redis.call('PTTL', KEYS[1])}
@@ -52,13 +68,15 @@ end
 if record[1] then
   return {'in_progress', record[2], math.max(redis.call('PTTL', KEYS[1]), 0)}
 end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+${CLOCK}
 local previous = tonumber(redis.call('GET', KEYS[2]))
 local epoch = string.format('%.0f', math.max((previous or 0) + 1, now))
 redis.call('HSET', KEYS[1], 'status', 'in_progress', 'fp', ARGV[1], 'owner', ARGV[2], 'epoch', epoch)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if previous then redis.call('SET', KEYS[2], epoch, 'PX', ARGV[4]) end
+redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
+if previous then
+  redis.call('SET', KEYS[2], epoch)
+  redis.call('PEXPIREAT', KEYS[2], at(epoch, ARGV[4]))
+end
 return {'claimed', epoch}
 `;
 
@@ -78,11 +96,12 @@ return {'claimed', epoch}
  * the record's hash tag: same slot, same node.
  */
 export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'w')
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+${CLOCK}
 redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if record[3] then redis.call('${publish}', ARGV[4], 'completed') end
+redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[3]))
+if record[4] then redis.call('${publish}', ARGV[4], 'completed') end
 return 1
 `;
 
@@ -101,9 +120,27 @@ return 1
 export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+${CLOCK}
 redis.call('DEL', KEYS[1])
-redis.call('SET', KEYS[2], record[3], 'PX', ARGV[3])
+redis.call('SET', KEYS[2], record[3])
+redis.call('PEXPIREAT', KEYS[2], at(record[3], ARGV[3]))
 if record[4] then redis.call('${publish}', ARGV[2], 'released') end
+return 1
+`;
+
+/**
+ * Extend the lease to `leaseMs` from now if `owner` still holds it.
+ *
+ * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0.
+ *
+ * Atomic so a heartbeat that fires just after its lease ran out cannot
+ * extend the lease of whoever claimed the key since.
+ */
+export const RENEW_SCRIPT = `
+local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch')
+if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+${CLOCK}
+redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[2]))
 return 1
 `;
 
@@ -116,25 +153,12 @@ return 1
  *
  * Atomic, and run after the subscription is confirmed: the record ends
  * either before this read (seen by it) or after the mark (published to the
- * subscribed waiter).
+ * subscribed waiter). A mark Redis refuses (out of memory, too few
+ * replicas to write) does not fail the wait: the waiter then learns of the
+ * end from its poll.
  */
 export const WAITING_SCRIPT = `
 local status = redis.call('HGET', KEYS[1], 'status')
-if status == 'in_progress' then redis.call('HSET', KEYS[1], 'w', '1') end
+if status == 'in_progress' then redis.pcall('HSET', KEYS[1], 'w', '1') end
 return status
-`;
-
-/**
- * Extend the lease to `leaseMs` from now if `owner` still holds it.
- *
- * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0.
- *
- * Atomic so a heartbeat that fires just after its lease ran out cannot
- * extend the lease of whoever claimed the key since.
- */
-export const RENEW_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
 `;

@@ -32,7 +32,7 @@ import {
   type PipeTransform,
   type NestModule,
 } from '@nestjs/common';
-import { catchError, delay, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
+import { catchError, delay, map, mergeMap, NEVER, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -98,11 +98,20 @@ class FailAfterInterceptor implements NestInterceptor {
   }
 }
 
-/** An outer interceptor that takes its time after the handler returned (an audit call, say): 1.5 s. */
+/** An outer interceptor that takes its time after the handler returned (an audit call, say): 4 s. */
 @Injectable()
 class SlowRenderInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(delay(1_500));
+    return next.handle().pipe(delay(4_000));
+  }
+}
+
+/** An outer interceptor that never lets the answer out once the handler returned (an audit call with no timeout), for requests that ask for it. */
+@Injectable()
+class HangingInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const hangs = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-audit'] === 'hang';
+    return hangs ? next.handle().pipe(mergeMap(() => NEVER)) : next.handle();
   }
 }
 
@@ -209,10 +218,17 @@ export class ShopController {
   }
 
   @Post('slow-render')
-  @Idempotent('shop.slow-render', { leaseMs: 300 })
+  @Idempotent('shop.slow-render', { leaseMs: 1_500 })
   @UseInterceptors(SlowRenderInterceptor)
   slowRender() {
     return { run: this.runs.hit('slow-render') };
+  }
+
+  @Post('never-rendered')
+  @Idempotent('shop.never-rendered', { leaseMs: 1_000, maxWaitMs: 2_000 })
+  @UseInterceptors(HangingInterceptor)
+  neverRendered() {
+    return { run: this.runs.hit('never-rendered') };
   }
 
   @Post('writes-itself')
