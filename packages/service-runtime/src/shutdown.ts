@@ -23,9 +23,10 @@ export function shutDownGracefully(server: FastifyInstance): void {
   server.addHook('preClose', async () => {
     closing = true;
   });
-  server.addHook('onSend', async (_request, reply, payload) => {
+  // Callback style: this runs for every answer, and an async hook would cost each one a promise.
+  server.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   // Fastify runs its onClose hooks once the server stopped and the requests in flight ended.
   server.addHook('onClose', flushSpans);

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
-import { connect, deleteKeys, newRecordKey, uniquePrefix, waitUntil } from './redis.test-support';
+import { connect, deleteKeys, newRecordKey, track, uniquePrefix, waitUntil } from './redis.test-support';
 
 /** "Fails fast": far below the 5 s a hanging client would take to be noticed. */
 const FAST_MS = 2_000;
@@ -79,6 +79,23 @@ describe('RedisStore when Redis goes away', () => {
     } finally {
       await polling.close();
     }
+  });
+
+  test('a waiter whose mark Redis refuses (too few replicas to write) keeps waiting, and learns of the completion from its poll', async () => {
+    const { recordKey } = claimRequest();
+    expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'owner-a', leaseMs: 30_000 })).status).toBe('claimed');
+    const refusedWrites = async () => {
+      const line = ((await client.info('commandstats')) as string).split('\n').find((l) => l.startsWith('cmdstat_hset:')) ?? '';
+      return Number(/rejected_calls=(\d+)/.exec(line)?.[1] ?? 0) + Number(/failed_calls=(\d+)/.exec(line)?.[1] ?? 0);
+    };
+    await client.config('SET', 'min-replicas-to-write', '1');
+    const waiter = track(store.waitForChange(recordKey, 30_000));
+    await waitUntil(async () => (await refusedWrites()) >= 1, 5_000, 'the mark to be refused');
+    expect(waiter.settled).toBe(false);
+    await client.config('SET', 'min-replicas-to-write', '0');
+    // Unmarked, the completion publishes nothing: the waiter's poll (1 s) finds it.
+    expect(await store.complete(recordKey, 'owner-a', 'r', 60_000)).toBe(true);
+    await expect(waiter.promise).resolves.toBeUndefined();
   });
 });
 
