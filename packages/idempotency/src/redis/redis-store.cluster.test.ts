@@ -53,17 +53,32 @@ describe('RedisStore on a Redis Cluster', () => {
     expect(owners.size).toBe(3);
   });
 
+  /**
+   * What the coordinator does with a record in progress: wait, and on a
+   * wake-up read the record; wait again while it is still in progress. A
+   * wake-up is a hint, not a completion: the subscriber's own topology
+   * changes (a shard's connection replaced) wake every waiter to look again.
+   */
+  async function outcome(recordKey: string, lookedAgain = (): void => undefined): Promise<string> {
+    for (;;) {
+      await store.waitForChange(recordKey, WAIT_MS);
+      const seen = await store.claim({ recordKey, fingerprint: 'fp', owner: 'waiter', leaseMs: 60_000 });
+      if (seen.status !== 'in_progress') return seen.status;
+      lookedAgain();
+    }
+  }
+
   test('waiters on keys of every shard are woken by SPUBLISH from a store on another client, via SSUBSCRIBE on the owning shard', async () => {
     const other = new RedisStore({ client: await connectCluster(), prefix, pollIntervalMs: 60_000, ownsClient: true });
     try {
       const keys = Array.from({ length: 6 }, () => newRecordKey());
       for (const recordKey of keys) await other.claim({ recordKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
-      const waiters = keys.map((recordKey) => track(store.waitForChange(recordKey, WAIT_MS)));
+      const waiters = keys.map((recordKey) => track(outcome(recordKey)));
       for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
       expect(waiters.some((w) => w.settled)).toBe(false);
       const start = Date.now();
       for (const recordKey of keys) expect(await other.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
-      await Promise.all(waiters.map((w) => w.promise));
+      expect(await Promise.all(waiters.map((w) => w.promise))).toEqual(keys.map(() => 'completed'));
       expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
       for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
     } finally {
@@ -76,17 +91,8 @@ describe('RedisStore on a Redis Cluster', () => {
     try {
       const keys = Array.from({ length: 6 }, () => newRecordKey());
       for (const recordKey of keys) await other.claim({ recordKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
-      // What the coordinator does: wait, and on a wake-up read the record; wait again while it is still in progress.
       const wakeUps: string[] = [];
-      const outcome = async (recordKey: string): Promise<string> => {
-        for (;;) {
-          await store.waitForChange(recordKey, WAIT_MS);
-          const seen = await store.claim({ recordKey, fingerprint: 'fp', owner: 'waiter', leaseMs: 60_000 });
-          if (seen.status !== 'in_progress') return seen.status;
-          wakeUps.push(recordKey);
-        }
-      };
-      const waiters = keys.map((recordKey) => track(outcome(recordKey)));
+      const waiters = keys.map((recordKey) => track(outcome(recordKey, () => wakeUps.push(recordKey))));
       const subscribed = async () => (await Promise.all(keys.map((k) => shardSubscribers(`${record(k)}:done`)))).every((n) => n === 1);
       await waitUntil(subscribed, 5000, 'the SSUBSCRIBEs');
       // The subscriber connections of every shard are cut, as a failover or a blip would.
