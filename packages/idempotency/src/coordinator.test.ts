@@ -398,3 +398,58 @@ describe('observer events', () => {
     }
   });
 });
+
+describe('drain', () => {
+  const begin = async (key: string) => {
+    const begun = await coordinator.begin(request({ key }));
+    if (!('execution' in begun) || !begun.execution) throw new Error('expected an execution');
+    return begun.execution;
+  };
+
+  it('resolves true at once when nothing runs, and once every execution begun has completed or released', async () => {
+    expect(await coordinator.drain(0)).toBe(true);
+    const completing = await begin('k-1');
+    const releasing = await begin('k-2');
+    expect(coordinator.runningExecutions).toBe(2);
+
+    let drained: boolean | undefined;
+    const drain = coordinator.drain(60_000).then((result) => (drained = result));
+    await completing.complete('"done"');
+    await Promise.resolve();
+    expect(drained).toBeUndefined();
+    await releasing.release();
+
+    expect(await drain).toBe(true);
+    expect(coordinator.runningExecutions).toBe(0);
+  });
+
+  it('counts an execution until its store call has returned, not from when it was asked to end', async () => {
+    const completed = latch();
+    const slow = new (class extends MemoryStore {
+      override async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+        await completed.promise;
+        return super.complete(recordKey, owner, result, retentionMs);
+      }
+    })();
+    const slowCoordinator = new IdempotencyCoordinator({ service: 'payments', store: slow });
+    const begun = await slowCoordinator.begin(request());
+    if (!('execution' in begun) || !begun.execution) throw new Error('expected an execution');
+    const completing = begun.execution.complete('"done"');
+
+    expect(await slowCoordinator.drain(20)).toBe(false);
+    expect(slowCoordinator.runningExecutions).toBe(1);
+    completed.open();
+    await completing;
+    expect(await slowCoordinator.drain(0)).toBe(true);
+    await slow.close();
+  });
+
+  it('does not count an execution run unprotected under fail-open', async () => {
+    const failOpen = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), defaults: { onStoreFailure: 'fail-open' } });
+    const begun = await failOpen.begin(request());
+
+    expect('execution' in begun && begun.execution?.protected).toBe(false);
+    expect(failOpen.runningExecutions).toBe(0);
+    expect(await failOpen.drain(0)).toBe(true);
+  });
+});

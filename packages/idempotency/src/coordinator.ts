@@ -6,6 +6,7 @@ import { hashKey } from './fingerprint';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
+import { RunningExecutions } from './running-executions';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
 
 /** How a coordinator is set up, once per service. */
@@ -104,6 +105,7 @@ const UNSTORABLE = '!';
  */
 export class IdempotencyCoordinator {
   private readonly policies = new Map<string, OperationPolicy>();
+  private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
 
   /** @throws InvalidPolicyError naming the option, for defaults or an operation that could not protect anything. */
@@ -122,6 +124,25 @@ export class IdempotencyCoordinator {
   recordKey(operation: string, scope: string, key: string): string {
     const identity = JSON.stringify([this.options.service, operation, scope, key]);
     return hash('sha256', identity, 'hex');
+  }
+
+  /** Executions begun by this coordinator that have not yet stored their answer or given their key back. */
+  get runningExecutions(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Resolves `true` once every execution this coordinator has begun has
+   * stored its answer or given its key back, or `false` when some still run
+   * after `timeoutMs`. Await it on shutdown, after the server stopped taking
+   * requests and before the store is closed: an execution whose client went
+   * away goes on without it, and its answer can be stored only while the
+   * store is open (closed under it, the key stays held until its lease ends
+   * and the retry after that runs the work again). `IdempotencyModule`
+   * does this on application shutdown.
+   */
+  drain(timeoutMs: number): Promise<boolean> {
+    return this.running.drained(timeoutMs);
   }
 
   /**
@@ -194,11 +215,11 @@ export class IdempotencyCoordinator {
             transaction = await store.begin(recordKey, owner);
           } catch (error) {
             report(IdempotencyOutcome.StoreError, { epoch: claim.epoch, error });
-            await new Execution(store, recordKey, owner, claim.epoch, policy, report).release();
+            await new Execution(store, recordKey, owner, claim.epoch, policy, report, undefined, this.running).release();
             throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
           }
         }
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction), waited };
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running), waited };
       }
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);

@@ -2,6 +2,7 @@ import { LeaseLostError, StoreUnavailableError } from './errors';
 import { heartbeat, type Beating } from './heartbeat';
 import { IdempotencyOutcome } from './observer';
 import type { OperationPolicy } from './policy';
+import type { RunningExecutions } from './running-executions';
 import type { IdempotencyStore, StoreTransaction } from './store';
 
 /** Reports one of the execution's decisions (see `IdempotencyObserver`). */
@@ -56,8 +57,12 @@ export class Execution implements Beating {
      * and it commits with the record's completion, or not at all.
      */
     private readonly storeTransaction?: StoreTransaction,
+    /** Counts this execution until its answer is stored or its key given back (see `IdempotencyCoordinator.drain`). */
+    private readonly running?: RunningExecutions,
   ) {
-    if (epoch > 0) this.startHeartbeat();
+    if (epoch <= 0) return;
+    running?.started();
+    this.startHeartbeat();
   }
 
   /** The store transaction's handle, when the operation is transactional; `undefined` otherwise. */
@@ -91,28 +96,32 @@ export class Execution implements Beating {
    */
   async complete(result: string, unstorable?: unknown): Promise<void> {
     if (!this.end()) return;
-    if (unstorable !== undefined) this.report(IdempotencyOutcome.Unstorable, { epoch: this.epoch, error: unstorable });
-    let stored: boolean;
     try {
-      stored = this.storeTransaction
-        ? await this.storeTransaction.complete(result, this.policy.retentionMs)
-        : await this.store.complete(this.recordKey, this.owner, result, this.policy.retentionMs);
-    } catch (error) {
-      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-      if (!this.storeTransaction) return; // in progress until its lease ends; the fence stops a re-execution
-      // Unknown outcome, but never half of one: side effect and completion
-      // are both committed (a retry replays) or both gone (the lease frees the key).
-      throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
+      if (unstorable !== undefined) this.report(IdempotencyOutcome.Unstorable, { epoch: this.epoch, error: unstorable });
+      let stored: boolean;
+      try {
+        stored = this.storeTransaction
+          ? await this.storeTransaction.complete(result, this.policy.retentionMs)
+          : await this.store.complete(this.recordKey, this.owner, result, this.policy.retentionMs);
+      } catch (error) {
+        this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+        if (!this.storeTransaction) return; // in progress until its lease ends; the fence stops a re-execution
+        // Unknown outcome, but never half of one: side effect and completion
+        // are both committed (a retry replays) or both gone (the lease frees the key).
+        throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
+      }
+      if (!stored) {
+        this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
+        throw new LeaseLostError(
+          this.storeTransaction
+            ? 'This execution lost its lease; its side effect was rolled back'
+            : 'This execution lost its lease; the request is now owned by another attempt',
+        );
+      }
+      this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
+    } finally {
+      this.running?.ended();
     }
-    if (!stored) {
-      this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
-      throw new LeaseLostError(
-        this.storeTransaction
-          ? 'This execution lost its lease; its side effect was rolled back'
-          : 'This execution lost its lease; the request is now owned by another attempt',
-      );
-    }
-    this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
   }
 
   /**
@@ -122,12 +131,14 @@ export class Execution implements Beating {
    */
   async release(): Promise<void> {
     if (!this.end()) return;
-    await this.storeTransaction?.rollback();
     try {
+      await this.storeTransaction?.rollback();
       const released = await this.store.release(this.recordKey, this.owner);
       this.report(released ? IdempotencyOutcome.Released : IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
     } catch (error) {
       this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+    } finally {
+      this.running?.ended();
     }
   }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { MemoryStore } from '@idempotency-chain/idempotency';
+import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
+import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-app/shop.app';
 
 /** A store that keeps what was stored, to check what a record holds. */
@@ -504,6 +505,7 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
     [{ scope: 'Shared' as never }, /scope must be a resolver function or 'shared' \(got "Shared"\)/],
     [{ maxResponseBytes: -1 }, /maxResponseBytes must be a positive whole number of bytes/],
     [{ maxResponseBytes: Number.NaN }, /maxResponseBytes/],
+    [{ drainTimeoutMs: -1 }, /drainTimeoutMs must be a number of milliseconds, 0 or more \(got -1\)/],
   ])('refuses to boot with a mistyped option %j, naming it', async (options, message) => {
     await expect(bootShop(adapter, options)).rejects.toThrow(message);
   });
@@ -515,6 +517,72 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
     await expect(bootShop(adapter, { operations: { 'shop.refund': { leaseMs: 0 } }, scope: 'shared' })).rejects.toThrow(
       /operation shop\.refund: leaseMs/,
     );
+  });
+});
+
+describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapter) => {
+  const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `test:shutdown:${randomUUID()}:`;
+  /** An instance of the shop on Redis that closes its store on shutdown, as a deployed service does. */
+  const instance = (options: { drainTimeoutMs?: number; events?: IdempotencyEvent[]; warnings?: string[] } = {}) =>
+    bootShop(adapter, {
+      store: new RedisStore({ client: createRedisClient(REDIS_URL), prefix, ownsClient: true }),
+      closeStore: true,
+      scope: 'shared',
+      drainTimeoutMs: options.drainTimeoutMs,
+      observers: [{ record: (event) => options.events?.push(event) }],
+      logger: { log() {}, error() {}, debug() {}, verbose() {}, warn: (message: unknown) => options.warnings?.push(String(message)) },
+    });
+
+  afterAll(async () => {
+    const client = createRedisClient(REDIS_URL);
+    await client.connect();
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(...keys);
+    await client.quit();
+  });
+
+  /** Send a POST to /slow (a 1 s handler) and abort it once the handler runs: its client goes away. */
+  async function leave(shop: ShopApp, k: string): Promise<void> {
+    const client = new AbortController();
+    const gone = fetch(`${shop.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k }, signal: client.signal }).catch(
+      (error: unknown) => error,
+    );
+    await until(() => shop.runs.count.slow === 1);
+    client.abort();
+    await gone;
+  }
+
+  it('an execution whose client went away stores its answer before the store is closed: the retry on the next instance is its replay', async () => {
+    const k = key();
+    const first = await instance();
+    await leave(first, k);
+    // SIGTERM: the server stops at once (nobody is connected), the handler still runs.
+    await first.app.close();
+
+    const next = await instance();
+    try {
+      const retry = await fetch(`${next.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(await retry.json()).toEqual({ run: 1 });
+      expect(next.runs.count.slow).toBeUndefined();
+    } finally {
+      await next.app.close();
+    }
+  });
+
+  it('waits no longer than drainTimeoutMs: an execution still running then is logged, and its late completion is reported as a store error', async () => {
+    const events: IdempotencyEvent[] = [];
+    const warnings: string[] = [];
+    const shop = await instance({ drainTimeoutMs: 100, events, warnings });
+    await leave(shop, key());
+    await shop.app.close();
+
+    expect(warnings).toEqual([expect.stringMatching(/^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown; their keys stay held until their leases end$/)]);
+    // The handler ends after the store was closed: its answer cannot be stored, and says so.
+    await until(() => events.some((event) => event.outcome === 'store_error'));
+    expect(events.filter((event) => event.outcome === 'executed')).toEqual([]);
   });
 });
 

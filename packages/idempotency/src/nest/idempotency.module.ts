@@ -13,6 +13,9 @@ import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
 
+/** How long shutdown waits for executions still running by default (see `drainTimeoutMs`). */
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+
 /**
  * Idempotency for a NestJS service: provides and exports the
  * `IdempotencyCoordinator`, the `IdempotencyRunner` the handlers `@Idempotent`
@@ -23,8 +26,9 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
  * `application/problem+json`.
  *
  * The module owns the store's lifecycle: it calls `store.connect()` at boot
- * (a Redis client created with `lazyConnect` is connected here), and
- * `store.close()` on shutdown under `closeStore`. A store that does not
+ * (a Redis client created with `lazyConnect` is connected here), and on
+ * shutdown waits for the executions still running to store their answers
+ * (`drainTimeoutMs`), then calls `store.close()` under `closeStore`. A store that does not
  * answer at boot does not stop the app: it is logged, requests fail closed
  * (503) and the health indicator says `down` until the store answers.
  *
@@ -90,7 +94,10 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
 export class IdempotencyModule extends IdempotencyConfigurableModule implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyModule');
 
-  constructor(@Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions) {
+  constructor(
+    @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
+    private readonly coordinator: IdempotencyCoordinator,
+  ) {
     super();
   }
 
@@ -105,7 +112,20 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
     }
   }
 
+  /**
+   * Runs once the server has stopped taking requests and finished those
+   * whose clients are still connected. Executions whose clients went away
+   * may still be running: they are given `drainTimeoutMs` to store their
+   * answers before the store is closed (see `IdempotencyCoordinator.drain`).
+   */
   async onApplicationShutdown(): Promise<void> {
+    const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    if (!(await this.coordinator.drain(timeoutMs))) {
+      this.logger.warn(
+        `${this.options.service}: ${this.coordinator.runningExecutions} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
+          'their keys stay held until their leases end',
+      );
+    }
     if (this.options.closeStore) await this.options.store.close();
   }
 }

@@ -71,6 +71,15 @@ export interface IdempotencyModuleOptions {
   metrics?: { registry?: Registry } | false;
   /** Close the store on application shutdown. Default `false`: the app may share it. */
   closeStore?: boolean;
+  /**
+   * On application shutdown, how long to wait for executions still running
+   * (their clients gone, so the server no longer waits for them) to store
+   * their answers, before the store is closed. Those still running after it
+   * are logged; their keys stay held until their leases end. Default
+   * 10 000 ms; keep it within the platform's grace period (Kubernetes: 30 s
+   * from SIGTERM to SIGKILL).
+   */
+  drainTimeoutMs?: number;
 }
 
 /** Options of `@Idempotent`: how the route reads its key, and its policy over the operation's. */

@@ -30,6 +30,10 @@ export function checkModuleOptions(options: IdempotencyModuleOptions): void {
   if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
     throw new InvalidOptionError(`${where}: maxResponseBytes must be a positive whole number of bytes (got ${String(max)})`);
   }
+  const drain = options.drainTimeoutMs;
+  if (drain !== undefined && !(Number.isFinite(drain) && drain >= 0)) {
+    throw new InvalidOptionError(`${where}: drainTimeoutMs must be a number of milliseconds, 0 or more (got ${String(drain)})`);
+  }
   for (const name of options.replayHeaders ?? []) {
     if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
       throw new InvalidOptionError(`${where}: replayHeaders must be header names (got ${JSON.stringify(name)})`);
