@@ -444,6 +444,30 @@ describe('drain', () => {
     await slow.close();
   });
 
+  it('counts a claim from when it is sent: one still unanswered when the drain starts is waited for, and one answered in progress gives its count back', async () => {
+    const answered = latch();
+    const slow = new (class extends MemoryStore {
+      override async claim(request: Parameters<MemoryStore['claim']>[0]) {
+        await answered.promise;
+        return super.claim(request);
+      }
+    })();
+    const slowCoordinator = new IdempotencyCoordinator({ service: 'payments', store: slow, defaults: { inFlight: 'reject' } });
+    const claiming = slowCoordinator.begin(request());
+    const duplicate = slowCoordinator.begin(request()).catch((error: unknown) => error);
+
+    expect(slowCoordinator.runningExecutions).toBe(2);
+    expect(await slowCoordinator.drain(20)).toBe(false);
+    answered.open();
+    const begun = await claiming;
+    expect(isInFlightError(await duplicate)).toBe(true);
+    expect(slowCoordinator.runningExecutions).toBe(1);
+    if (!('execution' in begun) || !begun.execution) throw new Error('expected an execution');
+    await begun.execution.complete('"done"');
+    expect(await slowCoordinator.drain(0)).toBe(true);
+    await slow.close();
+  });
+
   it('does not count an execution run unprotected under fail-open', async () => {
     const failOpen = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), defaults: { onStoreFailure: 'fail-open' } });
     const begun = await failOpen.begin(request());

@@ -126,15 +126,20 @@ export class IdempotencyCoordinator {
     return hash('sha256', identity, 'hex');
   }
 
-  /** Executions begun by this coordinator that have not yet stored their answer or given their key back. */
+  /**
+   * Executions begun by this coordinator that have not yet stored their
+   * answer or given their key back, counted from the claim sent for them;
+   * fail-open executions are not counted.
+   */
   get runningExecutions(): number {
     return this.running.size;
   }
 
   /**
    * Resolves `true` once every execution this coordinator has begun has
-   * stored its answer or given its key back, or `false` when some still run
-   * after `timeoutMs`. Await it on shutdown, after the server stopped taking
+   * stored its answer or given its key back (its store call returned,
+   * whatever it answered), and every claim sent has been answered, or
+   * `false` when some still run after `timeoutMs`. Await it on shutdown, after the server stopped taking
    * requests and before the store is closed: an execution whose client went
    * away goes on without it, and its answer can be stored only while the
    * store is open (closed under it, the key stays held until its lease ends
@@ -197,11 +202,16 @@ export class IdempotencyCoordinator {
     for (;;) {
       const owner = ownerToken();
       let claim: ClaimResult;
+      // Counted from the claim, not from its answer: a claim in flight when
+      // shutdown drains must not come back claimed to a store closed since.
+      // A claimed execution takes the count over; anything else gives it back.
+      this.running.started();
       try {
         const started = performance.now();
         claim = await store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs: policy.leaseMs });
         this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
       } catch (error) {
+        this.running.ended();
         report(IdempotencyOutcome.StoreError, { error });
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
@@ -221,6 +231,7 @@ export class IdempotencyCoordinator {
         }
         return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running), waited };
       }
+      this.running.ended();
       if (claim.fingerprint !== request.fingerprint) {
         report(IdempotencyOutcome.Mismatched);
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');

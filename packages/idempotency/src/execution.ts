@@ -57,12 +57,14 @@ export class Execution implements Beating {
      * and it commits with the record's completion, or not at all.
      */
     private readonly storeTransaction?: StoreTransaction,
-    /** Counts this execution until its answer is stored or its key given back (see `IdempotencyCoordinator.drain`). */
+    /**
+     * Where this execution is counted until its answer is stored or its key
+     * given back (see `IdempotencyCoordinator.drain`): the coordinator
+     * counted its claim, and the execution takes that count over.
+     */
     private readonly running?: RunningExecutions,
   ) {
-    if (epoch <= 0) return;
-    running?.started();
-    this.startHeartbeat();
+    if (epoch > 0) this.startHeartbeat();
   }
 
   /** The store transaction's handle, when the operation is transactional; `undefined` otherwise. */

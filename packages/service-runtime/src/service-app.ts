@@ -1,6 +1,7 @@
 import { ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import { Logger } from 'nestjs-pino';
 import { ConfigError, loadConfig, type ServiceConfig, type ServiceName } from './config';
 import { shutDownGracefully } from './shutdown';
@@ -18,13 +19,15 @@ export function serviceAdapter(): FastifyAdapter {
  * What every service app gets once created, however it was built: JSON
  * logs, validated DTOs (refused with 400 before any idempotency record is
  * claimed, see `statusOutcome`) and graceful shutdown on SIGTERM (see
- * {@link shutDownGracefully}). Create the app with `{ bufferLogs: true }`.
+ * {@link shutDownGracefully}), which drains the app's `IdempotencyModule`
+ * (every service imports one). Create the app with `{ bufferLogs: true }`.
  */
 export function prepareServiceApp(app: NestFastifyApplication): NestFastifyApplication {
   app.useLogger(app.get(Logger));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.enableShutdownHooks();
-  shutDownGracefully(app.getHttpAdapter().getInstance());
+  const idempotency = app.get(IdempotencyModule, { strict: false });
+  shutDownGracefully(app.getHttpAdapter().getInstance(), () => idempotency.drain());
   return app;
 }
 

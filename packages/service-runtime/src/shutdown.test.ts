@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { Controller, Module, Post } from '@nestjs/common';
+import { Controller, Injectable, Module, Post, type OnApplicationShutdown } from '@nestjs/common';
+import { IdempotencyCoordinator, MemoryStore } from '@idempotency-chain/idempotency';
+import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LoggerModule } from 'nestjs-pino';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +30,13 @@ class SlowController {
   }
 }
 
-@Module({ imports: [LoggerModule.forRoot({ pinoHttp: { level: 'silent' } })], controllers: [SlowController] })
+@Module({
+  imports: [
+    LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+    IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false }),
+  ],
+  controllers: [SlowController],
+})
 class SlowModule {}
 
 describe('graceful shutdown', () => {
@@ -57,5 +65,61 @@ describe('graceful shutdown', () => {
     expect(await response.json()).toEqual({ done: true });
     expect(response.headers.get('connection')).toBe('close');
     expect(await Promise.race([closed, sleep(ENDS_WITHIN_MS, 'still waiting', { ref: false })])).toBe('closed');
+  });
+});
+
+/** A handler whose client goes away: it runs until the test lets it end. */
+const charge = new Gate();
+
+@Controller()
+class ChargeController {
+  @Post('charges')
+  @Idempotent('test.charge')
+  async charge() {
+    charge.entered();
+    await charge.opened;
+    return { charged: true };
+  }
+}
+
+/** What an app module closes on shutdown (a ledger's pool): it notes what was still running when it did. */
+@Injectable()
+class Ledger implements OnApplicationShutdown {
+  runningAtClose: number | undefined;
+  constructor(private readonly coordinator: IdempotencyCoordinator) {}
+  onApplicationShutdown() {
+    this.runningAtClose = this.coordinator.runningExecutions;
+  }
+}
+
+@Module({
+  imports: [
+    LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
+    IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false, isGlobal: true }),
+  ],
+  controllers: [ChargeController],
+  providers: [Ledger],
+})
+class ChargeModule {}
+
+describe('graceful shutdown of idempotent work', () => {
+  it('lets an execution whose client went away end before any module closes what it uses', async () => {
+    const app = await createServiceApp({ module: ChargeModule });
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const client = new AbortController();
+    const gone = fetch(`${url}/charges`, { method: 'POST', headers: { 'idempotency-key': 'k-1' }, signal: client.signal }).catch((error: unknown) => error);
+    await charge.enteredYet;
+    client.abort();
+    await gone;
+
+    // Nobody is connected, so the server closes at once; the handler still runs.
+    const closed = app.close();
+    while (app.getHttpServer().listening) await sleep(10);
+    expect(app.get(IdempotencyCoordinator).runningExecutions).toBe(1);
+    charge.open();
+    await closed;
+
+    expect(app.get(Ledger).runningAtClose).toBe(0);
   });
 });

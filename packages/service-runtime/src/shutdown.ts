@@ -14,11 +14,16 @@ const SPAN_FLUSH_BOUND_MS = 3_000;
  *   starts, but one that was busy stays open after its answer until its
  *   keep-alive timeout (72 s by default), and `close()` waits for it
  *   (fastify/fastify#7044): a deploy would wait, then kill.
+ * - Then `drain` waits for the work that goes on without a client (the
+ *   idempotent executions whose clients went away, `IdempotencyModule.drain`):
+ *   here, before NestJS runs any `onApplicationShutdown` hook, so nothing
+ *   those handlers use (the store, a ledger, a message client) is closed
+ *   under them.
  * - Then the spans the tracer provider (see `startTracing`) still buffers
  *   are sent, at most {@link SPAN_FLUSH_BOUND_MS} later: SIGTERM would
  *   otherwise lose the traces of the very requests it waited for.
  */
-export function shutDownGracefully(server: FastifyInstance): void {
+export function shutDownGracefully(server: FastifyInstance, drain: () => Promise<void> = async () => undefined): void {
   let closing = false;
   server.addHook('preClose', async () => {
     closing = true;
@@ -29,7 +34,10 @@ export function shutDownGracefully(server: FastifyInstance): void {
     done(null, payload);
   });
   // Fastify runs its onClose hooks once the server stopped and the requests in flight ended.
-  server.addHook('onClose', flushSpans);
+  server.addHook('onClose', async () => {
+    await drain();
+    await flushSpans();
+  });
 }
 
 /** Send the spans the global tracer provider still buffers; nothing when tracing is off. */

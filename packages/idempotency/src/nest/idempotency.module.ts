@@ -113,19 +113,29 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   }
 
   /**
-   * Runs once the server has stopped taking requests and finished those
-   * whose clients are still connected. Executions whose clients went away
-   * may still be running: they are given `drainTimeoutMs` to store their
-   * answers before the store is closed (see `IdempotencyCoordinator.drain`).
+   * Wait, up to `drainTimeoutMs`, for the executions still running to store
+   * their answers or give their keys back (see
+   * `IdempotencyCoordinator.drain`), and log those still running after it.
+   * Call it once the server has stopped taking requests and before anything
+   * those handlers use is closed; it may be called more than once.
+   *
+   * NestJS runs `onApplicationShutdown` hooks root module first, after the
+   * server closed: this module's own hook drains before it closes the
+   * store, but an app module's hook that closes what a handler uses (a
+   * database pool, a message client) runs before it. Await this first there,
+   * or drain where the server closes (a Fastify `onClose` hook).
    */
-  async onApplicationShutdown(): Promise<void> {
+  async drain(): Promise<void> {
     const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    if (!(await this.coordinator.drain(timeoutMs))) {
-      this.logger.warn(
-        `${this.options.service}: ${this.coordinator.runningExecutions} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
-          'their keys stay held until their leases end',
-      );
-    }
+    if (await this.coordinator.drain(timeoutMs)) return;
+    this.logger.warn(
+      `${this.options.service}: ${this.coordinator.runningExecutions} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
+        'an answer not stored leaves its key held until its lease ends, and the retry after that runs it again',
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.drain();
     if (this.options.closeStore) await this.options.store.close();
   }
 }

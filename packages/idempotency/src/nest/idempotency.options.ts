@@ -75,9 +75,9 @@ export interface IdempotencyModuleOptions {
    * On application shutdown, how long to wait for executions still running
    * (their clients gone, so the server no longer waits for them) to store
    * their answers, before the store is closed. Those still running after it
-   * are logged; their keys stay held until their leases end. Default
-   * 10 000 ms; keep it within the platform's grace period (Kubernetes: 30 s
-   * from SIGTERM to SIGKILL).
+   * are logged. Default 10 000 ms. The platform's grace period (Kubernetes:
+   * 30 s from SIGTERM to SIGKILL) covers the server's close, this drain and
+   * every other shutdown hook. See `IdempotencyModule.drain`.
    */
   drainTimeoutMs?: number;
 }
