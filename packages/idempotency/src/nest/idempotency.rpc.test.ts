@@ -43,6 +43,14 @@ class ChargesConsumer {
     throw new RpcException({ status: 402, message: `declined ${data.amountCents}`, attempt: this.ledger.rpcDeclines });
   }
 
+  @MessagePattern({ cmd: 'decline-bigint' })
+  @Idempotent('rpc.decline-bigint')
+  declineBigint() {
+    this.ledger.declines += 1;
+    // A final error whose body JSON cannot hold.
+    throw new HttpException({ message: 'declined', balance: 10n ** 20n }, 402);
+  }
+
   @MessagePattern({ cmd: 'stream' })
   @Idempotent('rpc.stream')
   stream() {
@@ -118,6 +126,15 @@ describe('@Idempotent on a microservice handler (TCP)', () => {
     expect(first).toMatchObject({ status: 'error' });
     expect(replay).toEqual(first);
     expect(microservice.get(Ledger).declines).toBe(1);
+  });
+
+  it('completes the record of a final error whose body JSON cannot hold: the retry is told its result was not stored, and the handler does not run again', async () => {
+    const decline = () => lastValueFrom(client.send({ cmd: 'decline-bigint' }, { idempotencyKey: 'rpc-decline-bigint-1' }));
+    const before = microservice.get(Ledger).declines;
+    await expect(decline()).rejects.toMatchObject({ status: 'error' });
+
+    await expect(decline()).rejects.toMatchObject({ type: 'urn:idempotency-chain:problem:result-not-stored', status: 500 });
+    expect(microservice.get(Ledger).declines).toBe(before + 1);
   });
 
   it('releases the key after a transient RpcException (503): the retry runs the handler again', async () => {

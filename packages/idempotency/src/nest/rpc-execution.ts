@@ -57,8 +57,12 @@ export async function runRpc(
     });
   } catch (error) {
     const status = statusOf(error);
-    if (status !== undefined && route.policy.isFinal({ statusCode: status })) await complete(execution, encodeRpcError(error, status));
-    else await execution.release();
+    if (status !== undefined && route.policy.isFinal({ statusCode: status })) {
+      const { stored, unstorable } = encodeRpcError(error, status);
+      await complete(execution, stored, unstorable);
+    } else {
+      await execution.release();
+    }
     throw error;
   }
   const last = values.at(-1);

@@ -7,19 +7,27 @@ type StoredRpcResult = { values: unknown[] } | { error: { status: number; payloa
 
 /** The values a handler emitted, as stored; values JSON cannot hold are stored as `unstorable`. */
 export function encodeRpcValues(values: unknown[]): { stored: string; unstorable?: unknown } {
+  return encode({ values: values.map((value) => value ?? null) });
+}
+
+/**
+ * A final error the handler threw (a 402, a 422), stored to be thrown again
+ * on replay; a payload JSON cannot hold (a `BigInt`, a cycle) is stored as
+ * `unstorable`, so the record still completes instead of holding its key.
+ */
+export function encodeRpcError(error: unknown, status: number): { stored: string; unstorable?: unknown } {
+  const rpc = rpcPayload(error) !== undefined && !(error instanceof HttpException);
+  const payload = rpc ? rpcPayload(error) : (error as HttpException).getResponse();
+  return encode({ error: { status, payload, rpc } });
+}
+
+function encode(result: StoredRpcResult): { stored: string; unstorable?: unknown } {
   try {
-    return { stored: JSON.stringify({ values: values.map((value) => value ?? null) } satisfies StoredRpcResult) };
+    return { stored: JSON.stringify(result) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { stored: JSON.stringify({ unstorable: reason } satisfies StoredRpcResult), unstorable: error };
   }
-}
-
-/** A final error the handler threw (a 402, a 422), stored to be thrown again on replay. */
-export function encodeRpcError(error: unknown, status: number): string {
-  const rpc = rpcPayload(error) !== undefined && !(error instanceof HttpException);
-  const payload = rpc ? rpcPayload(error) : (error as HttpException).getResponse();
-  return JSON.stringify({ error: { status, payload, rpc } } satisfies StoredRpcResult);
 }
 
 /**

@@ -16,7 +16,11 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
       return { statusCode: 201, body: { chargeId } };
     };
     const runs = Array.from({ length: 100 }, () => coordinator.run(charge(key), action));
-    await eventually(() => recorder.claims >= 100, 'every request to claim once');
+    // Every claim answered, none in flight: only the holder runs. Counting
+    // claims alone is not enough: a waiter woken early (a Cluster subscriber's
+    // topology change) claims again, and its second claim would count for a
+    // request whose first is still on its way.
+    await eventually(() => recorder.claims >= 100 && coordinator.runningExecutions === 1, 'every request to have its claim answered');
     gate.open();
     const results = await within(Promise.all(runs), 20_000, '100 requests');
 
