@@ -1,6 +1,7 @@
 import { eventually, latch, within } from '../test/support/async';
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
+import type { Execution } from './execution';
 import { isInFlightError, isKeyReusedError, isLeaseLostError, isResultNotStoredError, isStoreUnavailableError } from './errors';
 import { InvalidPolicyError } from './policy';
 import { hashKey } from './fingerprint';
@@ -466,6 +467,33 @@ describe('drain', () => {
     await begun.execution.complete('"done"');
     expect(await slowCoordinator.drain(0)).toBe(true);
     await slow.close();
+  });
+
+  it('stops counting an execution whose completion or release the store refused: the store being down does not hold the shutdown', async () => {
+    const failing = new (class extends MemoryStore {
+      override complete(): Promise<boolean> {
+        return Promise.reject(new Error('ECONNRESET'));
+      }
+      override release(): Promise<boolean> {
+        return Promise.reject(new Error('ECONNRESET'));
+      }
+    })();
+    const failingCoordinator = new IdempotencyCoordinator({ service: 'payments', store: failing, observer: recorder });
+    const executions = await Promise.all(
+      ['k-1', 'k-2'].map(async (key) => {
+        const begun = await failingCoordinator.begin(request({ key }));
+        if (!('execution' in begun) || !begun.execution) throw new Error('expected an execution');
+        return begun.execution;
+      }),
+    );
+
+    await (executions[0] as Execution).complete('"done"');
+    await (executions[1] as Execution).release();
+
+    expect(recorder.count('store_error')).toBe(2);
+    expect(failingCoordinator.runningExecutions).toBe(0);
+    expect(await failingCoordinator.drain(0)).toBe(true);
+    await failing.close();
   });
 
   it('does not count an execution run unprotected under fail-open', async () => {

@@ -139,12 +139,12 @@ export class IdempotencyCoordinator {
    * Resolves `true` once every execution this coordinator has begun has
    * stored its answer or given its key back (its store call returned,
    * whatever it answered), and every claim sent has been answered, or
-   * `false` when some still run after `timeoutMs`. Await it on shutdown, after the server stopped taking
-   * requests and before the store is closed: an execution whose client went
-   * away goes on without it, and its answer can be stored only while the
-   * store is open (closed under it, the key stays held until its lease ends
-   * and the retry after that runs the work again). `IdempotencyModule`
-   * does this on application shutdown.
+   * `false` when some still run after `timeoutMs`. Await it on shutdown,
+   * after the server stopped taking requests and before the store is
+   * closed: an execution whose client went away goes on without it, and its
+   * answer can be stored only while the store is open (closed under it, the
+   * key stays held until its lease ends and the retry after that runs the
+   * work again). `IdempotencyModule.drain` does this for a NestJS app.
    */
   drain(timeoutMs: number): Promise<boolean> {
     return this.running.drained(timeoutMs);

@@ -28,6 +28,21 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+/** Send a POST to `path` and abort it once the handler has run: the client goes away while the answer is still to come. */
+async function leaveAfterTheHandler(shop: ShopApp, path: string, k: string, runs: string, headers: Record<string, string> = {}): Promise<number> {
+  const before = shop.runs.count[runs] ?? 0;
+  const client = new AbortController();
+  const gone = fetch(`${shop.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, ...headers },
+    signal: client.signal,
+  }).catch((error: unknown) => error);
+  await until(() => shop.runs.count[runs] === before + 1);
+  client.abort();
+  await gone;
+  return before;
+}
+
 describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to the exact request, for the same caller (%s)', (adapter) => {
   let shop: ShopApp;
   let store: InspectedStore;
@@ -242,21 +257,6 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(shop.runs.count.slow).toBe(before + 1);
   });
 
-  /** Send a POST to `path` and abort it once the handler has run: the client goes away while the answer is still to come. */
-  async function leaveAfterTheHandler(path: string, k: string, runs: string, headers: Record<string, string> = {}): Promise<number> {
-    const before = shop.runs.count[runs] ?? 0;
-    const client = new AbortController();
-    const gone = fetch(`${shop.url}${path}`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, ...headers },
-      signal: client.signal,
-    }).catch((error: unknown) => error);
-    await until(() => shop.runs.count[runs] === before + 1);
-    client.abort();
-    await gone;
-    return before;
-  }
-
   /** Retry `path` until it is no longer in flight (409). */
   async function settled(path: string, k: string) {
     let retry = await post(path, { idempotencyKey: k });
@@ -267,7 +267,7 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
   it('a holder whose client went away while the app still renders its answer, for longer than a lease, stores that answer: the retry is its replay, not a 500', async () => {
     const k = key();
     // The handler has returned; its answer is held up by an interceptor (4 s, over two leases) when the client leaves.
-    const before = await leaveAfterTheHandler('/slow-render', k, 'slow-render');
+    const before = await leaveAfterTheHandler(shop, '/slow-render', k, 'slow-render');
     const retry = await settled('/slow-render', k);
 
     expect(retry).toMatchObject({ status: 201, replayed: true, json: { run: before + 1 } });
@@ -277,7 +277,7 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
   it('a holder whose client went away and whose answer never comes stores a 500 result-not-stored once a duplicate would stop waiting: the key is not held for good, nor run again', async () => {
     const k = key();
     // Its answer is held up for good, here only: the retries are answered as usual.
-    const before = await leaveAfterTheHandler('/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
+    const before = await leaveAfterTheHandler(shop, '/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
     const retry = await settled('/never-rendered', k);
 
     expect(retry).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
@@ -542,21 +542,11 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     await client.quit();
   });
 
-  /** Send a POST to /slow (a 1 s handler) and abort it once the handler runs: its client goes away. */
-  async function leave(shop: ShopApp, k: string): Promise<void> {
-    const client = new AbortController();
-    const gone = fetch(`${shop.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k }, signal: client.signal }).catch(
-      (error: unknown) => error,
-    );
-    await until(() => shop.runs.count.slow === 1);
-    client.abort();
-    await gone;
-  }
-
   it('an execution whose client went away stores its answer before the store is closed: the retry on the next instance is its replay', async () => {
     const k = key();
     const first = await instance();
-    await leave(first, k);
+    // A 1 s handler, whose client leaves while it runs.
+    await leaveAfterTheHandler(first, '/slow', k, 'slow');
     // SIGTERM: the server stops at once (nobody is connected), the handler still runs.
     await first.app.close();
 
@@ -576,11 +566,12 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     const events: IdempotencyEvent[] = [];
     const warnings: string[] = [];
     const shop = await instance({ drainTimeoutMs: 100, events, warnings });
-    await leave(shop, key());
+    // Its answer is held up for good: the execution ends only once a duplicate would stop waiting (2 s).
+    await leaveAfterTheHandler(shop, '/never-rendered', key(), 'never-rendered', { 'x-audit': 'hang' });
     await shop.app.close();
 
     expect(warnings).toEqual([expect.stringMatching(/^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown; an answer not stored leaves its key held until its lease ends, and the retry after that runs it again$/)]);
-    // The handler ends after the store was closed: its answer cannot be stored, and says so.
+    // The execution ends after the store was closed: its answer cannot be stored, and says so.
     await until(() => events.some((event) => event.outcome === 'store_error'));
     expect(events.filter((event) => event.outcome === 'executed')).toEqual([]);
   });

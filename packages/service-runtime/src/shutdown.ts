@@ -23,7 +23,7 @@ const SPAN_FLUSH_BOUND_MS = 3_000;
  *   are sent, at most {@link SPAN_FLUSH_BOUND_MS} later: SIGTERM would
  *   otherwise lose the traces of the very requests it waited for.
  */
-export function shutDownGracefully(server: FastifyInstance, drain: () => Promise<void> = async () => undefined): void {
+export function shutDownGracefully(server: FastifyInstance, drain: () => Promise<void>): void {
   let closing = false;
   server.addHook('preClose', async () => {
     closing = true;

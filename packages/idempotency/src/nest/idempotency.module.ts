@@ -28,9 +28,10 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
  * The module owns the store's lifecycle: it calls `store.connect()` at boot
  * (a Redis client created with `lazyConnect` is connected here), and on
  * shutdown waits for the executions still running to store their answers
- * (`drainTimeoutMs`), then calls `store.close()` under `closeStore`. A store that does not
- * answer at boot does not stop the app: it is logged, requests fail closed
- * (503) and the health indicator says `down` until the store answers.
+ * (`drainTimeoutMs`, see {@link IdempotencyModule.drain}), then calls
+ * `store.close()` under `closeStore`. A store that does not answer at boot
+ * does not stop the app: it is logged, requests fail closed (503) and the
+ * health indicator says `down` until the store answers.
  *
  * @example
  * @Module({
