@@ -197,12 +197,31 @@ describe('the replay cache', () => {
     }
   });
 
+  it('gives a known replay at once, without a promise, to a caller that asks before begin (the HTTP replay path)', async () => {
+    const first = await coordinator.run(request(), ok);
+    expect(coordinator.replayFromMemory(request())).toBeUndefined(); // completed here, never replayed: only the store knows
+    const fromStore = await coordinator.begin(request());
+    const claim = jest.spyOn(store, 'claim');
+
+    const known = coordinator.replayFromMemory(request());
+    expect(known).toBe(fromStore.replay);
+    expect(JSON.parse(known as string)).toEqual(first.value);
+    expect(coordinator.replayFromMemory(request({ scope: 'tenant-b' }))).toBeUndefined(); // another caller's record
+    expect(claim).not.toHaveBeenCalled();
+    expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed']);
+
+    expect(() => coordinator.replayFromMemory(request({ fingerprint: 'fp-other' }))).toThrow(expect.objectContaining({ name: 'KeyReusedError' }));
+    expect(recorder.outcomes().at(-1)).toBe('mismatched');
+  });
+
   it('can be turned off', async () => {
     const uncached = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
     const claim = jest.spyOn(store, 'claim');
     await uncached.run(request(), ok);
     await uncached.run(request(), neverRuns);
-    expect(claim).toHaveBeenCalledTimes(2);
+    await uncached.run(request(), neverRuns);
+    expect(uncached.replayFromMemory(request())).toBeUndefined();
+    expect(claim).toHaveBeenCalledTimes(3);
   });
 });
 

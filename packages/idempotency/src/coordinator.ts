@@ -82,6 +82,8 @@ function ownerToken(): string {
 /** Marks a stored `run()` result that could not be serialised (the side effect ran). */
 const UNSTORABLE = '!';
 
+const NO_REPORT: ExecutionReport = () => undefined;
+
 /**
  * Runs an action at most once per `(service, operation, scope, key)`.
  *
@@ -122,8 +124,12 @@ export class IdempotencyCoordinator {
 
   /** The record's identity in the store: a hash, so no user text reaches the store. */
   recordKey(operation: string, scope: string, key: string): string {
-    const identity = JSON.stringify([this.options.service, operation, scope, key]);
-    return hash('sha256', identity, 'hex');
+    return hash('sha256', this.identity(operation, scope, key), 'hex');
+  }
+
+  /** The record's identity as text: what its store key hashes, and what the replay cache is keyed by. */
+  private identity(operation: string, scope: string, key: string): string {
+    return JSON.stringify([this.options.service, operation, scope, key]);
   }
 
   /**
@@ -167,6 +173,32 @@ export class IdempotencyCoordinator {
   }
 
   /**
+   * The stored result of `request` when this process already knows it (a
+   * completed record it has replayed before, see `replayCache`), found
+   * without a store call and without a promise; `undefined` when only
+   * {@link begin} can tell, which looks here first too. For a caller that
+   * answers a replay at once, as the NestJS integration does.
+   *
+   * @throws KeyReusedError (422) when the key was used for another request.
+   */
+  replayFromMemory(request: RunRequest): string | undefined {
+    if (!this.replays) return undefined;
+    return this.knownReplay(request, this.identity(request.operation, request.scope ?? '', request.key));
+  }
+
+  private knownReplay(request: RunRequest, identity: string, report?: ExecutionReport): string | undefined {
+    const known = this.replays?.get(identity);
+    if (!known) return undefined;
+    report ??= this.reporter(request);
+    if (known.fingerprint !== request.fingerprint) {
+      report(IdempotencyOutcome.Mismatched);
+      throw new KeyReusedError('This Idempotency-Key was already used for a different request');
+    }
+    report(IdempotencyOutcome.Replayed);
+    return known.result;
+  }
+
+  /**
    * Claim the request's key, or wait for the execution that holds it, or
    * find its stored result. The caller of an `execution` must end it with
    * `complete` or `release`; {@link run} does that for an action.
@@ -183,18 +215,12 @@ export class IdempotencyCoordinator {
     if (policy.transactional && !isTransactionalStore(store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
-    const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
+    const identity = this.identity(request.operation, request.scope ?? '', request.key);
     const report = this.reporter(request);
+    const known = this.knownReplay(request, identity, report);
+    if (known !== undefined) return { replay: known, waited: false };
     const replays = this.replays;
-    const known = replays?.get(recordKey);
-    if (known) {
-      if (known.fingerprint !== request.fingerprint) {
-        report(IdempotencyOutcome.Mismatched);
-        throw new KeyReusedError('This Idempotency-Key was already used for a different request');
-      }
-      report(IdempotencyOutcome.Replayed);
-      return { replay: known.result, waited: false };
-    }
+    const recordKey = hash('sha256', identity, 'hex');
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
     let signal: AbortSignal | undefined;
@@ -237,7 +263,7 @@ export class IdempotencyCoordinator {
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
-        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, claim.result, claim.remainingMs);
+        if (claim.remainingMs !== undefined) replays?.set(identity, claim.fingerprint, claim.result, claim.remainingMs);
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
         return { replay: claim.result, waited };
       }
@@ -265,23 +291,16 @@ export class IdempotencyCoordinator {
   }
 
   /**
-   * Reports one request's events; the key's hash is computed only when an
-   * observer reads it (a log line), never for a metric.
+   * Reports one request's events. Each is a plain object of data fields
+   * (an object literal with a getter costs about a microsecond to build),
+   * so the key's hash is computed once per request, at its first event.
    */
   private reporter(request: RunRequest): ExecutionReport {
     const { observer, service } = this.options;
-    if (!observer) return () => undefined;
+    if (!observer) return NO_REPORT;
     let keyHash: string | undefined;
-    const hashOfKey = () => (keyHash ??= hashKey(request.key));
     return (outcome, extra) => {
-      const event: IdempotencyEvent = {
-        outcome,
-        service,
-        operation: request.operation,
-        get keyHash() {
-          return hashOfKey();
-        },
-      };
+      const event: IdempotencyEvent = { outcome, service, operation: request.operation, keyHash: (keyHash ??= hashKey(request.key)) };
       // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
       if (extra && 'epoch' in extra) event.epoch = extra.epoch;
       if (extra && 'error' in extra) event.error = extra.error;

@@ -36,22 +36,22 @@ export class ReplayCache {
     this.maxChars = options.maxChars ?? 16 * 1024 * 1024;
   }
 
-  /** The record at `recordKey`, while it is known to be completed. */
-  get(recordKey: string): { fingerprint: string; result: string } | undefined {
-    const entry = this.entries.get(recordKey);
+  /** The record named `record` (its identity), while it is known to be completed. */
+  get(record: string): { fingerprint: string; result: string } | undefined {
+    const entry = this.entries.get(record);
     if (!entry) return undefined;
     if (entry.expiresAt > performance.now()) return entry;
-    this.delete(recordKey, entry);
+    this.delete(record, entry);
     return undefined;
   }
 
   /** Remember a completed record that the store keeps for `remainingMs` more. */
-  set(recordKey: string, fingerprint: string, result: string, remainingMs: number): void {
+  set(record: string, fingerprint: string, result: string, remainingMs: number): void {
     const keepMs = remainingMs - Math.min(1_000, remainingMs / 10);
     if (!(keepMs > 0) || result.length > this.maxChars) return;
-    const previous = this.entries.get(recordKey);
-    if (previous) this.delete(recordKey, previous);
-    this.entries.set(recordKey, { fingerprint, result, expiresAt: performance.now() + keepMs });
+    const previous = this.entries.get(record);
+    if (previous) this.delete(record, previous);
+    this.entries.set(record, { fingerprint, result, expiresAt: performance.now() + keepMs });
     this.chars += result.length;
     if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) return;
     for (const [key, entry] of this.entries) {
@@ -60,8 +60,8 @@ export class ReplayCache {
     }
   }
 
-  private delete(recordKey: string, entry: Entry): void {
-    this.entries.delete(recordKey);
+  private delete(record: string, entry: Entry): void {
+    this.entries.delete(record);
     this.chars -= entry.result.length;
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
@@ -8,6 +8,16 @@ import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-
 /** A store that keeps what was stored, to check what a record holds. */
 class InspectedStore extends MemoryStore {
   readonly stored: string[] = [];
+  claims = 0;
+  /** When set, the next claim waits for it before it is made. */
+  nextClaimWaitsFor: Promise<void> | undefined;
+  override async claim(...args: Parameters<MemoryStore['claim']>): ReturnType<MemoryStore['claim']> {
+    this.claims += 1;
+    const gate = this.nextClaimWaitsFor;
+    this.nextClaimWaitsFor = undefined;
+    await gate;
+    return super.claim(...args);
+  }
   override async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     this.stored.push(result);
     return super.complete(recordKey, owner, result, retentionMs);
@@ -284,6 +294,37 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(shop.runs.count['never-rendered']).toBe(before + 1);
   });
 
+  it('a holder whose client went away while its key was being claimed is watched all the same: its answer never comes, so it stores a 500 result-not-stored', async () => {
+    const k = key();
+    const before = shop.runs.count['never-rendered'] ?? 0;
+    let claimed!: () => void;
+    store.nextClaimWaitsFor = new Promise((resolve) => (claimed = resolve));
+    const server = shop.app.getHttpServer() as Server;
+    const closed = new Promise<void>((resolve) => {
+      const onRequest = (request: IncomingMessage, response: ServerResponse) => {
+        if (request.headers['idempotency-key'] !== k) return;
+        server.off('request', onRequest);
+        response.once('close', () => resolve());
+      };
+      server.on('request', onRequest);
+    });
+    const client = new AbortController();
+    const gone = fetch(`${shop.url}/never-rendered`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, 'x-audit': 'hang' },
+      signal: client.signal,
+    }).catch((error: unknown) => error);
+    await until(() => store.nextClaimWaitsFor === undefined);
+    client.abort();
+    await gone;
+    await closed; // the server saw the client leave while the claim was still on its way
+    claimed();
+    const retry = await settled('/never-rendered', k);
+
+    expect(retry).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
+    expect(shop.runs.count['never-rendered']).toBe(before + 1);
+  });
+
   describe('the handler decides, not what ran around it', () => {
     it.each(['timeout-outer', 'timeout-inner'])(
       'a timeout interceptor (%s) answers 408 while the handler still charges: the key stays held, the retries never run it again',
@@ -377,6 +418,28 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
         [204, false, null],
         [204, true, null],
       ]);
+    });
+
+    it('the replays after the first come from memory, without the store, and are the same answer: status, headers, bytes', async () => {
+      const [exported, statement] = [key(), key()];
+      const first = await post('/exports', { idempotencyKey: exported });
+      await post('/statements', { idempotencyKey: statement });
+      const fromStore = [await post('/exports', { idempotencyKey: exported }), await post('/statements', { idempotencyKey: statement })];
+      const claims = store.claims;
+      const fromMemory = [await post('/exports', { idempotencyKey: exported }), await post('/statements', { idempotencyKey: statement })];
+      const reused = await post('/exports', { body: { format: 'csv' }, idempotencyKey: exported });
+
+      expect(store.claims).toBe(claims);
+      fromMemory.forEach((replay, i) => {
+        const stored = fromStore[i]!;
+        expect(replay.replayed).toBe(true);
+        expect(replay.status).toBe(stored.status);
+        expect([...replay.headers].filter(([name]) => name !== 'date')).toEqual([...stored.headers].filter(([name]) => name !== 'date'));
+        expect(replay.bytes.equals(stored.bytes)).toBe(true);
+      });
+      expect(fromMemory[0]!.text).toBe(first.text);
+      expect(reused.status).toBe(422);
+      expect(shop.runs.count.export).toBe(first.json.exportId);
     });
 
     it('a replay keeps the headers of its own request (CSP, CORS)', async () => {

@@ -47,7 +47,9 @@ export class HttpExecution {
   ) {
     this.run = new HandlerRun(() => raw.statusCode);
     this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
-    raw.once('close', () => void this.closed());
+    // A client that left while the key was being claimed has closed already: no 'close' is coming.
+    if (raw.closed) void this.closed();
+    else raw.once('close', () => void this.closed());
   }
 
   /**

@@ -131,15 +131,31 @@ export class IdempotencyRunner {
     return { operation: route.operation, key: key ?? fingerprint, scope, fingerprint };
   }
 
-  private async runHttp(
-    context: ExecutionContext,
+  /**
+   * A replay this process already knows is answered at once, with no
+   * promise in between: most retries of a key are replays, and this is
+   * their whole cost.
+   */
+  private runHttp(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
+    const http = context.switchToHttp();
+    const response = http.getResponse<object>();
+    let known: string | undefined;
+    try {
+      known = this.coordinator.replayFromMemory(request);
+    } catch (error) {
+      throw this.refusal(error, response);
+    }
+    if (known !== undefined) return this.replay(known, http.getRequest<HttpRequestLike>(), response, route);
+    return this.beginHttp(http.getRequest<HttpRequestLike>(), response, route, request, invoke);
+  }
+
+  private async beginHttp(
+    incoming: HttpRequestLike,
+    response: object,
     route: IdempotentRoute,
     request: RunRequest,
     invoke: (execution?: Execution) => unknown,
   ): Promise<unknown> {
-    const http = context.switchToHttp();
-    const incoming = http.getRequest<HttpRequestLike>();
-    const response = http.getResponse<object>();
     const raw = rawResponse(response);
     request.deadline = requestDeadline(incoming);
     // Only a request that waits needs to hear of a disconnect.
@@ -150,16 +166,19 @@ export class IdempotencyRunner {
     } catch (error) {
       throw this.refusal(error, response);
     }
-    if (begun.replay !== undefined) {
-      const answer = decodeAnswer(begun.replay);
-      const adapter = this.adapterHost.httpAdapter;
-      adapter.status(response, answer.status);
-      adapter.setHeader(response, HeaderName.Replayed, 'true');
-      sendReplay(raw, answer, incoming.headers['accept-encoding'], route.writesItself);
-      return null;
-    }
+    if (begun.replay !== undefined) return this.replay(begun.replay, incoming, response, route);
     const execution = new HttpExecution(begun.execution, raw, route, this.answers);
     return execution.invoke(invoke);
+  }
+
+  /** Answer with a stored answer, whatever the app's pipeline renders (see `sendReplay`). */
+  private replay(stored: string, incoming: HttpRequestLike, response: object, route: IdempotentRoute): null {
+    const answer = decodeAnswer(stored);
+    const adapter = this.adapterHost.httpAdapter;
+    adapter.status(response, answer.status);
+    adapter.setHeader(response, HeaderName.Replayed, 'true');
+    sendReplay(rawResponse(response), answer, incoming.headers['accept-encoding'], route.writesItself);
+    return null;
   }
 
   /** A refusal as its `HttpException`, with `Retry-After` set on the response for any filter to keep. */
