@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage,
 import { gunzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
+import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-app/shop.app';
 
 /** A store that keeps what was stored, to check what a record holds. */
@@ -625,16 +626,52 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     }
   });
 
-  it('waits no longer than drainTimeoutMs: an execution still running then is logged, and its late completion is reported as a store error', async () => {
+  it('waits no longer than drainTimeoutMs for an answer that is not whole: it stores a 500 result-not-stored while the store is open, and the retry on the next instance is its replay', async () => {
+    const k = key();
     const events: IdempotencyEvent[] = [];
     const warnings: string[] = [];
     const shop = await instance({ drainTimeoutMs: 100, events, warnings });
-    // Its answer is held up for good: the execution ends only once a duplicate would stop waiting (2 s).
-    await leaveAfterTheHandler(shop, '/never-rendered', key(), 'never-rendered', { 'x-audit': 'hang' });
+    // The handler has returned; its answer is held up for good (the execution would end only once a duplicate stops waiting, 2 s).
+    await leaveAfterTheHandler(shop, '/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
     await shop.app.close();
 
+    expect(warnings).toEqual([
+      expect.stringMatching(/^shop shop\.never-rendered key \w{12} epoch \d+: unstorable: This request was executed, but its answer could not be stored: the server shut down before its answer was whole$/),
+      expect.stringMatching(/^shop: 1 idempotent execution\(s\) whose answer was not whole 100 ms into shutdown stored a 500 result-not-stored instead: their work is not run again$/),
+    ]);
+    expect(events.map((event) => event.outcome)).toEqual(['unstorable', 'executed']);
+
+    const next = await instance();
+    try {
+      const retry = await fetch(`${next.url}/never-rendered`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
+      expect(retry.status).toBe(500);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(await retry.json()).toMatchObject({ type: 'urn:idempotency-chain:problem:result-not-stored' });
+      expect(next.runs.count['never-rendered']).toBeUndefined();
+    } finally {
+      await next.app.close();
+    }
+  });
+
+  it('waits no longer than drainTimeoutMs for a handler, once however often it is asked: one still running then is logged, and its late completion is reported as a store error', async () => {
+    const events: IdempotencyEvent[] = [];
+    const warnings: string[] = [];
+    const shop = await instance({ drainTimeoutMs: 100, events, warnings });
+    // The client leaves while the handler (1 s) has just begun.
+    const client = new AbortController();
+    const gone = fetch(`${shop.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': key() }, signal: client.signal }).catch(
+      (error: unknown) => error,
+    );
+    await until(() => shop.runs.count.slow === 1);
+    client.abort();
+    await gone;
+    const idempotency = shop.app.get(IdempotencyModule, { strict: false });
+    await shop.app.close();
+    // Asked again (the services drain where the server closes, then the module's own hook does): the same drain, not a second wait.
+    await idempotency.drain();
+
     expect(warnings).toEqual([expect.stringMatching(/^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown; an answer not stored leaves its key held until its lease ends, and the retry after that runs it again$/)]);
-    // The execution ends after the store was closed: its answer cannot be stored, and says so.
+    // The handler ends after the store was closed: its answer cannot be stored, and says so.
     await until(() => events.some((event) => event.outcome === 'store_error'));
     expect(events.filter((event) => event.outcome === 'executed')).toEqual([]);
   });

@@ -44,7 +44,10 @@ export class HttpExecution {
     raw: ServerResponse,
     private readonly route: IdempotentRoute,
     private readonly options: AnswerLimits,
+    /** The module's executions that have not stored their answer or given their key back yet; this one is in it until it has. */
+    private readonly unfinished: Set<HttpExecution>,
   ) {
+    unfinished.add(this);
     this.run = new HandlerRun(() => raw.statusCode);
     this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
     // A client that left while the key was being claimed has closed already: no 'close' is coming.
@@ -150,6 +153,23 @@ export class HttpExecution {
     watch.unref();
   }
 
+  /**
+   * Shutdown can wait no longer (see `IdempotencyModule.drain`): if the
+   * handler has ended and only its answer is missing, end the execution now,
+   * while the store is still open, as the answer watch would have (see
+   * `closed`): a stored 500 result-not-stored, or released if the handler
+   * threw. Its work is never run again. An execution whose handler still
+   * runs is left to its lease: whether its work will happen cannot be known.
+   *
+   * @returns whether this execution was ended here.
+   */
+  async giveUp(): Promise<boolean> {
+    if (this.ended || this.run.state === 'running') return false;
+    if (this.run.state === 'threw') await this.release();
+    else await this.completeUnstorable('the server shut down before its answer was whole');
+    return true;
+  }
+
   /** The answer with only the headers that are replayed. */
   private stored(answer: HttpAnswer): HttpAnswer {
     const headers: HttpAnswer['headers'] = {};
@@ -160,6 +180,7 @@ export class HttpExecution {
   private async release(): Promise<undefined> {
     this.ended = true;
     await this.execution.release();
+    this.unfinished.delete(this);
     return undefined;
   }
 
@@ -178,6 +199,8 @@ export class HttpExecution {
       const exception = toHttpException(error);
       if (exception instanceof IdempotencyException) return problemAnswer(exception);
       throw error;
+    } finally {
+      this.unfinished.delete(this);
     }
   }
 }

@@ -94,10 +94,12 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 })
 export class IdempotencyModule extends IdempotencyConfigurableModule implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('IdempotencyModule');
+  private draining: Promise<void> | undefined;
 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     private readonly coordinator: IdempotencyCoordinator,
+    private readonly runner: IdempotencyRunner,
   ) {
     super();
   }
@@ -116,9 +118,15 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   /**
    * Wait, up to `drainTimeoutMs`, for the executions still running to store
    * their answers or give their keys back (see
-   * `IdempotencyCoordinator.drain`), and log those still running after it.
+   * `IdempotencyCoordinator.drain`). Then an HTTP execution whose handler
+   * has ended but whose answer is still not whole is ended as its answer
+   * watch would end it, while the store is open: a stored 500
+   * result-not-stored, so its work is never run again. Those whose handlers
+   * still run are logged: their keys stay held until their leases end.
    * Call it once the server has stopped taking requests and before anything
-   * those handlers use is closed; it may be called more than once.
+   * those handlers use is closed. Every call after the first is answered by
+   * the same drain: one that has run out of time does not wait again in the
+   * module's own shutdown hook.
    *
    * NestJS runs `onApplicationShutdown` hooks root module first, after the
    * server closed: this module's own hook drains before it closes the
@@ -126,11 +134,24 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
    * database pool, a message client) runs before it. Await this first there,
    * or drain where the server closes (a Fastify `onClose` hook).
    */
-  async drain(): Promise<void> {
+  drain(): Promise<void> {
+    return (this.draining ??= this.drainOnce());
+  }
+
+  private async drainOnce(): Promise<void> {
     const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     if (await this.coordinator.drain(timeoutMs)) return;
+    const gaveUp = await this.runner.giveUpOnAnswers();
+    if (gaveUp > 0) {
+      this.logger.warn(
+        `${this.options.service}: ${gaveUp} idempotent execution(s) whose answer was not whole ${timeoutMs} ms into shutdown ` +
+          'stored a 500 result-not-stored instead: their work is not run again',
+      );
+    }
+    const running = this.coordinator.runningExecutions;
+    if (running === 0) return;
     this.logger.warn(
-      `${this.options.service}: ${this.coordinator.runningExecutions} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
+      `${this.options.service}: ${running} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
         'an answer not stored leaves its key held until its lease ends, and the retry after that runs it again',
     );
   }

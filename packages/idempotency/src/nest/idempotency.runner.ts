@@ -40,6 +40,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export class IdempotencyRunner {
   /** What every HTTP execution stores of its answer. */
   private readonly answers: AnswerLimits;
+  /** The HTTP executions that have not stored their answer or given their key back yet. */
+  private readonly unfinished = new Set<HttpExecution>();
 
   constructor(
     private readonly coordinator: IdempotencyCoordinator,
@@ -70,6 +72,16 @@ export class IdempotencyRunner {
     }
     if (!request) return invoke();
     return type === 'http' ? this.runHttp(context, route, request, invoke) : runRpc(this.coordinator, route, request, invoke);
+  }
+
+  /**
+   * End the HTTP executions whose handlers have ended but whose answers are
+   * not whole yet, as their answer watch would (see `HttpExecution.giveUp`):
+   * for a shutdown that can wait no longer. Resolves with how many it ended.
+   */
+  async giveUpOnAnswers(): Promise<number> {
+    const ended = await Promise.all([...this.unfinished].map((execution) => execution.giveUp()));
+    return ended.filter(Boolean).length;
   }
 
   /** The validated key of this request, `undefined` when it carries none. */
@@ -167,7 +179,7 @@ export class IdempotencyRunner {
       throw this.refusal(error, response);
     }
     if (begun.replay !== undefined) return this.replay(begun.replay, incoming, response, route);
-    const execution = new HttpExecution(begun.execution, raw, route, this.answers);
+    const execution = new HttpExecution(begun.execution, raw, route, this.answers, this.unfinished);
     return execution.invoke(invoke);
   }
 
