@@ -173,11 +173,14 @@ export class IdempotencyCoordinator {
   }
 
   /**
-   * The stored result of `request` when this process already knows it (a
-   * completed record it has replayed before, see `replayCache`), found
-   * without a store call and without a promise; `undefined` when only
-   * {@link begin} can tell, which looks here first too. For a caller that
-   * answers a replay at once, as the NestJS integration does.
+   * Decide `request` from memory when this process can: the stored result
+   * (as `begin`'s `replay`) of a completed record it has replayed before
+   * (see `replayCache`), with no store call and no promise. `undefined`
+   * when only the store can tell: then call {@link begin}, which looks here
+   * first too. Like `begin`, it is the request's decision: it reports
+   * `replayed` (or `mismatched`) to the observer, so call it once per
+   * request, and `begin` only when it returns `undefined`. For a caller that
+   * answers a replay at once, as the NestJS integration does over HTTP.
    *
    * @throws KeyReusedError (422) when the key was used for another request.
    */

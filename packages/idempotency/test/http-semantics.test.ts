@@ -3,7 +3,8 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage,
 import { gunzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
-import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
+import { IdempotencyModule, IdempotencyRunner } from '@idempotency-chain/idempotency/nest';
+import { Injectable, type Type } from '@nestjs/common';
 import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-app/shop.app';
 
 /** A store that keeps what was stored, to check what a record holds. */
@@ -24,6 +25,10 @@ class InspectedStore extends MemoryStore {
     return super.complete(recordKey, owner, result, retentionMs);
   }
 }
+
+/** An app's own runner, provided as `IdempotencyRunner` (here it identifies requests as the module's does). */
+@Injectable()
+class AppRunner extends IdempotencyRunner {}
 
 /** A store whose every call fails, as when Redis is unreachable. */
 class DownStore extends MemoryStore {
@@ -360,9 +365,11 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       const k = key();
       const first = await post('/writes-itself', { idempotencyKey: k });
       const replay = await post('/writes-itself', { idempotencyKey: k });
+      const fromMemory = await post('/writes-itself', { idempotencyKey: k });
 
       expect(first.status).toBe(201);
       expect(replay).toMatchObject({ status: 201, replayed: true, text: first.text });
+      expect(fromMemory).toMatchObject({ status: 201, replayed: true, text: first.text });
     });
 
     it('one handler inherited by two controllers is two routes, each with its own operation and fingerprint', async () => {
@@ -473,7 +480,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       });
     const gzipped = await send('gzip');
     const plain = await send('identity');
-    const gzipAgain = await send('gzip, br');
+    const gzipAgain = await send('gzip, br'); // this replay and the next from memory
+    const plainAgain = await send('identity');
 
     const expected = adapter === 'fastify' ? gunzipSync(gzipped.body) : gzipped.body; // only the Fastify shop compresses
     expect(gzipped.status).toBe(201);
@@ -482,6 +490,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(plain.headers['idempotent-replayed']).toBe('true');
     expect(gzipAgain.body.equals(gzipped.body)).toBe(true);
     expect(gzipAgain.headers['content-encoding']).toBe(gzipped.headers['content-encoding']);
+    expect(plainAgain.body.equals(expected)).toBe(true);
+    expect(plainAgain.headers['content-encoding']).toBeUndefined();
   });
 
   it('a body that was not parsed when the key was checked is refused (400), never fingerprinted as empty', async () => {
@@ -588,8 +598,9 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
   const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `test:shutdown:${randomUUID()}:`;
   /** An instance of the shop on Redis that closes its store on shutdown, as a deployed service does. */
-  const instance = (options: { drainTimeoutMs?: number; events?: IdempotencyEvent[]; warnings?: string[] } = {}) =>
+  const instance = (options: { drainTimeoutMs?: number; events?: IdempotencyEvent[]; warnings?: string[]; runner?: Type<IdempotencyRunner> } = {}) =>
     bootShop(adapter, {
+      runner: options.runner,
       store: new RedisStore({ client: createRedisClient(REDIS_URL), prefix, ownsClient: true }),
       closeStore: true,
       scope: 'shared',
@@ -606,6 +617,17 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     await client.quit();
   });
 
+  /** Retry `k` on a new instance of the shop, as after a deploy: its answer, and how often the handler ran there. */
+  async function retryOnTheNextInstance(path: string, k: string, runs: string) {
+    const next = await instance();
+    try {
+      const response = await fetch(`${next.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
+      return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', json: await response.json(), ranThere: next.runs.count[runs] };
+    } finally {
+      await next.app.close();
+    }
+  }
+
   it('an execution whose client went away stores its answer before the store is closed: the retry on the next instance is its replay', async () => {
     const k = key();
     const first = await instance();
@@ -614,43 +636,35 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     // SIGTERM: the server stops at once (nobody is connected), the handler still runs.
     await first.app.close();
 
-    const next = await instance();
-    try {
-      const retry = await fetch(`${next.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
-      expect(retry.status).toBe(201);
-      expect(retry.headers.get('idempotent-replayed')).toBe('true');
-      expect(await retry.json()).toEqual({ run: 1 });
-      expect(next.runs.count.slow).toBeUndefined();
-    } finally {
-      await next.app.close();
-    }
+    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({ status: 201, replayed: true, json: { run: 1 }, ranThere: undefined });
   });
 
-  it('waits no longer than drainTimeoutMs for an answer that is not whole: it stores a 500 result-not-stored while the store is open, and the retry on the next instance is its replay', async () => {
+  it.each([
+    ['the module’s runner', undefined],
+    ['an app’s own runner', AppRunner],
+  ])('waits no longer than drainTimeoutMs for an answer that is not whole (%s): it stores a 500 result-not-stored while the store is open, and the retry on the next instance is its replay', async (_name, runner) => {
     const k = key();
     const events: IdempotencyEvent[] = [];
     const warnings: string[] = [];
-    const shop = await instance({ drainTimeoutMs: 100, events, warnings });
+    const shop = await instance({ drainTimeoutMs: 100, events, warnings, runner });
     // The handler has returned; its answer is held up for good (the execution would end only once a duplicate stops waiting, 2 s).
     await leaveAfterTheHandler(shop, '/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
     await shop.app.close();
 
     expect(warnings).toEqual([
       expect.stringMatching(/^shop shop\.never-rendered key \w{12} epoch \d+: unstorable: This request was executed, but its answer could not be stored: the server shut down before its answer was whole$/),
-      expect.stringMatching(/^shop: 1 idempotent execution\(s\) whose answer was not whole 100 ms into shutdown stored a 500 result-not-stored instead: their work is not run again$/),
+      expect.stringMatching(
+        /^shop: 1 idempotent execution\(s\) whose handler had ended but whose answer was not whole 100 ms into shutdown ended there: 1 stored a 500 result-not-stored \(their work is not run again\), 0 released \(their handler threw\)$/,
+      ),
     ]);
     expect(events.map((event) => event.outcome)).toEqual(['unstorable', 'executed']);
 
-    const next = await instance();
-    try {
-      const retry = await fetch(`${next.url}/never-rendered`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
-      expect(retry.status).toBe(500);
-      expect(retry.headers.get('idempotent-replayed')).toBe('true');
-      expect(await retry.json()).toMatchObject({ type: 'urn:idempotency-chain:problem:result-not-stored' });
-      expect(next.runs.count['never-rendered']).toBeUndefined();
-    } finally {
-      await next.app.close();
-    }
+    expect(await retryOnTheNextInstance('/never-rendered', k, 'never-rendered')).toMatchObject({
+      status: 500,
+      replayed: true,
+      json: { type: 'urn:idempotency-chain:problem:result-not-stored' },
+      ranThere: undefined,
+    });
   });
 
   it('waits no longer than drainTimeoutMs for a handler, once however often it is asked: one still running then is logged, and its late completion is reported as a store error', async () => {
@@ -674,6 +688,30 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     // The handler ends after the store was closed: its answer cannot be stored, and says so.
     await until(() => events.some((event) => event.outcome === 'store_error'));
     expect(events.filter((event) => event.outcome === 'executed')).toEqual([]);
+  });
+
+  it('leaves a handler that writes its answer itself (@Res()) to its lease: it returned, but its work may still be on its way', async () => {
+    const events: IdempotencyEvent[] = [];
+    const warnings: string[] = [];
+    const shop = await instance({ drainTimeoutMs: 100, events, warnings });
+    // The handler returns at once and answers a second later.
+    await leaveAfterTheHandler(shop, '/writes-itself-later', key(), 'writes-itself-later');
+    await shop.app.close();
+
+    expect(warnings).toEqual([expect.stringMatching(/^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown;/)]);
+    // Its answer comes after the store was closed, as before: it cannot be stored, and says so.
+    await until(() => events.some((event) => event.outcome === 'store_error'));
+    expect(events.map((event) => event.outcome)).not.toContain('unstorable');
+  });
+
+  it('drains again after a drain that ended in time: work begun since (a consumer still taking messages) is waited for too', async () => {
+    const k = key();
+    const first = await instance();
+    await first.app.get(IdempotencyModule, { strict: false }).drain(); // nothing running: ends at once
+    await leaveAfterTheHandler(first, '/slow', k, 'slow');
+    await first.app.close();
+
+    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({ status: 201, replayed: true, json: { run: 1 }, ranThere: undefined });
   });
 });
 

@@ -7,6 +7,7 @@ import { holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, type HttpAnswer } from './http-answer';
 import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
+import type { UnfinishedExecutions } from './unfinished-executions';
 
 /** What an HTTP execution stores of its answer, the same for every request of a module. */
 export interface AnswerLimits {
@@ -45,7 +46,7 @@ export class HttpExecution {
     private readonly route: IdempotentRoute,
     private readonly options: AnswerLimits,
     /** The module's executions that have not stored their answer or given their key back yet; this one is in it until it has. */
-    private readonly unfinished: Set<HttpExecution>,
+    private readonly unfinished: UnfinishedExecutions,
   ) {
     unfinished.add(this);
     this.run = new HandlerRun(() => raw.statusCode);
@@ -158,16 +159,21 @@ export class HttpExecution {
    * handler has ended and only its answer is missing, end the execution now,
    * while the store is still open, as the answer watch would have (see
    * `closed`): a stored 500 result-not-stored, or released if the handler
-   * threw. Its work is never run again. An execution whose handler still
-   * runs is left to its lease: whether its work will happen cannot be known.
+   * threw. Its work is never run again. Left to its lease: an execution
+   * whose handler still runs, or one that writes its answer itself
+   * (`@Res()`), whose handler may well return before its work is done -
+   * for both, whether the work will happen cannot be known.
    *
-   * @returns whether this execution was ended here.
+   * @returns how it ended here, or `undefined` when it was left alone.
    */
-  async giveUp(): Promise<boolean> {
-    if (this.ended || this.run.state === 'running') return false;
-    if (this.run.state === 'threw') await this.release();
-    else await this.completeUnstorable('the server shut down before its answer was whole');
-    return true;
+  async giveUp(): Promise<'completed' | 'released' | undefined> {
+    if (this.ended || !this.execution.protected || this.route.writesItself || this.run.state === 'running') return undefined;
+    if (this.run.state === 'threw') {
+      await this.release();
+      return 'released';
+    }
+    await this.completeUnstorable('the server shut down before its answer was whole');
+    return 'completed';
   }
 
   /** The answer with only the headers that are replayed. */

@@ -8,6 +8,7 @@ import { IdempotencyCallPipe } from './idempotency-call';
 import { IdempotencyHealthIndicator } from './idempotency-health.indicator';
 import { IdempotencyRunner } from './idempotency.runner';
 import { IdempotentRoutes } from './idempotent-routes';
+import { UnfinishedExecutions } from './unfinished-executions';
 import { checkModuleOptions } from './module-options';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
@@ -81,6 +82,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
     IdempotencyRunner,
     IdempotencyCallPipe,
     IdempotencyHealthIndicator,
+    UnfinishedExecutions,
   ],
   exports: [
     IdempotencyCoordinator,
@@ -89,6 +91,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
     IdempotencyCallPipe,
     IdempotencyMetrics,
     IdempotencyHealthIndicator,
+    UnfinishedExecutions,
     IDEMPOTENCY_MODULE_OPTIONS,
   ],
 })
@@ -99,7 +102,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     private readonly coordinator: IdempotencyCoordinator,
-    private readonly runner: IdempotencyRunner,
+    private readonly unfinished: UnfinishedExecutions,
   ) {
     super();
   }
@@ -121,12 +124,17 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
    * `IdempotencyCoordinator.drain`). Then an HTTP execution whose handler
    * has ended but whose answer is still not whole is ended as its answer
    * watch would end it, while the store is open: a stored 500
-   * result-not-stored, so its work is never run again. Those whose handlers
-   * still run are logged: their keys stay held until their leases end.
+   * result-not-stored, so its work is never run again (released, if its
+   * handler threw). Those whose handlers still run, or that write their
+   * answers themselves (`@Res()`), are logged: their keys stay held until
+   * their leases end.
+   *
    * Call it once the server has stopped taking requests and before anything
-   * those handlers use is closed. Every call after the first is answered by
-   * the same drain: one that has run out of time does not wait again in the
-   * module's own shutdown hook.
+   * those handlers use is closed. A call while a drain runs, or after one
+   * ran out of time, is answered by that drain: the module's own shutdown
+   * hook does not wait a second time. After a drain that ended in time, a
+   * call drains again, so work begun since (a message consumer still
+   * taking messages) is waited for too.
    *
    * NestJS runs `onApplicationShutdown` hooks root module first, after the
    * server closed: this module's own hook drains before it closes the
@@ -135,25 +143,35 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
    * or drain where the server closes (a Fastify `onClose` hook).
    */
   drain(): Promise<void> {
-    return (this.draining ??= this.drainOnce());
+    if (this.draining) return this.draining;
+    const draining = this.drainOnce().then((drained) => {
+      // A drain that ended in time leaves nothing behind: a later call drains what started since (a consumer still taking messages).
+      if (drained && this.draining === draining) this.draining = undefined;
+    });
+    this.draining = draining;
+    return draining;
   }
 
-  private async drainOnce(): Promise<void> {
+  /** Resolves `true` when everything ended in time. */
+  private async drainOnce(): Promise<boolean> {
     const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    if (await this.coordinator.drain(timeoutMs)) return;
-    const gaveUp = await this.runner.giveUpOnAnswers();
-    if (gaveUp > 0) {
+    if (await this.coordinator.drain(timeoutMs)) return true;
+    const { completed, released } = await this.unfinished.giveUp();
+    const { service } = this.options;
+    if (completed + released > 0) {
       this.logger.warn(
-        `${this.options.service}: ${gaveUp} idempotent execution(s) whose answer was not whole ${timeoutMs} ms into shutdown ` +
-          'stored a 500 result-not-stored instead: their work is not run again',
+        `${service}: ${completed + released} idempotent execution(s) whose handler had ended but whose answer was not whole ${timeoutMs} ms into shutdown ` +
+          `ended there: ${completed} stored a 500 result-not-stored (their work is not run again), ${released} released (their handler threw)`,
       );
     }
     const running = this.coordinator.runningExecutions;
-    if (running === 0) return;
-    this.logger.warn(
-      `${this.options.service}: ${running} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
-        'an answer not stored leaves its key held until its lease ends, and the retry after that runs it again',
-    );
+    if (running > 0) {
+      this.logger.warn(
+        `${service}: ${running} idempotent execution(s) still running ${timeoutMs} ms into shutdown; ` +
+          'an answer not stored leaves its key held until its lease ends, and the retry after that runs it again',
+      );
+    }
+    return false;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -15,6 +15,7 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
 import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, uploadedFiles, type HttpRequestLike } from './idempotency-request';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import type { ProtectedHandler } from './protected-handlers';
+import { UnfinishedExecutions } from './unfinished-executions';
 import { runRpc, toRpcError } from './rpc-execution';
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -40,14 +41,13 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export class IdempotencyRunner {
   /** What every HTTP execution stores of its answer. */
   private readonly answers: AnswerLimits;
-  /** The HTTP executions that have not stored their answer or given their key back yet. */
-  private readonly unfinished = new Set<HttpExecution>();
 
   constructor(
     private readonly coordinator: IdempotencyCoordinator,
     private readonly routes: IdempotentRoutes,
     private readonly adapterHost: HttpAdapterHost,
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
+    private readonly unfinished: UnfinishedExecutions,
   ) {
     this.answers = {
       replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
@@ -72,16 +72,6 @@ export class IdempotencyRunner {
     }
     if (!request) return invoke();
     return type === 'http' ? this.runHttp(context, route, request, invoke) : runRpc(this.coordinator, route, request, invoke);
-  }
-
-  /**
-   * End the HTTP executions whose handlers have ended but whose answers are
-   * not whole yet, as their answer watch would (see `HttpExecution.giveUp`):
-   * for a shutdown that can wait no longer. Resolves with how many it ended.
-   */
-  async giveUpOnAnswers(): Promise<number> {
-    const ended = await Promise.all([...this.unfinished].map((execution) => execution.giveUp()));
-    return ended.filter(Boolean).length;
   }
 
   /** The validated key of this request, `undefined` when it carries none. */

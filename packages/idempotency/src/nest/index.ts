@@ -13,6 +13,7 @@ export { DEFAULT_REPLAY_HEADERS, type HttpAnswer } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
 export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';
 export { IdempotencyRunner } from './idempotency.runner';
+export { UnfinishedExecutions, type GivenUp } from './unfinished-executions';
 export { IdempotencyCallPipe, type IdempotencyCall } from './idempotency-call';
 export { IdempotencyHealthIndicator, type StoreHealth } from './idempotency-health.indicator';
 export { IdempotencyMetrics } from './idempotency.metrics';

@@ -31,6 +31,7 @@ import {
   type MiddlewareConsumer,
   type PipeTransform,
   type NestModule,
+  type Type,
 } from '@nestjs/common';
 import { catchError, delay, map, mergeMap, NEVER, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
@@ -41,7 +42,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyStore } from '@idempotency-chain/idempotency';
-import { Idempotent, IdempotencyModule, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
+import { Idempotent, IdempotencyModule, IdempotencyRunner, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 
 /** How often each handler really ran: what a double execution would show. */
 export class Runs {
@@ -240,6 +241,18 @@ export class ShopController {
     reply.send(JSON.stringify({ run }));
   }
 
+  @Post('writes-itself-later')
+  @Idempotent('shop.writes-itself-later')
+  writesItselfLater(@Res() reply: Reply & { send(body: string): unknown }) {
+    const run = this.runs.hit('writes-itself-later');
+    // Returns at once and answers a second later, as a handler that answers in the callback of a call to a bank.
+    setTimeout(() => {
+      reply.status(201);
+      reply.header('content-type', 'application/json');
+      reply.send(JSON.stringify({ run }));
+    }, 1_000);
+  }
+
   @Post('big-error')
   @Idempotent('shop.big-error')
   bigError() {
@@ -324,7 +337,12 @@ async function gzipWhenAccepted(
  */
 export async function bootShop(
   adapter: Adapter,
-  { logger = false, globalPipes = [], ...options }: Partial<IdempotencyModuleOptions> & { logger?: LoggerService | false; globalPipes?: PipeTransform[] } = {},
+  {
+    logger = false,
+    globalPipes = [],
+    runner,
+    ...options
+  }: Partial<IdempotencyModuleOptions> & { logger?: LoggerService | false; globalPipes?: PipeTransform[]; runner?: Type<IdempotencyRunner> } = {},
 ): Promise<ShopApp> {
   const store = options.store ?? new MemoryStore();
   const runs = new Runs();
@@ -335,6 +353,8 @@ export async function bootShop(
       { provide: Runs, useValue: runs },
       { provide: APP_GUARD, useClass: TenantGuard },
       { provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor },
+      // An app's own runner (one that identifies requests its own way), provided as the README says.
+      ...(runner ? [{ provide: IdempotencyRunner, useClass: runner }] : []),
     ],
   })
   class ShopModule implements NestModule {
