@@ -1,4 +1,5 @@
-import { Controller, Module, Post } from '@nestjs/common';
+import { Controller, Inject, Injectable, Module, Post } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
@@ -7,6 +8,10 @@ import type { IdempotencyEvent, IdempotencyObserver } from '../observer';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IdempotencyModule } from './idempotency.module';
 import { Idempotent } from './idempotent.decorator';
+import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
+import type { IdempotencyModuleOptions } from './idempotency.options';
+import { IdempotencyRunner } from './idempotency.runner';
+import { IdempotentRoutes } from './idempotent-routes';
 
 @Controller()
 class PingController {
@@ -73,5 +78,27 @@ describe('IdempotencyModule', () => {
 
     expect(app.get(IdempotencyCoordinator)).toBeInstanceOf(IdempotencyCoordinator);
     await app.close();
+  });
+
+  it('refuses to boot with an app’s runner whose constructor does not pass UnfinishedExecutions on, instead of failing each request after its claim', async () => {
+    @Injectable()
+    class OlderRunner extends IdempotencyRunner {
+      constructor(
+        coordinator: IdempotencyCoordinator,
+        routes: IdempotentRoutes,
+        adapterHost: HttpAdapterHost,
+        @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
+      ) {
+        // @ts-expect-error the constructor of a subclass written before the argument was added, built without type-checking
+        super(coordinator, routes, adapterHost, options);
+      }
+    }
+    const boot = Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ service: 'older', store: new MemoryStore(), scope: 'shared', metrics: false })],
+      controllers: [PingController],
+      providers: [{ provide: IdempotencyRunner, useClass: OlderRunner }],
+    }).compile();
+
+    await expect(boot).rejects.toThrow('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument');
   });
 });

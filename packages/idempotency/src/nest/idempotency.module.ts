@@ -130,11 +130,11 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
    * their leases end.
    *
    * Call it once the server has stopped taking requests and before anything
-   * those handlers use is closed. A call while a drain runs, or after one
-   * ran out of time, is answered by that drain: the module's own shutdown
-   * hook does not wait a second time. After a drain that ended in time, a
-   * call drains again, so work begun since (a message consumer still
-   * taking messages) is waited for too.
+   * those handlers use is closed. A call while a drain runs shares it; a
+   * later call drains again, so work begun since (a message consumer still
+   * taking messages) is waited for too. An app that drains where its server
+   * closes, then in this module's own hook, may so wait twice
+   * `drainTimeoutMs` when an execution is stuck.
    *
    * NestJS runs `onApplicationShutdown` hooks root module first, after the
    * server closed: this module's own hook drains before it closes the
@@ -143,25 +143,19 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
    * or drain where the server closes (a Fastify `onClose` hook).
    */
   drain(): Promise<void> {
-    if (this.draining) return this.draining;
-    const draining = this.drainOnce().then((drained) => {
-      // A drain that ended in time leaves nothing behind: a later call drains what started since (a consumer still taking messages).
-      if (drained && this.draining === draining) this.draining = undefined;
-    });
-    this.draining = draining;
-    return draining;
+    this.draining ??= this.drainOnce().finally(() => (this.draining = undefined));
+    return this.draining;
   }
 
-  /** Resolves `true` when everything ended in time. */
-  private async drainOnce(): Promise<boolean> {
+  private async drainOnce(): Promise<void> {
     const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    if (await this.coordinator.drain(timeoutMs)) return true;
+    if (await this.coordinator.drain(timeoutMs)) return;
     const { completed, released } = await this.unfinished.giveUp();
     const { service } = this.options;
     if (completed + released > 0) {
       this.logger.warn(
         `${service}: ${completed + released} idempotent execution(s) whose handler had ended but whose answer was not whole ${timeoutMs} ms into shutdown ` +
-          `ended there: ${completed} stored a 500 result-not-stored (their work is not run again), ${released} released (their handler threw)`,
+          `ended there: ${completed} completed as a 500 result-not-stored (their work is not run again once it is stored), ${released} released (their handler threw)`,
       );
     }
     const running = this.coordinator.runningExecutions;
@@ -171,7 +165,6 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
           'an answer not stored leaves its key held until its lease ends, and the retry after that runs it again',
       );
     }
-    return false;
   }
 
   async onApplicationShutdown(): Promise<void> {

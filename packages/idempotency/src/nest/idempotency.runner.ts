@@ -36,6 +36,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
  *
  * Extend it and override `resolveKey`, `fingerprintOf` or `scopeOf` (provide
  * the subclass as `IdempotencyRunner`) to change how a request is identified.
+ * A subclass with a constructor of its own takes and passes on every
+ * argument of this one, `UnfinishedExecutions` last.
  */
 @Injectable()
 export class IdempotencyRunner {
@@ -49,6 +51,10 @@ export class IdempotencyRunner {
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
     private readonly unfinished: UnfinishedExecutions,
   ) {
+    if (!(unfinished instanceof UnfinishedExecutions)) {
+      // A subclass whose own constructor predates the argument would fail every request after its claim, and hold the key.
+      throw new TypeError('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor');
+    }
     this.answers = {
       replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
       maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,

@@ -3,7 +3,11 @@ import type { HttpExecution } from './http-execution';
 
 /** What a shutdown that could wait no longer did with the executions still unfinished (see `UnfinishedExecutions.giveUp`). */
 export interface GivenUp {
-  /** Ended with a stored 500 result-not-stored: their handlers had ended, their work is not run again. */
+  /**
+   * Completed as a 500 result-not-stored: their handlers had ended, and once
+   * stored their work is not run again (a completion the store fails is
+   * reported as a `store_error` event of its own, and leaves the key to its lease).
+   */
   completed: number;
   /** Released: their handlers had thrown, so a retry runs them as usual. */
   released: number;

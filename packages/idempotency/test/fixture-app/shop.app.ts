@@ -353,7 +353,7 @@ export async function bootShop(
       { provide: Runs, useValue: runs },
       { provide: APP_GUARD, useClass: TenantGuard },
       { provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor },
-      // An app's own runner (one that identifies requests its own way), provided as the README says.
+      // An app's own runner (one that identifies requests its own way), provided as IdempotencyRunner's TSDoc says.
       ...(runner ? [{ provide: IdempotencyRunner, useClass: runner }] : []),
     ],
   })
