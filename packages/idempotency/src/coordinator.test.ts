@@ -443,6 +443,25 @@ describe('drain', () => {
     expect(coordinator.runningExecutions).toBe(0);
   });
 
+  it('gives up after timeoutMs with false, and waits for good under Infinity', async () => {
+    jest.useFakeTimers();
+    try {
+      const execution = await begin('k-1');
+      const bounded = coordinator.drain(1_000);
+      let unbounded: boolean | undefined;
+      void coordinator.drain(Infinity).then((result) => (unbounded = result));
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(await bounded).toBe(false);
+      await jest.advanceTimersByTimeAsync(24 * 60 * 60_000); // a day later, still waiting
+      expect(unbounded).toBeUndefined();
+      await execution.release();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(unbounded).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('counts an execution until its store call has returned, not from when it was asked to end', async () => {
     const completed = latch();
     const slow = new (class extends MemoryStore {

@@ -44,7 +44,7 @@ export class RunningExecutions {
       const timer = setTimeout(() => {
         this.idle = this.idle.filter((waiting) => waiting !== done);
         resolve(false);
-      }, Math.min(Number.isFinite(timeoutMs) ? Math.max(timeoutMs, 0) : 0, MAX_TIMER_MS));
+      }, Math.min(Number.isNaN(timeoutMs) ? 0 : Math.max(timeoutMs, 0), MAX_TIMER_MS)); // Infinity: as long as a timer can wait
       this.idle.push(done);
     });
   }

@@ -245,12 +245,12 @@ export class ShopController {
   @Idempotent('shop.writes-itself-later')
   writesItselfLater(@Res() reply: Reply & { send(body: string): unknown }) {
     const run = this.runs.hit('writes-itself-later');
-    // Returns at once and answers a second later, as a handler that answers in the callback of a call to a bank.
+    // Returns at once and answers two seconds later, as a handler that answers in the callback of a call to a bank.
     setTimeout(() => {
       reply.status(201);
       reply.header('content-type', 'application/json');
       reply.send(JSON.stringify({ run }));
-    }, 1_000);
+    }, 2_000);
   }
 
   @Post('big-error')
