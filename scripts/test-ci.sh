@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Every test, against real Redis, a real Redis Cluster and PostgreSQL:
-# starts a local cluster (infra/redis-cluster.sh), runs `npm test` with
-# REDIS_CLUSTER_NODES set, and stops the cluster however the tests end.
-# Redis (REDIS_URL) and PostgreSQL (DATABASE_URL) must already answer.
+# Every check a change must pass, the way CI runs it: the preflight (starts
+# or names every service the tests need), types over every
+# workspace, then every test against real Redis, a real Redis Cluster,
+# PostgreSQL and RabbitMQ. The local cluster (infra/redis-cluster.sh) is
+# stopped however the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+export AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}"
+export TURBO_TELEMETRY_DISABLED=1
+bash scripts/preflight.sh
+npm run typecheck -- --output-logs=errors-only
 trap 'bash infra/redis-cluster.sh down' EXIT
 bash infra/redis-cluster.sh up
 REDIS_CLUSTER_NODES="$(bash infra/redis-cluster.sh nodes)"
