@@ -170,7 +170,9 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     const ignore = (): void => undefined;
     client.on('error', ignore);
     try {
-      await client.query('BEGIN');
+      // Explicitly: at REPEATABLE READ or SERIALIZABLE (a database's default may be either), the
+      // completion's UPDATE would fail to serialize against the renewals committed since the snapshot.
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     } catch (error) {
       client.off('error', ignore);
       client.release(true);
