@@ -1,5 +1,6 @@
 import { Client, type Pool, type PoolClient } from 'pg';
 import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
+import { channelName } from './channel';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { signalledWait } from '../signalled-wait';
@@ -109,7 +110,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     const schema = options.schema ?? 'public';
     this.pool = options.pool;
     this.sql = statements(quoteSchema(schema));
-    this.channel = `idempotency:${schema}`;
+    this.channel = channelName(schema);
     this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
     this.ownsPool = options.ownsPool ?? false;
