@@ -1,4 +1,4 @@
-import { Client, type Pool, type PoolClient } from 'pg';
+import { Client, Pool, type PoolClient } from 'pg';
 import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
 import { channelName } from './channel';
 import { CompletionListener } from './completion-listener';
@@ -30,9 +30,19 @@ export interface PostgresStoreOptions {
    * `RedisStore` keeps its epoch counter for.
    */
   fenceRetentionMs?: number;
+  /**
+   * The pool lease renewals run on, apart from `pool`: a transactional
+   * action holds a connection of `pool` for as long as it runs, so with as
+   * many slow actions as `pool` has connections, renewals waiting for one
+   * would let every lease run out under its live holder. Default: a pool of
+   * two connections with `pool`'s options, which the store creates and
+   * `close()` ends; like any pool it replaces a connection that failed on
+   * the next renewal.
+   */
+  renewPool?: Pool;
   /** Creates the dedicated LISTEN connection. Default: `new Client(pool.options)`. */
   listenClient?: () => Client;
-  /** Whether `close()` also ends `pool`. Default `false`. */
+  /** Whether `close()` also ends `pool` (and a `renewPool` you gave). Default `false`. */
   ownsPool?: boolean;
   /**
    * Whether `connect()` (called by `IdempotencyModule` at boot) applies
@@ -44,6 +54,12 @@ export interface PostgresStoreOptions {
 /** A claim re-runs when its snapshot predates a concurrent claim; more than a few in a row is a bug. */
 const MAX_CLAIM_ATTEMPTS = 5;
 const SWEEP_BATCH = 10_000;
+/**
+ * Connections of the default `renewPool`: a renewal is one short UPDATE, so
+ * two carry the heartbeats of many executions, one still flowing while the
+ * other waits on a row a completion holds until its COMMIT.
+ */
+const RENEW_POOL_SIZE = 2;
 
 interface ClaimRow {
   status: string;
@@ -94,6 +110,8 @@ interface ClaimRow {
  */
 export class PostgresStore implements TransactionalStore<PoolClient> {
   private readonly pool: Pool;
+  private readonly renewPool: Pool;
+  private readonly ownsRenewPool: boolean;
   private readonly sql: Statements;
   private readonly channel: string;
   private readonly pollIntervalMs: number;
@@ -110,6 +128,8 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     const schema = options.schema ?? 'public';
     this.pool = options.pool;
     this.sql = statements(quoteSchema(schema));
+    this.ownsRenewPool = !options.renewPool || (options.ownsPool ?? false);
+    this.renewPool = options.renewPool ?? renewPoolFor(options.pool);
     this.channel = channelName(schema);
     this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
@@ -155,7 +175,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     this.assertOpen();
-    return (await this.pool.query(this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
+    return (await this.renewPool.query(this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
   }
 
   /**
@@ -221,19 +241,28 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     await this.pool.query('SELECT 1');
   }
 
-  /** Resolve pending waits, stop the sweep, end the LISTEN connection, and the pool if owned. */
+  /** Resolve pending waits, stop the sweep, end the LISTEN connection and the renewals' pool, and the pool if owned. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
     for (const settle of [...this.waiters]) settle();
     await this.listener.close();
+    if (this.ownsRenewPool) await this.renewPool.end();
     if (this.ownsPool) await this.pool.end();
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('PostgresStore is closed');
   }
+}
+
+/** The default `renewPool`: `pool`'s connection settings, {@link RENEW_POOL_SIZE} connections. */
+function renewPoolFor(pool: Pool): Pool {
+  const renewPool = new Pool({ ...pool.options, max: RENEW_POOL_SIZE });
+  // An idle connection that dies (the server restarted) is dropped; the next renewal opens another.
+  renewPool.on('error', () => undefined);
+  return renewPool;
 }
 
 /** One execution's transaction: the action's side effect, then the completion, then COMMIT. */
