@@ -29,7 +29,8 @@ function openLedger(config: ServiceConfig): Ledger {
     case 'memory':
       return new MemoryLedger(config.retentionMs);
     case 'postgres':
-      return new PostgresLedger(createPostgresPool(config.databaseUrl), true);
+      // payments completes its records in the store's transaction on PostgreSQL (see `PaymentsModule`).
+      return new PostgresLedger(createPostgresPool(config.databaseUrl), { ownsPool: true, transactional: true });
     case 'redis': {
       const redis = createRedisClient(config.ledgerRedisUrl);
       reportOutages(redis, 'ledger'); // charges answer 503 meanwhile (see `ledgerUnavailable`)

@@ -14,6 +14,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { ChargesConsumer } from './charges.consumer';
+import { ChargeService } from './charges.service';
 import { ledgerProvider } from './ledger.provider';
 import { PaymentsController } from './payments.controller';
 
@@ -46,7 +47,7 @@ export class PaymentsModule {
         TerminusModule,
       ],
       controllers: [PaymentsController, ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : []), HealthController, MetricsController],
-      providers: [ledgerProvider(config), { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+      providers: [ledgerProvider(config), ChargeService, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };
   }
 }

@@ -80,3 +80,27 @@ describe('PostgresLedger when the database does not answer', () => {
     }
   });
 });
+
+describe('PostgresLedger of a transactional store', () => {
+  it('refuses a fenced charge that comes without the execution\'s transaction, and writes nothing', async () => {
+    const transactional = new PostgresLedger(pool, { transactional: true });
+    const order = entry();
+    await expect(transactional.charge(order, { recordKey: randomUUID(), epoch: 1 })).rejects.toThrow(TypeError);
+    expect(await transactional.chargesOf(order.orderId)).toEqual([]);
+  });
+
+  it('writes a fenced charge through the transaction: invisible before its COMMIT, gone with its ROLLBACK', async () => {
+    const transactional = new PostgresLedger(pool, { transactional: true });
+    const order = entry();
+    const transaction = await pool.connect();
+    try {
+      await transaction.query('BEGIN');
+      await transactional.charge(order, { recordKey: randomUUID(), epoch: 1, transaction });
+      expect(await transactional.chargesOf(order.orderId)).toEqual([]);
+      await transaction.query('ROLLBACK');
+    } finally {
+      transaction.release();
+    }
+    expect(await transactional.chargesOf(order.orderId)).toEqual([]);
+  });
+});

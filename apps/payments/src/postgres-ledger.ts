@@ -3,6 +3,20 @@ import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DatabaseError, type Pool, type PoolClient } from 'pg';
 import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
 
+/** Options of {@link PostgresLedger}. */
+export interface PostgresLedgerOptions {
+  /** Create the table at boot (see `open`) and end the pool on shutdown. Default `false`. */
+  ownsPool?: boolean;
+  /**
+   * The records complete in a transaction of the store (`transactional: true`
+   * on PostgreSQL): a fenced charge must then come with that transaction,
+   * and one without it is refused. Written through the pool, it would
+   * commit on its own, and a crash before the completion would leave a
+   * charge the retry writes again. Default `false`.
+   */
+  transactional?: boolean;
+}
+
 /**
  * A ledger in PostgreSQL, beside the idempotency records. A charge written
  * through the execution's transaction commits with the record's completion
@@ -11,11 +25,16 @@ import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence
  * statement the database did not answer is `ledgerUnavailable` (503).
  */
 export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdown {
+  private readonly ownsPool: boolean;
+  private readonly transactional: boolean;
+
   constructor(
     private readonly pool: Pool,
-    /** Create the table at boot (see `open`) and end `pool` on shutdown. */
-    private readonly ownsPool = false,
-  ) {}
+    options: PostgresLedgerOptions = {},
+  ) {
+    this.ownsPool = options.ownsPool ?? false;
+    this.transactional = options.transactional ?? false;
+  }
 
   /** Open the ledger of the pool it owns; a database that does not answer fails the boot, naming it. */
   async onModuleInit(): Promise<void> {
@@ -44,7 +63,11 @@ export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdo
     return this;
   }
 
+  /** @throws TypeError when the ledger is `transactional` and `fence` comes without its transaction. */
   async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
+    if (this.transactional && fence && !fence.transaction) {
+      throw new TypeError('A fenced charge on a transactional store must be written through the execution\'s transaction (Fence.transaction)');
+    }
     const charge = newCharge(entry, fence);
     const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
     await answered(
