@@ -116,7 +116,7 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
         timeoutMs: timeout.ms,
         byDeadline: timeout.byDeadline,
       });
-      const { outcome, retryable } = classifyAttempt({ status: response.status })!;
+      const { outcome, retryable } = classifyAttempt(response)!;
       last = { attempts, outcome, status: response.status, response };
       pending = { ...event, ...keyHash, outcome, status: response.status, replayed: response.replayed, durationMs: Date.now() - startedAt };
       return { response, retryable };

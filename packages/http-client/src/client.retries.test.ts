@@ -55,6 +55,24 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     expect(server.keys()).toEqual(['k', 'k']);
   });
 
+  it('never retries a genuine 409 Conflict: it is the answer, after one attempt', async () => {
+    const conflict = { type: 'https://api.example.com/problems/version-conflict', status: 409 };
+    await setup(() => reply(409, { 'content-type': 'application/problem+json' }, JSON.stringify(conflict)));
+    const response = await settle(client.post('/charges', {}, { key: 'k' }), log);
+    expect(response).toMatchObject({ status: 409, body: conflict, attempts: 1 });
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('retries the idempotency in-flight 409 by its problem type, even with its Retry-After stripped', async () => {
+    const inFlight = { type: 'urn:idempotency-chain:problem:in-flight', status: 409 };
+    await setup((_request, index) =>
+      index === 0 ? reply(409, { 'content-type': 'application/problem+json' }, JSON.stringify(inFlight)) : reply(201, { 'idempotent-replayed': 'true' }),
+    );
+    const response = await settle(client.post('/charges', {}, { key: 'k' }), log);
+    expect(response).toMatchObject({ status: 201, attempts: 2, replayed: true });
+    expect(server.keys()).toEqual(['k', 'k']);
+  });
+
   it.each([408, 425, 429])('retries a %i, after the Retry-After it sends, with the same key', async (status) => {
     await setup((_request, index) => (index === 0 ? reply(status, { 'retry-after': '2' }) : reply(201)));
     const call = client.post('/charges', {}, { key: 'k' });

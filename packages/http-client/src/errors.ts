@@ -62,7 +62,7 @@ export abstract class HttpCallError extends Error {
 }
 
 /**
- * Every attempt allowed ended in an unknown outcome (timeout, reset, 502/503/504, 409),
+ * Every attempt allowed ended in an unknown outcome (timeout, reset, 502/503/504, the in-flight 409),
  * or the last one's `Retry-After` asked for longer than `backoff.maxRetryAfterMs`
  * (the call ends at once rather than sleep; `lastResponse` carries that answer).
  *

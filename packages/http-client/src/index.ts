@@ -12,7 +12,7 @@ export { deriveBusinessKey, deriveChildKey } from './derived-key';
 export { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
 export type { RequestContext } from './request-context';
 export { classifyAttempt } from './retry-classification';
-export type { AttemptClassification } from './retry-classification';
+export type { AnsweredAttempt, AttemptClassification } from './retry-classification';
 export { parseRetryAfter } from './retry-after';
 export type { BackoffOptions } from './retry-delay';
 export * from './errors';

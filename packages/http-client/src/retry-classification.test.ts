@@ -7,7 +7,7 @@ describe('classifyAttempt', () => {
     expect(classifyAttempt({ status })).toEqual({ outcome: 'ok', retryable: false });
   });
 
-  it.each([409, 502, 503, 504])('retries %i: the outcome is unknown or in flight', (status) => {
+  it.each([502, 503, 504])('retries %i: the outcome is unknown', (status) => {
     expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: true });
   });
 
@@ -19,8 +19,29 @@ describe('classifyAttempt', () => {
     expect(classifyAttempt({ status })).toEqual({ outcome: 'http-error', retryable: false });
   });
 
-  it('retries exactly the statuses the server side does not store as final and calls retryable', () => {
+  it.each([
+    ['in-flight problem type', {}, { type: 'urn:idempotency-chain:problem:in-flight', status: 409 }],
+    ['lease-lost problem type', {}, { type: 'urn:idempotency-chain:problem:lease-lost', status: 409 }],
+    ['Retry-After', { 'retry-after': '1' }, undefined],
+  ])('retries a 409 that says "in flight" by its %s', (_by, headers, body) => {
+    expect(classifyAttempt({ status: 409, headers, body })).toEqual({ outcome: 'http-error', retryable: true });
+  });
+
+  it.each([
+    ['no body', undefined],
+    ['a text body', 'conflict'],
+    ['another problem type', { type: 'https://example.com/problems/version-conflict', status: 409 }],
+  ])('never retries a genuine 409 Conflict (%s): it is an answer', (_with, body) => {
+    expect(classifyAttempt({ status: 409, headers: { 'content-type': 'application/json' }, body })).toEqual({
+      outcome: 'http-error',
+      retryable: false,
+    });
+  });
+
+  it('retries exactly the statuses the server side does not store as final and calls retryable (409: when in flight)', () => {
+    expect(classifyAttempt({ status: 409, headers: { 'retry-after': '1' } })!.retryable).toBe(statusOutcome(409).retryable);
     for (let status = 100; status < 600; status += 1) {
+      if (status === 409) continue;
       expect({ status, retryable: classifyAttempt({ status })!.retryable }).toEqual({ status, retryable: statusOutcome(status).retryable });
     }
   });

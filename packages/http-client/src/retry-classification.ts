@@ -1,6 +1,16 @@
-import { statusOutcome } from '@idempotency-chain/idempotency';
+import { InFlightError, LeaseLostError, statusOutcome } from '@idempotency-chain/idempotency';
 import type { AttemptOutcome } from './attempt-event';
 import { AttemptTimedOut } from './attempt';
+import { problemType } from './problem-type';
+
+/** An attempt that got a response: its status, and for a 409 what tells "in flight" from "conflict". */
+export interface AnsweredAttempt {
+  status: number;
+  /** Lower-case names. */
+  headers?: Record<string, string>;
+  /** The parsed body (a problem document is an object with `type`). */
+  body?: unknown;
+}
 
 /** How an attempt ended, and whether its outcome is unknown enough to retry. */
 export interface AttemptClassification {
@@ -19,10 +29,17 @@ const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_
  * server stores, so a client never retries an answer the server would
  * replay, nor gives up on one the server has released.
  *
+ * A 409 is retried only when it is the idempotency in-flight answer
+ * ("another attempt holds this key, ask again"): its problem `type` is the
+ * idempotency package's `in-flight` or `lease-lost`, or it carries
+ * `Retry-After`. Any other 409 is a genuine conflict: an answer, not retried.
+ *
  * | attempt ended with                               | outcome      | retried |
  * |--------------------------------------------------|--------------|---------|
  * | 1xx-3xx                                          | `ok`         | no      |
- * | 408, 409, 425, 429, 502, 503, 504                | `http-error` | yes (honouring `Retry-After`) |
+ * | 408, 425, 429, 502, 503, 504                     | `http-error` | yes (honouring `Retry-After`) |
+ * | 409 in flight (problem `type` or `Retry-After`)  | `http-error` | yes (honouring `Retry-After`) |
+ * | 409 conflict (anything else)                     | `http-error` | no      |
  * | any other 4xx/5xx (400, 401, 403, 404, 422, 500) | `http-error` | no      |
  * | per-attempt timeout (ours or undici's)           | `timeout`    | yes     |
  * | connection reset / closed by the other side      | `reset`      | yes     |
@@ -35,12 +52,13 @@ const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_
  * @example
  * classifyAttempt({ status: 503 });   // { outcome: 'http-error', retryable: true }
  * classifyAttempt({ status: 422 });   // { outcome: 'http-error', retryable: false }
+ * classifyAttempt({ status: 409, headers: { 'retry-after': '1' } }); // retryable: true
  */
-export function classifyAttempt(ended: { status: number } | { error: unknown }): AttemptClassification | undefined {
+export function classifyAttempt(ended: AnsweredAttempt | { error: unknown }): AttemptClassification | undefined {
   if ('status' in ended) {
-    return ended.status < 400
-      ? { outcome: 'ok', retryable: false }
-      : { outcome: 'http-error', retryable: statusOutcome(ended.status).retryable };
+    if (ended.status < 400) return { outcome: 'ok', retryable: false };
+    const retryable = ended.status === 409 ? isInFlightAnswer(ended) : statusOutcome(ended.status).retryable;
+    return { outcome: 'http-error', retryable };
   }
   if (ended.error instanceof AttemptTimedOut) {
     return ended.error.byDeadline ? { outcome: 'deadline', retryable: false } : { outcome: 'timeout', retryable: true };
@@ -50,6 +68,16 @@ export function classifyAttempt(ended: { status: number } | { error: unknown }):
   if (code !== undefined && RESET_CODES.has(code)) return { outcome: 'reset', retryable: true };
   if (code !== undefined && TIMEOUT_CODES.has(code)) return { outcome: 'timeout', retryable: true };
   return undefined;
+}
+
+// The 409s the idempotency package answers while another execution holds
+// the key: "not yet", not "no". Read off its own errors, so the two packages
+// cannot drift apart.
+const KEY_HELD_TYPES = new Set([new InFlightError('', 0).problemType, new LeaseLostError('').problemType]);
+
+function isInFlightAnswer({ headers, body }: AnsweredAttempt): boolean {
+  const type = problemType(body);
+  return headers?.['retry-after'] !== undefined || (type !== undefined && KEY_HELD_TYPES.has(type));
 }
 
 // undici wraps some socket errors, and Node's happy-eyeballs connect throws an
