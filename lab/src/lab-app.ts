@@ -65,9 +65,11 @@ function overrideOutboundKeys(builder: TestingModuleBuilder, service: ServiceNam
   const keyPolicy = outboundKeyPolicy(lab.keyPolicy, service);
   if (keyPolicy === 'propagated') return;
   // Only what the app provides is replaced: orders has a client over HTTP, a publisher over RabbitMQ.
+  // Without keys the client would not retry a POST at all: the lab makes it, to show what that costs.
+  const options = { keyPolicy, ...(keyPolicy === 'none' && { retryUnkeyed: true }) };
   builder
     .overrideProvider(IdempotentHttpClient)
-    .useFactory({ inject: [PinoLogger], factory: (logger: PinoLogger) => nextHopClient(config, logger, { keyPolicy }) });
+    .useFactory({ inject: [PinoLogger], factory: (logger: PinoLogger) => nextHopClient(config, logger, options) });
   if (keyPolicy !== 'none') return;
   builder
     .overrideProvider(ChargePublisher)

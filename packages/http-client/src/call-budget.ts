@@ -13,7 +13,7 @@ export class CallBudget {
     /** Epoch ms, or undefined when no deadline applies. */
     readonly deadline: number | undefined,
     /** Which limit the deadline comes from. */
-    readonly limit: Exclude<CallLimit, 'attempts'> | undefined,
+    readonly limit: Extract<CallLimit, 'deadline' | 'inbound-deadline'> | undefined,
   ) {}
 
   /** Start the budget of a call at `now`. */

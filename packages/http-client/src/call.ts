@@ -6,12 +6,13 @@ import { sendAttempt, type AttemptResult } from './attempt';
 import type { AttemptEvent, AttemptListener } from './attempt-event';
 import { CallBudget } from './call-budget';
 import type { HttpRequest, HttpResponse } from './client-options';
-import { DeadlineExceededError, RetriesExhaustedError, type LastAttempt } from './errors';
+import { DeadlineExceededError, OutcomeUnknownError, RetriesExhaustedError, type LastAttempt } from './errors';
 import { keyForAttempt, resolveIntentKey, type KeyPolicy } from './key-policy';
 import { currentRequestContext } from './request-context';
 import { classifyAttempt, type AttemptClassification } from './retry-classification';
 import { retryDelay, type BackoffOptions } from './retry-delay';
 import { refuseWait } from './retry-wait';
+import { mayRetryWithoutKey } from './unkeyed-retry';
 
 /** A client's settings, defaults applied. */
 export interface CallSettings {
@@ -24,6 +25,7 @@ export interface CallSettings {
   backoff: Readonly<Required<BackoffOptions>>;
   deadlineMs?: number;
   onAttempt?: AttemptListener;
+  retryUnkeyed: boolean;
 }
 
 /** A transport failure, classified; cockatiel retries it when `retryable`. */
@@ -52,6 +54,10 @@ class AttemptFailed extends Error {
  *
  * An attempt's event is held until cockatiel decides whether another attempt
  * follows, so `retried` is known when the event is reported.
+ *
+ * An unknown outcome of an attempt sent without a key is retried only when
+ * `mayRetryWithoutKey` allows it; otherwise the call ends with
+ * `OutcomeUnknownError`.
  */
 export async function runCall<T>(settings: CallSettings, request: HttpRequest): Promise<HttpResponse<T>> {
   const context = currentRequestContext();
@@ -65,6 +71,14 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
   let sentKey: string | undefined;
   let last: LastAttempt = { attempts: 0 };
   let pending: Omit<AttemptEvent, 'retried'> | undefined;
+  let unkeyedStop = false; // an unknown outcome that may not be retried: no key, unsafe method
+
+  // The retry rule's verdict, unless the attempt carried no key and a retry could run it twice.
+  const verdict = (classification: AttemptClassification): AttemptClassification => {
+    unkeyedStop =
+      classification.retryable && sentKey === undefined && !mayRetryWithoutKey(method, classification.outcome, settings.retryUnkeyed);
+    return unkeyedStop ? { ...classification, retryable: false } : classification;
+  };
 
   const report = (retried: boolean, waitMs?: number) => {
     if (pending) emit(settings.onAttempt, { ...pending, retried, ...(waitMs !== undefined && { waitMs }) });
@@ -116,13 +130,14 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
         timeoutMs: timeout.ms,
         byDeadline: timeout.byDeadline,
       });
-      const { outcome, retryable } = classifyAttempt(response)!;
+      const { outcome, retryable } = verdict(classifyAttempt(response)!);
       last = { attempts, outcome, status: response.status, response };
       pending = { ...event, ...keyHash, outcome, status: response.status, replayed: response.replayed, durationMs: Date.now() - startedAt };
       return { response, retryable };
     } catch (error) {
-      const classification = classifyAttempt({ error });
-      if (classification === undefined) throw error; // not an HTTP outcome: a bug or a closed client
+      const found = classifyAttempt({ error });
+      if (found === undefined) throw error; // not an HTTP outcome: a bug or a closed client
+      const classification = verdict(found);
       last = { attempts, outcome: classification.outcome, cause: error };
       pending = { ...event, ...keyHash, outcome: classification.outcome, durationMs: Date.now() - startedAt };
       throw new AttemptFailed(classification, error);
@@ -135,9 +150,11 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
   } catch (error) {
     report(false);
     if (!(error instanceof AttemptFailed)) throw error;
+    if (unkeyedStop) throw new OutcomeUnknownError(label, last);
     throw error.classification.retryable ? new RetriesExhaustedError(label, last) : deadlineError();
   }
   report(false);
+  if (unkeyedStop) throw new OutcomeUnknownError(label, last);
   if (result.retryable) throw new RetriesExhaustedError(label, last);
   const { status, headers, body: responseBody, replayed } = result.response;
   return { status, headers, body: responseBody as T, attempts, replayed, ...(sentKey !== undefined && { key: sentKey }) };

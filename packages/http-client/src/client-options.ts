@@ -17,6 +17,14 @@ export interface IdempotentClientOptions {
   backoff?: BackoffOptions;
   /** Budget of one call across all attempts, in ms. The inbound deadline still applies when sooner. */
   deadlineMs?: number;
+  /**
+   * Retry an unsafe method (POST, PATCH...) sent without an `Idempotency-Key`
+   * after an unknown outcome (default `false`: the call ends with
+   * `OutcomeUnknownError`). The server cannot tell such a retry from a new
+   * request: set it only for a server that deduplicates by other means, or to
+   * show what happens when it does not.
+   */
+  retryUnkeyed?: boolean;
   /** Called once per attempt, after it ends. */
   onAttempt?: AttemptListener;
   /** undici dispatcher to send through; by default a keep-alive `Agent` owned (and closed) by the client. */

@@ -53,8 +53,8 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
     expect(server.keys()).not.toContain('inbound');
   });
 
-  it('sends no key under none, but still numbers attempts and bounds them', async () => {
-    await setup(lostTwice, { keyPolicy: 'none' });
+  it('sends no key under none, but still numbers attempts and bounds them (when told to retry unkeyed)', async () => {
+    await setup(lostTwice, { keyPolicy: 'none', retryUnkeyed: true });
     await runWithRequestContext({ key: 'inbound' }, () => client.post('/charges', {}));
     expect(server.seen.map((r) => r.headers['idempotency-key'])).toEqual([undefined, undefined, undefined]);
     expect(server.seen.map((r) => r.attempt)).toEqual([1, 2, 3]);

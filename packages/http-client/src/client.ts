@@ -47,6 +47,7 @@ export class IdempotentHttpClient {
       attemptTimeoutMs,
       maxAttempts,
       backoff,
+      retryUnkeyed: options.retryUnkeyed === true,
       ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
       ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
     };
@@ -58,6 +59,8 @@ export class IdempotentHttpClient {
    *
    * @throws RetriesExhaustedError when every attempt allowed ended in an unknown outcome,
    *   or a `Retry-After` asked for longer than `backoff.maxRetryAfterMs`.
+   * @throws OutcomeUnknownError when an unsafe method sent without a key ended in an
+   *   unknown outcome, which is not retried unless `retryUnkeyed`.
    * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
    */
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {

@@ -2,8 +2,8 @@ import type { AttemptOutcome } from './attempt-event';
 
 /**
  * The errors a call can end with. Only retryable failures that ran out of
- * room end here: a non-retryable response (400, 404, 422...) is returned to
- * the caller as an `HttpResponse`, never thrown.
+ * room (or may not be retried) end here: a non-retryable response (400,
+ * 404, 422...) is returned to the caller as an `HttpResponse`, never thrown.
  *
  * Each error carries a marker property so the `isXError` guards still work
  * when two copies of the package are loaded.
@@ -12,7 +12,7 @@ import type { AttemptOutcome } from './attempt-event';
 const marker = Symbol.for('idempotency-chain.http-client.error');
 
 /** Which limit ended a call. */
-export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline';
+export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline' | 'no-key';
 
 /** What the last attempt of a failed call saw. */
 export interface LastAttempt {
@@ -31,6 +31,7 @@ const LIMIT_TEXT: Record<CallLimit, string> = {
   attempts: 'the attempt limit',
   deadline: "the client's overall deadline",
   'inbound-deadline': "the inbound deadline (the caller's request-timeout-ms)",
+  'no-key': 'no retry of an unsafe method sent without an Idempotency-Key (it could run twice)',
 };
 
 /** Root of every error a call through `IdempotentHttpClient` ends with. */
@@ -89,6 +90,23 @@ export class DeadlineExceededError extends HttpCallError {
   }
 }
 
+/**
+ * The attempt of an unsafe method (POST, PATCH...) sent without an
+ * `Idempotency-Key` ended in an unknown outcome (timeout, reset, 502...) and
+ * was not retried: the server may have done the work, and without a key it
+ * would do it again. Whether it ran is for the caller to find out (look the
+ * resource up) before sending it again. Set the client's `retryUnkeyed` to
+ * retry anyway.
+ *
+ * @example
+ * catch (error) { if (isOutcomeUnknownError(error)) await reconcile(order); }
+ */
+export class OutcomeUnknownError extends HttpCallError {
+  constructor(call: string, last: LastAttempt) {
+    super('no-key', call, last);
+  }
+}
+
 function is<T extends HttpCallError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -104,3 +122,4 @@ export const isHttpCallError = (error: unknown): error is HttpCallError =>
   typeof error === 'object' && error !== null && marker in error;
 export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
 export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');
+export const isOutcomeUnknownError = is<OutcomeUnknownError>('OutcomeUnknownError');
