@@ -8,8 +8,9 @@
  *   lost; the server may have done the work).
  * - `refused`: nothing listened; the request never reached a server.
  * - `deadline`: the call's deadline cut the attempt short.
+ * - `too-large`: the response body went past `maxResponseBytes`; reading stopped.
  */
-export type AttemptOutcome = 'ok' | 'http-error' | 'timeout' | 'reset' | 'refused' | 'deadline';
+export type AttemptOutcome = 'ok' | 'http-error' | 'timeout' | 'reset' | 'refused' | 'deadline' | 'too-large';
 
 /**
  * One attempt of one call, reported after the attempt ends. The scenario

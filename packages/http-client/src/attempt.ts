@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { HeaderName } from '@idempotency-chain/idempotency';
+import { readBoundedBody } from './bounded-body';
 
 /** One attempt, fully resolved: headers set, timeout chosen. */
 export interface AttemptRequest {
@@ -12,6 +13,8 @@ export interface AttemptRequest {
   timeoutMs: number;
   /** The timeout is the call's deadline, not the per-attempt timeout. */
   byDeadline: boolean;
+  /** Largest body read, in bytes: past it the attempt fails with `BodyTooLarge`. */
+  maxBodyBytes: number;
 }
 
 /** What came back, body already read and parsed. */
@@ -42,7 +45,9 @@ export class AttemptTimedOut extends Error {
 /**
  * Send one attempt through undici and read the whole body under the same
  * timeout: a reply that breaks off mid-body is as unknown an outcome as one
- * that never started.
+ * that never started. The body is read up to `maxBodyBytes`, never further.
+ *
+ * @throws BodyTooLarge (with the status known) when the body is over `maxBodyBytes`.
  */
 export async function sendAttempt(request: AttemptRequest): Promise<AttemptResponse> {
   const controller = new AbortController();
@@ -61,7 +66,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptRespo
       signal: controller.signal,
     });
     const headers = flattenHeaders(response.headers);
-    const text = await response.body.text();
+    const text = await readBoundedBody(response, request.maxBodyBytes);
     return {
       status: response.statusCode,
       headers,

@@ -3,10 +3,11 @@ import { formatIdempotencyKey, hashKey, HeaderName } from '@idempotency-chain/id
 import { handleWhen, retry } from 'cockatiel';
 import type { Dispatcher } from 'undici';
 import { sendAttempt, type AttemptResult } from './attempt';
+import { BodyTooLarge } from './bounded-body';
 import type { AttemptEvent, AttemptListener } from './attempt-event';
 import { CallBudget } from './call-budget';
 import type { HttpRequest, HttpResponse } from './client-options';
-import { DeadlineExceededError, OutcomeUnknownError, RetriesExhaustedError, type LastAttempt } from './errors';
+import { DeadlineExceededError, OutcomeUnknownError, ResponseTooLargeError, RetriesExhaustedError, type LastAttempt } from './errors';
 import { keyForAttempt, resolveIntentKey, type KeyPolicy } from './key-policy';
 import { currentRequestContext } from './request-context';
 import { classifyAttempt, type AttemptClassification } from './retry-classification';
@@ -25,6 +26,7 @@ export interface CallSettings {
   backoff: Readonly<Required<BackoffOptions>>;
   deadlineMs?: number;
   onAttempt?: AttemptListener;
+  maxResponseBytes: number;
   retryUnkeyed: boolean;
 }
 
@@ -129,12 +131,19 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
         ...(body !== undefined && { body }),
         timeoutMs: timeout.ms,
         byDeadline: timeout.byDeadline,
+        maxBodyBytes: settings.maxResponseBytes,
       });
       const { outcome, retryable } = verdict(classifyAttempt(response)!);
       last = { attempts, outcome, status: response.status, response };
       pending = { ...event, ...keyHash, outcome, status: response.status, replayed: response.replayed, durationMs: Date.now() - startedAt };
       return { response, retryable };
     } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        // An answer, not an unknown outcome: the server would send it again, so it is not retried.
+        last = { attempts, outcome: 'too-large', status: error.status, cause: error };
+        pending = { ...event, ...keyHash, outcome: 'too-large', status: error.status, durationMs: Date.now() - startedAt };
+        throw new ResponseTooLargeError(label, last, error.maxBytes);
+      }
       const found = classifyAttempt({ error });
       if (found === undefined) throw error; // not an HTTP outcome: a bug or a closed client
       const classification = verdict(found);

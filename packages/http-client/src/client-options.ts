@@ -3,6 +3,9 @@ import type { AttemptListener } from './attempt-event';
 import type { KeyPolicy } from './key-policy';
 import type { BackoffOptions } from './retry-delay';
 
+/** Default `maxResponseBytes`: 4 MiB, far above an API answer, yet a hundred calls at once stay under half a GiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
 /** How an `IdempotentHttpClient` talks to one downstream service. */
 export interface IdempotentClientOptions {
   /** Origin (and optional path prefix) of the downstream service, e.g. `http://payments:3002`. */
@@ -17,6 +20,12 @@ export interface IdempotentClientOptions {
   backoff?: BackoffOptions;
   /** Budget of one call across all attempts, in ms. The inbound deadline still applies when sooner. */
   deadlineMs?: number;
+  /**
+   * Largest response body read, in bytes (default 4 MiB, `DEFAULT_MAX_RESPONSE_BYTES`).
+   * A larger one is cut off (its connection closed) and the call fails with
+   * `ResponseTooLargeError`, so one answer cannot take the process's memory.
+   */
+  maxResponseBytes?: number;
   /**
    * Retry an unsafe method (POST, PATCH...) sent without an `Idempotency-Key`
    * after an unknown outcome (default `false`: the call ends with

@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
 import { runCall, type CallSettings } from './call';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './client-options';
 import type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
 import { checkKeyPolicy } from './key-policy';
 import { resolveBackoff } from './retry-delay';
@@ -27,7 +28,7 @@ export class IdempotentHttpClient {
   /**
    * @throws RangeError naming the first option out of range: `maxAttempts`, a
    *   timer value (`attemptTimeoutMs`, `backoff.*`: finite, > 0, at most 2^31-1 ms)
-   *   or `deadlineMs`.
+   *   or `deadlineMs` or `maxResponseBytes` (an integer >= 1).
    * @throws TypeError when `keyPolicy` is neither `'propagated'`, `'none'` nor a `KeyStrategy`.
    */
   constructor(options: IdempotentClientOptions) {
@@ -38,6 +39,8 @@ export class IdempotentHttpClient {
     const backoff = resolveBackoff(options.backoff);
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be an integer >= 1');
     if (options.deadlineMs !== undefined && !(options.deadlineMs > 0)) throw new RangeError('deadlineMs must be > 0');
+    const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1) throw new RangeError('maxResponseBytes must be an integer >= 1');
     this.ownsDispatcher = options.dispatcher === undefined;
     this.settings = {
       dispatcher: options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 }),
@@ -47,6 +50,7 @@ export class IdempotentHttpClient {
       attemptTimeoutMs,
       maxAttempts,
       backoff,
+      maxResponseBytes,
       retryUnkeyed: options.retryUnkeyed === true,
       ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
       ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
@@ -61,6 +65,7 @@ export class IdempotentHttpClient {
    *   or a `Retry-After` asked for longer than `backoff.maxRetryAfterMs`.
    * @throws OutcomeUnknownError when an unsafe method sent without a key ended in an
    *   unknown outcome, which is not retried unless `retryUnkeyed`.
+   * @throws ResponseTooLargeError when the body is over `maxResponseBytes`.
    * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
    */
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {

@@ -2,8 +2,9 @@ import type { AttemptOutcome } from './attempt-event';
 
 /**
  * The errors a call can end with. Only retryable failures that ran out of
- * room (or may not be retried) end here: a non-retryable response (400,
- * 404, 422...) is returned to the caller as an `HttpResponse`, never thrown.
+ * room (or may not be retried), and answers too large to read, end here: a
+ * non-retryable response (400, 404, 422...) is returned to the caller as an
+ * `HttpResponse`, never thrown.
  *
  * Each error carries a marker property so the `isXError` guards still work
  * when two copies of the package are loaded.
@@ -12,7 +13,7 @@ import type { AttemptOutcome } from './attempt-event';
 const marker = Symbol.for('idempotency-chain.http-client.error');
 
 /** Which limit ended a call. */
-export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline' | 'no-key';
+export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline' | 'no-key' | 'response-size';
 
 /** What the last attempt of a failed call saw. */
 export interface LastAttempt {
@@ -32,6 +33,7 @@ const LIMIT_TEXT: Record<CallLimit, string> = {
   deadline: "the client's overall deadline",
   'inbound-deadline': "the inbound deadline (the caller's request-timeout-ms)",
   'no-key': 'no retry of an unsafe method sent without an Idempotency-Key (it could run twice)',
+  'response-size': 'the response size limit (maxResponseBytes)',
 };
 
 /** Root of every error a call through `IdempotentHttpClient` ends with. */
@@ -107,6 +109,25 @@ export class OutcomeUnknownError extends HttpCallError {
   }
 }
 
+/**
+ * The response is larger than the client's `maxResponseBytes`: it was not
+ * read further (its stream destroyed, its connection closed) and is not
+ * retried (the server would send it again). `lastStatus` is its status.
+ *
+ * @example
+ * if (isResponseTooLargeError(error)) log.warn({ maxBytes: error.maxBytes }, 'answer too large');
+ */
+export class ResponseTooLargeError extends HttpCallError {
+  constructor(
+    call: string,
+    last: LastAttempt,
+    /** The limit the body went past, in bytes. */
+    readonly maxBytes: number,
+  ) {
+    super('response-size', call, last, `a body over ${maxBytes} bytes (maxResponseBytes)`);
+  }
+}
+
 function is<T extends HttpCallError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -123,3 +144,4 @@ export const isHttpCallError = (error: unknown): error is HttpCallError =>
 export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
 export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');
 export const isOutcomeUnknownError = is<OutcomeUnknownError>('OutcomeUnknownError');
+export const isResponseTooLargeError = is<ResponseTooLargeError>('ResponseTooLargeError');

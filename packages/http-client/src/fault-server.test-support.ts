@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeaderName, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import type { AttemptEvent } from './attempt-event';
@@ -25,7 +25,9 @@ export type Reply =
   /** Read the body (the work is done), then destroy the socket: the reply is lost. */
   | { drop: true }
   /** Never answer. */
-  | { hang: true };
+  | { hang: true }
+  /** Answer 200 with `bytes` of body, written as the client reads it; `announce` sends its content-length. */
+  | { stream: number; announce?: boolean };
 
 /** Decides the reply to the `index`-th request (0-based). */
 export type Script = (request: SeenRequest, index: number) => Reply;
@@ -36,6 +38,8 @@ export const reply = (status: number, headers: Record<string, string> = {}, body
 /** A real `node:http` server on an ephemeral port, with faults injected by a script. */
 export class FaultServer {
   readonly seen: SeenRequest[] = [];
+  /** Body bytes the `stream` replies handed to their sockets: what the client could have read. */
+  streamed = 0;
   private readonly waiters = new Set<{ count: number; resolve: () => void }>();
   private server!: Server;
   url = '';
@@ -52,6 +56,7 @@ export class FaultServer {
         const reply = fault.script(seen, fault.seen.length - 1);
         if ('drop' in reply) return void req.socket.destroy();
         if ('hang' in reply) return;
+        if ('stream' in reply) return fault.stream(res, reply.stream, reply.announce === true);
         const json = reply.body !== undefined && typeof reply.body !== 'string';
         res.writeHead(reply.status, { ...(json && { 'content-type': 'application/json' }), ...reply.headers });
         res.end(json ? JSON.stringify(reply.body) : ((reply.body as string | undefined) ?? ''));
@@ -76,6 +81,24 @@ export class FaultServer {
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  // Write only when the socket drains, as a real server does, so what is
+  // handed over is what the client read plus what the socket buffers hold.
+  private stream(res: ServerResponse, bytes: number, announce: boolean): void {
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    res.writeHead(200, { 'content-type': 'text/plain', ...(announce && { 'content-length': String(bytes) }) });
+    let left = bytes;
+    const pump = (): void => {
+      while (left > 0 && !res.destroyed) {
+        const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= piece.length;
+        this.streamed += piece.length;
+        if (!res.write(piece)) return void res.once('drain', pump);
+      }
+      if (left === 0) res.end();
+    };
+    pump();
   }
 
   private record(method: string, path: string, headers: IncomingHttpHeaders, body: string): SeenRequest {
