@@ -10,6 +10,6 @@ module.exports = {
   // depend on whether (or how recently) its dist was built.
   moduleNameMapper: {
     '^@idempotency-chain/idempotency$': '<rootDir>/../idempotency/src/index.ts',
-    '^@idempotency-chain/idempotency/(opentelemetry)$': '<rootDir>/../idempotency/src/$1/index.ts',
+    '^@idempotency-chain/idempotency/(opentelemetry|nest)$': '<rootDir>/../idempotency/src/$1/index.ts',
   },
 };

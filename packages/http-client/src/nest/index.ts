@@ -3,4 +3,5 @@
  * outbound calls, and answer with what the next hop answered.
  */
 export { RequestContextMiddleware } from './request-context.middleware';
-export { relayAnswer } from './relay-answer';
+export { isCustomerAnswer, relayAnswer } from './relay-answer';
+export type { CustomerAnswerRule, RelayOptions } from './relay-answer';
