@@ -33,6 +33,11 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements IdempotencyStore {
   private readonly records = new Map<string, MemoryRecord>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /**
+   * Who released each key, until the lease it released would have ended:
+   * what tells a release resent by its owner from one by a stranger.
+   */
+  private readonly releasedBy = new Map<string, { owner: string; expiresAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
   /** Epochs are seeded from the clock, so they grow even across expiry. */
   private lastEpoch = 0;
@@ -54,9 +59,12 @@ export class MemoryStore implements IdempotencyStore {
     if (record?.status === RecordStatus.Completed) {
       return { status: 'completed', fingerprint: record.fingerprint, result: record.result as string, remainingMs: record.expiresAt - now };
     }
+    // The same owner's claim arriving twice (a resend) is answered as the first one was.
+    if (record?.owner === owner) return { status: 'claimed', epoch: record.epoch };
     if (record) {
       return { status: 'in_progress', fingerprint: record.fingerprint, leaseRemainingMs: record.expiresAt - now };
     }
+    this.releasedBy.delete(recordKey);
     this.lastEpoch = Math.max(this.lastEpoch + 1, now);
     const epoch = this.lastEpoch;
     this.records.set(recordKey, { status: RecordStatus.InProgress, fingerprint, owner, epoch, expiresAt: now + lease });
@@ -66,15 +74,21 @@ export class MemoryStore implements IdempotencyStore {
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const retention = positiveMs('retentionMs', retentionMs);
     const record = this.held(recordKey, owner);
-    if (!record) return false;
+    if (!record) return this.completedBy(recordKey, owner);
     Object.assign(record, { status: RecordStatus.Completed, result, expiresAt: Date.now() + retention });
     this.wake(recordKey);
     return true;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
-    if (!this.held(recordKey, owner)) return false;
+    const record = this.held(recordKey, owner);
+    if (!record) {
+      const released = this.releasedBy.get(recordKey);
+      // A claim since would have forgotten it: the key is still free.
+      return released?.owner === owner && released.expiresAt > Date.now();
+    }
     this.records.delete(recordKey);
+    this.releasedBy.set(recordKey, { owner, expiresAt: record.expiresAt });
     this.wake(recordKey);
     return true;
   }
@@ -82,7 +96,7 @@ export class MemoryStore implements IdempotencyStore {
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     const lease = positiveMs('leaseMs', leaseMs);
     const record = this.held(recordKey, owner);
-    if (!record) return false;
+    if (!record) return this.completedBy(recordKey, owner);
     record.expiresAt = Date.now() + lease;
     return true;
   }
@@ -128,6 +142,12 @@ export class MemoryStore implements IdempotencyStore {
     return record?.status === RecordStatus.InProgress && record.owner === owner ? record : undefined;
   }
 
+  /** Whether `owner` completed the live record: its own completion, or renewal, arriving again. */
+  private completedBy(recordKey: string, owner: string): boolean {
+    const record = this.live(recordKey, Date.now());
+    return record?.status === RecordStatus.Completed && record.owner === owner;
+  }
+
   private wake(recordKey: string): void {
     for (const waiter of [...(this.waiters.get(recordKey) ?? [])]) waiter();
   }
@@ -135,5 +155,6 @@ export class MemoryStore implements IdempotencyStore {
   private sweep(): void {
     const now = Date.now();
     for (const [key, record] of this.records) if (record.expiresAt <= now) this.records.delete(key);
+    for (const [key, released] of this.releasedBy) if (released.expiresAt <= now) this.releasedBy.delete(key);
   }
 }

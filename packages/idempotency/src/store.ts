@@ -33,6 +33,9 @@ export interface ClaimRequest {
  * - `claimed`: the record was absent, expired, or held by a lease that ran
  *   out; the caller now owns it with a fencing `epoch` strictly greater than
  *   any earlier epoch of this `recordKey`.
+ *   A claim that finds the record in progress under its own `owner` (the
+ *   same claim arriving twice, resent after a reconnect) answers `claimed`
+ *   with the record's epoch again, never `in_progress`.
  * - `in_progress`: another owner holds a live lease.
  * - `completed`: a result is stored; it is returned as it was stored,
  *   with how long the store still keeps it when the store can tell.
@@ -51,6 +54,19 @@ export type ClaimResult =
  * longer holds the record (its lease ran out and someone else claimed it).
  * Any method may reject when the store cannot be reached; the coordinator
  * turns that into its fail-closed or fail-open answer.
+ *
+ * Every method is idempotent for its own owner: the same call arriving
+ * twice (a client that resends a command after a reconnect, a caller that
+ * retries one whose reply was lost) answers as the first did, so a store
+ * keeps a record's `owner` after it completes (and, for a release, for as
+ * long as the released lease would have lasted):
+ *
+ * | call, sent again by the same owner                  | answers                                 |
+ * |-----------------------------------------------------|-----------------------------------------|
+ * | `claim`, record in progress under it                | `claimed` with the same epoch           |
+ * | `complete`, record completed by it                  | `true`; the first result is kept        |
+ * | `renew`, record in progress or completed by it      | `true`; a completed record is unchanged |
+ * | `release`, record released by it, not claimed since | `true`                                  |
  */
 export interface IdempotencyStore {
   /** Create the record, take over an expired lease, or report what is there. */
@@ -58,7 +74,9 @@ export interface IdempotencyStore {
 
   /**
    * Store the final result (serialised by the coordinator) and keep it for
-   * `retentionMs`, then wake every waiter on `recordKey`.
+   * `retentionMs`, then wake every waiter on `recordKey`. `true` means the
+   * result is stored (by this call or an earlier one of the same owner):
+   * the caller may tell "stored" from "sent" by it alone.
    */
   complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean>;
 

@@ -3,6 +3,7 @@ import { describeFencingCases } from './conformance/fencing.cases';
 import { describeLifecycleCases } from './conformance/lifecycle.cases';
 import { describeOutageCases } from './conformance/outage.cases';
 import { describeReleaseCases } from './conformance/release.cases';
+import { describeResendCases } from './conformance/resend.cases';
 import { describeSharingCases } from './conformance/sharing.cases';
 
 export type { HarnessRequest, StoreHarness } from './conformance/context';
@@ -15,7 +16,8 @@ export interface ConformanceOptions {
 /**
  * The behaviour every `IdempotencyStore` must show together with the
  * coordinator: one execution per key, waiters answered by the winner,
- * release on failure, fencing, leases, retention, its lifecycle (connect,
+ * release on failure, fencing, leases, retention, calls resent by their
+ * owner, its lifecycle (connect,
  * ping) and outages. Run it once
  * per store; no mocks, real timers, short leases with wide margins, and
  * orderings read off recorded events rather than clocks.
@@ -35,6 +37,7 @@ export function describeStoreConformance(name: string, harness: Harness, options
     describe('sharing one execution', () => describeSharingCases(context));
     describe('releasing on failure', () => describeReleaseCases(context));
     describe('fencing, leases and retention', () => describeFencingCases(context));
+    describe('the same call sent twice by its owner', () => describeResendCases(context));
     describe('connecting and answering health checks', () => describeLifecycleCases(context));
     // A store that cannot be stopped (memory) has no outage cases at all, rather than skipped ones.
     if (options.outage) describe('store outage', () => describeOutageCases(context));

@@ -8,6 +8,8 @@
 export function statements(s: string) {
   const records = `${s}.idempotency_records`;
   const held = `store_key = $1 AND owner = $2 AND status = 'in_progress' AND expires_at > clock_timestamp()`;
+  /** The live record `owner` completed: the same completion, or a late renewal, arriving again. */
+  const completedBy = `store_key = $1 AND owner = $2 AND status = 'completed' AND expires_at > clock_timestamp()`;
   return {
     /**
      * Insert the record, or take over a row whose lease, release or
@@ -23,7 +25,9 @@ export function statements(s: string) {
      *
      * The report half reads the statement's snapshot, which may predate a
      * row a concurrent claim just committed: it then returns no row, or one
-     * that looks expired, and the store runs the statement again.
+     * that looks expired, and the store runs the statement again. A live
+     * row in progress under the same owner (this claim arriving twice) is
+     * reported `claimed` with its epoch.
      *
      * $1 store key, $2 fingerprint, $3 owner, $4 lease ms.
      */
@@ -41,13 +45,16 @@ export function statements(s: string) {
       SELECT 'claimed' AS status, epoch::text AS epoch, NULL AS fingerprint, NULL AS result, NULL::float8 AS remaining_ms
         FROM claimed
       UNION ALL
-      SELECT r.status, NULL, r.fingerprint, r.result, extract(epoch FROM r.expires_at - clock_timestamp()) * 1000
-        FROM ${records} r
+      SELECT CASE WHEN mine THEN 'claimed' ELSE r.status END, CASE WHEN mine THEN r.epoch::text END,
+             r.fingerprint, r.result, extract(epoch FROM r.expires_at - clock_timestamp()) * 1000
+        FROM ${records} r, LATERAL (SELECT r.status = 'in_progress' AND r.owner = $3 AND r.expires_at > clock_timestamp() AS mine) AS own
        WHERE r.store_key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
 
     /**
      * Store the result if `owner` still holds a live lease, then notify the
-     * waiters (delivered when the surrounding transaction commits).
+     * waiters (delivered when the surrounding transaction commits). One row
+     * when stored, by this statement or an earlier one of the same owner
+     * (that first result stays, nobody is notified again).
      * $1 store key, $2 owner, $3 result, $4 retention ms, $5 channel.
      */
     complete: `
@@ -57,11 +64,15 @@ export function statements(s: string) {
          WHERE ${held}
         RETURNING store_key
       )
-      SELECT pg_notify($5, store_key) FROM done`,
+      SELECT pg_notify($5, store_key)::text FROM done
+      UNION ALL
+      SELECT NULL FROM ${records} WHERE ${completedBy} AND NOT EXISTS (SELECT 1 FROM done)`,
 
     /**
      * End the record if `owner` still holds it: the row stays as the fence,
-     * already expired, so the next claim takes it over. $1 key, $2 owner, $3 channel.
+     * already expired, so the next claim takes it over. One row when
+     * released, by this statement or an earlier one of the same owner that
+     * no claim has taken over since. $1 key, $2 owner, $3 channel.
      */
     release: `
       WITH gone AS (
@@ -69,10 +80,16 @@ export function statements(s: string) {
          WHERE ${held}
         RETURNING store_key
       )
-      SELECT pg_notify($3, store_key) FROM gone`,
+      SELECT pg_notify($3, store_key)::text FROM gone
+      UNION ALL
+      SELECT NULL FROM ${records} WHERE store_key = $1 AND owner = $2 AND status = 'released' AND NOT EXISTS (SELECT 1 FROM gone)`,
 
-    /** Extend a live lease. $1 key, $2 owner, $3 lease ms. */
-    renew: `UPDATE ${records} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE ${held}`,
+    /**
+     * Extend a live lease; a record its owner completed is left as it is,
+     * and counts as renewed. $1 key, $2 owner, $3 lease ms.
+     */
+    renew: `UPDATE ${records} SET expires_at = CASE WHEN status = 'in_progress' THEN clock_timestamp() + $3 * interval '1 millisecond' ELSE expires_at END
+       WHERE (${held}) OR (${completedBy})`,
 
     /** Whether a waiter on $1 should keep waiting. */
     inProgress: `SELECT 1 FROM ${records} WHERE store_key = $1 AND status = 'in_progress' AND expires_at > clock_timestamp()`,

@@ -85,7 +85,9 @@ describe('RedisStore records', () => {
     const pttl = await client.pttl(redisKey(recordKey));
     expect(pttl).toBeGreaterThan(LEASE_MS);
     expect(pttl).toBeLessThanOrEqual(RETENTION_MS);
-    expect(await store.complete(recordKey, 'owner-a', 'again', RETENTION_MS)).toBe(false);
+    // The owner's completion arriving again is stored already: true, and the first result stays.
+    expect(await store.complete(recordKey, 'owner-a', 'again', RETENTION_MS)).toBe(true);
+    expect(await client.hget(redisKey(recordKey), 'result')).toBe(result);
   });
 
   test('complete, release and renew by a non-owner return false and leave the record as it was', async () => {
@@ -99,7 +101,7 @@ describe('RedisStore records', () => {
     expect(await client.pttl(redisKey(recordKey))).toBeLessThanOrEqual(LEASE_MS);
   });
 
-  test('complete, release and renew of an absent or completed record return false', async () => {
+  test('complete, release and renew of an absent record return false; release of a completed one too', async () => {
     const absent = newRecordKey();
     expect(await store.complete(absent, 'owner-a', 'r', RETENTION_MS)).toBe(false);
     expect(await store.release(absent, 'owner-a')).toBe(false);
@@ -108,9 +110,13 @@ describe('RedisStore records', () => {
     const done = newRecordKey();
     await claimedEpoch(done, 'owner-a');
     await store.complete(done, 'owner-a', 'r', RETENTION_MS);
+    const ttl = await client.pttl(redisKey(done));
     expect(await store.release(done, 'owner-a')).toBe(false);
-    expect(await store.renew(done, 'owner-a', LEASE_MS)).toBe(false);
+    // A late renewal of the owner's completed record counts as held and changes nothing.
+    expect(await store.renew(done, 'owner-a', LEASE_MS)).toBe(true);
     expect(await client.hget(redisKey(done), 'status')).toBe('completed');
+    expect(await client.pttl(redisKey(done))).toBeGreaterThan(LEASE_MS);
+    expect(ttl).toBeGreaterThan(LEASE_MS);
   });
 
   test('a stale owner whose lease expired cannot complete, release or renew the new owner\'s claim', async () => {

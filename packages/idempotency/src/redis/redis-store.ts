@@ -81,6 +81,9 @@ interface StoreScripts {
  *   retention once completed.
  * - `<prefix>{<recordKey>}:epoch`: the fencing counter, left by a release
  *   (a key never released has none; see `CLAIM_SCRIPT`).
+ * - `<prefix>{<recordKey>}:released`: the owner that released the key, until
+ *   its lease would have ended or the next claim, so the same release sent
+ *   twice (resent after a reconnect) answers as the first did.
  * - `<prefix>{<recordKey>}:done`: the channel completion and release publish
  *   on, once a waiter has marked the record.
  *
@@ -139,9 +142,9 @@ export class RedisStore implements IdempotencyStore {
     };
     const publish = this.pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH';
     this.scripts = {
-      claim: new LuaScript(CLAIM_SCRIPT, 2),
+      claim: new LuaScript(CLAIM_SCRIPT, 3),
       complete: new LuaScript(completeScript(publish), 1),
-      release: new LuaScript(releaseScript(publish), 2),
+      release: new LuaScript(releaseScript(publish), 3),
       renew: new LuaScript(RENEW_SCRIPT, 1),
       waiting: new LuaScript(WAITING_SCRIPT, 1),
     };
@@ -158,7 +161,7 @@ export class RedisStore implements IdempotencyStore {
     const keys = this.keys(recordKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
-    const args = [keys.record, keys.epoch, fingerprint, owner, String(lease), epochTtl];
+    const args = [keys.record, keys.epoch, keys.released, fingerprint, owner, String(lease), epochTtl];
     if (!this.waitForReplicas) return toClaimResult(await this.scripts.claim.run(this.client, args));
     return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim'));
   }
@@ -171,8 +174,8 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
-    const { record, epoch, channel } = this.keys(recordKey);
-    return (await this.scripts.release.run(this.client, [record, epoch, owner, channel, String(EPOCH_TTL_FLOOR_MS)])) === 1;
+    const { record, epoch, released, channel } = this.keys(recordKey);
+    return (await this.scripts.release.run(this.client, [record, epoch, released, owner, channel, String(EPOCH_TTL_FLOOR_MS)])) === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
@@ -229,13 +232,13 @@ export class RedisStore implements IdempotencyStore {
     return reply;
   }
 
-  private keys(recordKey: string): { record: string; epoch: string; channel: string } {
+  private keys(recordKey: string): { record: string; epoch: string; released: string; channel: string } {
     if (this.closed) throw new Error('RedisStore is closed');
     this.writes.hold();
     // The store key must not end the hash tag early; it is a hash, so this never trips in use.
     if (recordKey.length === 0 || /[{}]/.test(recordKey)) throw new RangeError('Invalid store key');
     const record = `${this.prefix}{${recordKey}}`;
-    return { record, epoch: `${record}:epoch`, channel: `${record}:done` };
+    return { record, epoch: `${record}:epoch`, released: `${record}:released`, channel: `${record}:done` };
   }
 }
 

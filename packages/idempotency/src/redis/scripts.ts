@@ -7,9 +7,13 @@
  * on Redis Cluster.
  *
  * Record hash fields: `status` (`in_progress` | `completed`), `fp`
- * (fingerprint), `owner`, `epoch`, `result` once completed, and `w` once a
- * waiter listens for its end. The key's TTL is the lease while in progress
- * and the retention once completed.
+ * (fingerprint), `owner` (kept once completed), `epoch`, `result` once
+ * completed, and `w` once a waiter listens for its end. The key's TTL is the
+ * lease while in progress and the retention once completed.
+ *
+ * Each script is idempotent for its own owner: ioredis resends a command
+ * whose reply a dropped connection lost (`autoResendUnfulfilledCommands`),
+ * and the second run answers as the first did (see `IdempotencyStore`).
  *
  * Each `redis.call` inside a script costs Redis a few microseconds, a new
  * key with an expiry several more: on the path every request takes (a claim
@@ -43,9 +47,10 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
 /**
  * Create the record or report the one that is there.
  *
- * KEYS: record hash, epoch counter. ARGV: fingerprint, owner, leaseMs,
- * epoch counter TTL in ms. Returns `{'claimed', epoch}`,
- * `{'in_progress', fp, pttl}` or `{'completed', fp, result, pttl}`.
+ * KEYS: record hash, epoch counter, released-by key. ARGV: fingerprint,
+ * owner, leaseMs, epoch counter TTL in ms. Returns `{'claimed', epoch}`
+ * (also to the same owner's claim run again), `{'in_progress', fp, pttl}` or
+ * `{'completed', fp, result, pttl}`.
  *
  * Atomic because the existence check and the HSET happen inside one script:
  * of any number of concurrent claims exactly one sees no record.
@@ -61,10 +66,11 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
  * no counter.
  */
 export const CLAIM_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result')
+local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result', 'owner', 'epoch')
 if record[1] == 'completed' then
   return {'completed', record[2], record[3], redis.call('PTTL', KEYS[1])}
 end
+if record[1] and record[4] == ARGV[2] then return {'claimed', record[5]} end
 if record[1] then
   return {'in_progress', record[2], math.max(redis.call('PTTL', KEYS[1]), 0)}
 end
@@ -76,6 +82,7 @@ redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
 if previous then
   redis.call('SET', KEYS[2], epoch)
   redis.call('PEXPIREAT', KEYS[2], at(epoch, ARGV[4]))
+  redis.call('DEL', KEYS[3])
 end
 return {'claimed', epoch}
 `;
@@ -84,7 +91,8 @@ return {'claimed', epoch}
  * Store the result if `owner` still holds the lease, then wake waiters.
  *
  * KEYS: record hash. ARGV: owner, result, retentionMs, completion channel.
- * Returns 1, or 0 with nothing changed.
+ * Returns 1 (also when `owner` had completed it already: the first result
+ * stays), or 0 with nothing changed.
  *
  * Atomic because the owner check and the write are one step: a holder whose
  * lease ran out, and whose key someone else claimed since, fails the check
@@ -97,7 +105,8 @@ return {'claimed', epoch}
  */
 export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
-if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+if record[2] ~= ARGV[1] then return 0 end
+if record[1] == 'completed' then return 1 end
 ${CLOCK}
 redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[3]))
@@ -109,21 +118,26 @@ return 1
  * Delete the in-progress record if `owner` still holds it, leave its epoch
  * in the counter, then wake waiters.
  *
- * KEYS: record hash, epoch counter. ARGV: owner, completion channel, epoch
- * counter TTL in ms. Returns 1 or 0.
+ * KEYS: record hash, epoch counter, released-by key. ARGV: owner,
+ * completion channel, epoch counter TTL in ms. Returns 1 or 0.
  *
  * Atomic for the same reason as completion: a stale holder cannot delete a
  * record that a newer claim created under the same key. The counter keeps
  * the next claim's epoch above this one's even within the same millisecond
- * (see the claim script).
+ * (see the claim script). The released-by key names the owner until the
+ * released lease would have ended, or the next claim: the same release run
+ * again answers 1 without touching anything.
  */
 export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
+if not record[1] and redis.call('GET', KEYS[3]) == ARGV[1] then return 1 end
 if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+local lease = redis.call('PTTL', KEYS[1])
 ${CLOCK}
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], record[3])
 redis.call('PEXPIREAT', KEYS[2], at(record[3], ARGV[3]))
+if lease > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', lease) end
 if record[4] then redis.call('${publish}', ARGV[2], 'released') end
 return 1
 `;
@@ -131,14 +145,16 @@ return 1
 /**
  * Extend the lease to `leaseMs` from now if `owner` still holds it.
  *
- * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0.
+ * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0; 1 without a
+ * change when `owner` has completed the record (its renewal arriving late).
  *
  * Atomic so a heartbeat that fires just after its lease ran out cannot
  * extend the lease of whoever claimed the key since.
  */
 export const RENEW_SCRIPT = `
 local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch')
-if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+if record[2] ~= ARGV[1] then return 0 end
+if record[1] == 'completed' then return 1 end
 ${CLOCK}
 redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[2]))
 return 1

@@ -27,19 +27,6 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     expect(await claim('owner-probe', 60_000)).toEqual({ status: 'completed', fingerprint: 'fp', result: '"fresh"', remainingMs: expect.any(Number) });
   });
 
-  it('refuses complete, release and renew on a completed record, even from its owner', async () => {
-    const { store, coordinator } = await setup();
-    const recordKey = coordinator.recordKey(OPERATION, '', newKey());
-    claimedEpoch(await store.claim({ recordKey, fingerprint: 'fp', owner: 'owner', leaseMs: 60_000 }));
-    expect(await store.complete(recordKey, 'owner', '"first"', 60_000)).toBe(true);
-
-    expect(await store.complete(recordKey, 'owner', '"second"', 60_000)).toBe(false);
-    expect(await store.renew(recordKey, 'owner', 60_000)).toBe(false);
-    expect(await store.release(recordKey, 'owner')).toBe(false);
-    const replay = await store.claim({ recordKey, fingerprint: 'fp', owner: 'other', leaseMs: 60_000 });
-    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp', result: '"first"', remainingMs: expect.any(Number) });
-  });
-
   it('keeps a slow live holder’s lease with the heartbeat: a duplicate waits, no second execution', async () => {
     const { coordinator, recorder } = await setup();
     const request = charge(newKey(), withPolicy({ leaseMs: 300, heartbeatMs: 100 }));
