@@ -258,7 +258,9 @@ export class IdempotencyCoordinator {
             throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
           }
         }
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running), waited };
+        // A result that cannot be stored is kept here, so this process replays it instead of running the action again.
+        const remember = replays && ((result: string) => replays.set(identity, request.fingerprint, result, policy.retentionMs));
+        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember), waited };
       }
       this.running.ended();
       if (claim.fingerprint !== request.fingerprint) {

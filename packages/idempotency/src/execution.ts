@@ -8,18 +8,27 @@ import type { IdempotencyStore, StoreTransaction } from './store';
 /** Reports one of the execution's decisions (see `IdempotencyObserver`). */
 export type ExecutionReport = (outcome: IdempotencyOutcome, extra?: { epoch?: number; error?: unknown }) => void;
 
+/** The first pause between two completion attempts; it doubles up to {@link RETRY_MAX_MS}. */
+const RETRY_FIRST_MS = 50;
+/** The longest pause between two completion attempts: a store back from a restart is found within it. */
+const RETRY_MAX_MS = 1_000;
+
+/** How a completion ended in the store. */
+type Stored = 'stored' | 'refused' | 'lost' | 'failed';
+
 /**
  * One execution of an operation for one key: what the action is handed
  * (`epoch`, `signal`, `recordKey`, `transaction`), and what ends it
  * (`complete` or `release`, exactly once, called by the coordinator or an
  * integration - never by the action).
  *
- * From the claim to its end a heartbeat renews the lease at least every
- * `heartbeatMs`; a renewal that finds another owner aborts `signal`. Under
- * fail-open the execution is unprotected: epoch 0, nothing to complete.
+ * From the claim until its result is stored a heartbeat renews the lease
+ * at least every `heartbeatMs`; a renewal that finds another owner aborts
+ * `signal`. Under fail-open the execution is unprotected: epoch 0, nothing
+ * to complete.
  *
  * ```text
- *  claim ── heartbeat ── heartbeat ── ... ── complete(result) ─► stored, waiters woken
+ *  claim ── heartbeat ── heartbeat ── ... ── complete(result) ─(retried, heartbeat on)─► stored, waiters woken
  *                                        └── release() ─────────► key free for a retry
  * ```
  */
@@ -32,6 +41,15 @@ export class Execution implements Beating {
   private ended = false;
   /** A renewal found another owner: the heartbeat stopped. */
   private lost = false;
+  /** The store answered the end (or gave up): the heartbeat stopped. */
+  private settled = false;
+  /**
+   * `performance.now()` until which the lease is held: one lease from the
+   * claim's answer, or from the start of the last renewal the store
+   * acknowledged. Past it a completion can no longer be stored, so its
+   * retries stop there.
+   */
+  private heldUntil: number;
 
   /** @internal Made by `IdempotencyCoordinator.begin`. */
   constructor(
@@ -63,7 +81,13 @@ export class Execution implements Beating {
      * counted its claim, and the execution takes that count over.
      */
     private readonly running?: RunningExecutions,
+    /**
+     * Keeps a result that could not be stored in this process (the
+     * coordinator's replay cache), so a retry that reaches it replays.
+     */
+    private readonly remember?: (result: string) => void,
   ) {
+    this.heldUntil = performance.now() + policy.leaseMs;
     if (epoch > 0) this.startHeartbeat();
   }
 
@@ -90,38 +114,52 @@ export class Execution implements Beating {
    * serialisable, too large): `result` is the error answer stored in its
    * place, so a retry never runs the action again; it is reported as such.
    *
+   * A store that fails is tried again, with a capped backoff and the
+   * heartbeat still renewing the lease, until the result is stored, the
+   * lease is lost, or the lease held (at most one `leaseMs` past the first
+   * failure) runs out: a side effect that ran is never run again because
+   * one store write failed. When it finally cannot be stored, the caller
+   * still gets its answer (the work ran), the answer is kept in this
+   * process for the next attempt, and `completion_failed` is reported.
+   *
+   * @returns `true` when the result is stored, `false` when it could not be
+   *   (or the execution is unprotected, or had ended already).
    * @throws LeaseLostError when another execution took the key over: the
    *   result was not stored (and, in a transaction, the side effect rolled back).
    * @throws StoreUnavailableError when a transaction's commit had an unknown
-   *   outcome. A store error outside a transaction is reported, not thrown:
-   *   the side effect happened and the caller still gets its answer.
+   *   outcome.
    */
-  async complete(result: string, unstorable?: unknown): Promise<void> {
-    if (!this.end()) return;
+  async complete(result: string, unstorable?: unknown): Promise<boolean> {
+    if (!this.end()) return false;
     try {
       if (unstorable !== undefined) this.report(IdempotencyOutcome.Unstorable, { epoch: this.epoch, error: unstorable });
-      let stored: boolean;
-      try {
-        stored = this.storeTransaction
-          ? await this.storeTransaction.complete(result, this.policy.retentionMs)
-          : await this.store.complete(this.recordKey, this.owner, result, this.policy.retentionMs);
-      } catch (error) {
-        this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
-        if (!this.storeTransaction) return; // in progress until its lease ends; the fence stops a re-execution
-        // Unknown outcome, but never half of one: side effect and completion
-        // are both committed (a retry replays) or both gone (the lease frees the key).
-        throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
+      let stored: Stored;
+      if (this.storeTransaction) stored = await this.commit(result);
+      else {
+        // The first attempt awaited here, not in `retry`: a stored result is reported before the waiters it woke.
+        try {
+          stored = (await this.storeResult(result)) ? 'stored' : 'refused';
+        } catch (error) {
+          stored = await this.retry(result, error);
+        }
       }
-      if (!stored) {
-        this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
+      if (stored === 'refused') this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
+      if (stored === 'refused' || stored === 'lost') {
         throw new LeaseLostError(
           this.storeTransaction
             ? 'This execution lost its lease; its side effect was rolled back'
             : 'This execution lost its lease; the request is now owned by another attempt',
         );
       }
+      if (stored === 'failed') {
+        this.remember?.(result);
+        this.report(IdempotencyOutcome.CompletionFailed, { epoch: this.epoch });
+        return false;
+      }
       this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
+      return true;
     } finally {
+      this.stopHeartbeat();
       this.running?.ended();
     }
   }
@@ -133,6 +171,7 @@ export class Execution implements Beating {
    */
   async release(): Promise<void> {
     if (!this.end()) return;
+    this.stopHeartbeat();
     try {
       await this.storeTransaction?.rollback();
       const released = await this.store.release(this.recordKey, this.owner);
@@ -144,12 +183,62 @@ export class Execution implements Beating {
     }
   }
 
-  /** Stop the heartbeat; true the first time, when there is something to end. */
+  /**
+   * Complete the record in the store again after `error`, and after each
+   * further failure, while the lease can still be held (at most one
+   * `leaseMs` from the first failure). Safe to repeat: a completion that
+   * landed although its reply was lost answers `true` to the next attempt.
+   */
+  private async retry(result: string, error: unknown): Promise<Stored> {
+    const giveUpAt = performance.now() + this.policy.leaseMs;
+    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+      if (this.lost) return 'lost';
+      const now = performance.now();
+      const until = Math.min(giveUpAt, this.heldUntil);
+      if (now >= until) return 'failed';
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, until - now)));
+      try {
+        return (await this.storeResult(result)) ? 'stored' : 'refused';
+      } catch (next) {
+        error = next;
+      }
+    }
+  }
+
+  /** One completion attempt in the store: the store's own promise, so a stored result costs no extra turn. */
+  private storeResult(result: string): Promise<boolean> {
+    return this.store.complete(this.recordKey, this.owner, result, this.policy.retentionMs);
+  }
+
+  /**
+   * Complete the record in the action's transaction, once: a commit whose
+   * outcome is unknown cannot be repeated, but it is never half of one.
+   */
+  private async commit(result: string): Promise<Stored> {
+    // Its UPDATE holds the record's row until COMMIT: a renewal now would
+    // only wait for it, on one of the few connections renewals run on.
+    this.stopHeartbeat();
+    try {
+      return (await (this.storeTransaction as StoreTransaction).complete(result, this.policy.retentionMs)) ? 'stored' : 'refused';
+    } catch (error) {
+      this.report(IdempotencyOutcome.StoreError, { epoch: this.epoch, error });
+      // Side effect and completion are both committed (a retry replays) or
+      // both gone (the lease frees the key).
+      throw new StoreUnavailableError('The idempotency store failed while committing; retry the request', { cause: error });
+    }
+  }
+
+  /** True the first time, when there is something to end; the heartbeat goes on until the store answers. */
   private end(): boolean {
     if (this.ended) return false;
     this.ended = true;
-    if (this.policy.heartbeatMs > 0) heartbeat(this.policy.heartbeatMs).delete(this);
     return this.protected;
+  }
+
+  private stopHeartbeat(): void {
+    this.settled = true;
+    if (this.policy.heartbeatMs > 0) heartbeat(this.policy.heartbeatMs).delete(this);
   }
 
   /** Renew the lease every `heartbeatMs` until the execution ends (see `heartbeat`). */
@@ -161,15 +250,17 @@ export class Execution implements Beating {
 
   /** @internal One renewal of the lease, started by the heartbeat. */
   beat(): void {
-    if (this.ended || this.lost || this.renewing) return;
+    if (this.settled || this.lost || this.renewing) return;
     this.renewing = true;
-    this.lastBeatAt = performance.now();
+    const startedAt = performance.now();
+    this.lastBeatAt = startedAt;
     this.store
       .renew(this.recordKey, this.owner, this.policy.leaseMs)
       .then((held) => {
-        // A renewal that lands after the end (its completion travelled on
-        // another connection) is not a lost lease.
-        if (held || this.ended) return;
+        if (held) this.heldUntil = Math.max(this.heldUntil, startedAt + this.policy.leaseMs);
+        // A renewal that lands after the store answered the end (its
+        // completion travelled on another connection) is not a lost lease.
+        if (held || this.settled) return;
         this.lost = true;
         heartbeat(this.policy.heartbeatMs).delete(this);
         this.report(IdempotencyOutcome.LeaseLost, { epoch: this.epoch });

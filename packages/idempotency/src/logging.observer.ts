@@ -16,6 +16,7 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
   IdempotencyOutcome.LeaseLost,
   IdempotencyOutcome.StaleCompletionRefused,
   IdempotencyOutcome.Unstorable,
+  IdempotencyOutcome.CompletionFailed,
 ]);
 
 /**

@@ -27,6 +27,14 @@ export const IdempotencyOutcome = {
    * stored in its place, so a retry never runs the action again.
    */
   Unstorable: 'unstorable',
+  /**
+   * The action ran, but its result could not be stored: every completion
+   * retry failed until the lease it held ran out. The caller got its
+   * answer, and this process replays it; elsewhere a retry finds the key
+   * held until the lease ends, and after that may run the action again,
+   * which only a resource fenced on the record refuses. Alert on it.
+   */
+  CompletionFailed: 'completion_failed',
   /** A store call failed. */
   StoreError: 'store_error',
   /** The store failed and the operation opted into running unprotected. */
