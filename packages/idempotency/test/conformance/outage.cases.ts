@@ -68,7 +68,8 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     const openPolicy = withPolicy({ onStoreFailure: 'fail-open', leaseMs: 30_000 });
     const gate = latch();
     let executions = 0;
-    const holder = coordinator.run(charge(key, openPolicy), async () => {
+    // The holder's completion is retried until its lease ends: a short one lets the case end within its bound.
+    const holder = coordinator.run(charge(key, withPolicy({ onStoreFailure: 'fail-open', leaseMs: 3_000 })), async () => {
       executions += 1;
       await gate.promise;
       return { statusCode: 201 };
@@ -92,11 +93,12 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     expect(recorder.count('fail_open')).toBe(0);
   });
 
-  outageIt('still answers the caller when the store stops while its action runs', async () => {
+  outageIt('still answers the caller when the store stops while its action runs, once the lease it held has run out', async () => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     const gate = latch();
     let started = false;
-    const run = coordinator.run(charge(newKey()), async () => {
+    // The completion is retried for as long as the lease can be held: a short one keeps the case short.
+    const run = coordinator.run(charge(newKey(), withPolicy({ leaseMs: 1_000 })), async () => {
       started = true;
       await gate.promise;
       return { statusCode: 201 };
@@ -108,5 +110,6 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     expect(await within(run, SAFETY_MS, 'the run whose store stopped')).toMatchObject({ replayed: false, value: { statusCode: 201 } });
     expect(recorder.count('store_error')).toBeGreaterThanOrEqual(1);
     expect(recorder.count('executed')).toBe(0);
+    expect(recorder.count('completion_failed')).toBe(1);
   });
 }

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { StartedRedisContainer } from '@testcontainers/redis';
 
 /**
@@ -43,13 +46,51 @@ export interface PrivateRedis {
   url: string;
   /** Kill the server (SIGKILL, like a crash) and wait for it to exit. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Kill it (SIGKILL) and start it again on the same port: its clients
+   * reconnect to the address they know. A durable server comes back with
+   * every write it acknowledged.
+   */
+  restart(): Promise<void>;
 }
 
-/** Start `redis-server` on a free port, without persistence, and wait until it answers PING. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** How a private Redis keeps what it is told. */
+export interface PrivateRedisOptions {
+  /**
+   * Keep every write in an append-only file fsynced before the write is
+   * acknowledged (`appendfsync always`), in a temporary folder of its own,
+   * so a crash and a restart lose nothing. Default off: nothing persists.
+   */
+  durable?: boolean;
+}
+
+/** Start `redis-server` on a free port and wait until it answers PING. */
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
+  const dir = options.durable ? mkdtempSync(join(tmpdir(), 'idem-redis-')) : undefined;
+  let kill = await launch(port, dir);
+  let stopped = false;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      stopped = true;
+      await kill();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+    restart: async () => {
+      if (stopped) throw new Error('This private Redis was stopped for good');
+      await kill();
+      kill = await launch(port, dir);
+    },
+  };
+}
+
+/** Run one `redis-server` on `port` (append-only in `dir`, when given); resolves with what kills it. */
+async function launch(port: number, dir: string | undefined): Promise<() => Promise<void>> {
   const binary = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
+    cwd: dir ?? tmpdir(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -69,7 +110,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const startError = once(child, 'error').then(([error]) => error as Error);
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (await ping(port)) return { url: `redis://127.0.0.1:${port}`, stop };
+    if (await ping(port)) return stop;
     const failed = await Promise.race([startError, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50))]);
     if (failed || !running() || Date.now() > deadline) {
       await stop();
