@@ -315,6 +315,30 @@ describe.each<AdapterName>(['fastify', 'express'])('IdempotencyModule options (%
     }
   });
 
+  it('retries a completion whose store write failed once: one charge, and the retry replays the 201', async () => {
+    const flaky = new (class extends ObservedStore {
+      failures = 1;
+      override async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
+        if (this.failures-- > 0) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+        return super.complete(recordKey, owner, result, retentionMs);
+      }
+    })();
+    const fixture = await bootFixture(adapter, { store: flaky });
+    try {
+      const k = key();
+      const first = await post(fixture, '/charges', { amountCents: 500 }, { 'idempotency-key': k });
+      const retry = await post(fixture, '/charges', { amountCents: 500 }, { 'idempotency-key': k });
+
+      expect(first.status).toBe(201);
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(retry.text).toBe(first.text);
+      expect(fixture.state.calls.charge).toBe(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+
   it('keeps scopes apart: the same key and body from another tenant executes again', async () => {
     const fixture = await bootFixture(adapter, {
       scope: (ctx) => ctx.switchToHttp().getRequest().headers['x-tenant'],
