@@ -151,10 +151,13 @@ export class RedisStore implements IdempotencyStore {
     this.client = client;
     this.writes = new WriteCoalescer(client);
     const sharded = this.pubsub === 'sharded';
-    this.channels = new CompletionChannels(
-      () => (isCluster(client) ? client.duplicate([], { shardedSubscribers: sharded, lazyConnect: true }) : client.duplicate({ lazyConnect: true })),
-      this.pubsub,
-    );
+    // A single subscriber does not reconnect: its subscriptions end with its
+    // connection, and the next waiter opens a new one (see CompletionChannels).
+    const subscriber = (): Redis | Cluster =>
+      isCluster(client)
+        ? client.duplicate([], { shardedSubscribers: sharded, lazyConnect: true })
+        : client.duplicate({ lazyConnect: true, retryStrategy: () => null });
+    this.channels = new CompletionChannels(subscriber, this.pubsub);
   }
 
   async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
