@@ -5,6 +5,7 @@ import { describeOutageCases } from './conformance/outage.cases';
 import { describeReleaseCases } from './conformance/release.cases';
 import { describeResendCases } from './conformance/resend.cases';
 import { describeSharingCases } from './conformance/sharing.cases';
+import { describeWaitingCases } from './conformance/waiting.cases';
 
 export type { HarnessRequest, StoreHarness } from './conformance/context';
 
@@ -35,6 +36,7 @@ export function describeStoreConformance(name: string, harness: Harness, options
   describe(`${name} (store conformance)`, () => {
     const context = conformanceContext(harness);
     describe('sharing one execution', () => describeSharingCases(context));
+    describe('waiting on one key', () => describeWaitingCases(context));
     describe('releasing on failure', () => describeReleaseCases(context));
     describe('fencing, leases and retention', () => describeFencingCases(context));
     describe('the same call sent twice by its owner', () => describeResendCases(context));

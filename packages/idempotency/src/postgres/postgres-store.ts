@@ -3,7 +3,7 @@ import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } 
 import { channelName } from './channel';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
-import { signalledWait } from '../signalled-wait';
+import { SignalledWaits } from '../signalled-wait';
 import { migrate, quoteSchema } from './migrate';
 import { statements, type Statements } from './sql';
 
@@ -114,14 +114,14 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
   private readonly ownsRenewPool: boolean;
   private readonly sql: Statements;
   private readonly channel: string;
-  private readonly pollIntervalMs: number;
   private readonly fenceRetentionMs: number;
   private readonly ownsPool: boolean;
   private readonly migrateOnConnect: boolean;
   private readonly schema: string;
   private readonly listener: CompletionListener;
   private readonly sweeper: NodeJS.Timeout | undefined;
-  private readonly waiters = new Set<(error?: unknown) => void>();
+  /** One wait per record however many requests wait on it; `close()` resolves them all. */
+  private readonly waits: SignalledWaits;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -131,7 +131,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     this.ownsRenewPool = !options.renewPool || (options.ownsPool ?? false);
     this.renewPool = options.renewPool ?? renewPoolFor(options.pool);
     this.channel = channelName(schema);
-    this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
+    this.waits = new SignalledWaits(positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000));
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
     this.ownsPool = options.ownsPool ?? false;
     this.migrateOnConnect = options.migrateOnConnect ?? false;
@@ -204,13 +204,15 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.assertOpen();
-    return signalledWait(
-      {
+    return this.waits.wait(
+      recordKey,
+      () => ({
         join: (wake) => this.listener.join(recordKey, wake),
         leave: (wake) => this.listener.leave(recordKey, wake),
         inProgress: async () => ((await this.pool.query(this.sql.inProgress, [recordKey])).rowCount ?? 0) > 0,
-      },
-      { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
+      }),
+      timeoutMs,
+      signal,
     );
   }
 
@@ -246,7 +248,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    for (const settle of [...this.waiters]) settle();
+    this.waits.close();
     await this.listener.close();
     if (this.ownsRenewPool) await this.renewPool.end();
     if (this.ownsPool) await this.pool.end();

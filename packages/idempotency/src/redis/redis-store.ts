@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
-import { signalledWait } from '../signalled-wait';
+import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { isNoScript, LuaScript } from './lua-script';
@@ -43,7 +43,8 @@ export interface RedisStoreOptions {
   /**
    * While waiting, how often the record is re-read in case it left
    * `in_progress` without a message (a lease that ran out silently, a
-   * message lost while the subscriber reconnected). Default 1000 ms.
+   * message lost while the subscriber reconnected): once per record,
+   * however many requests wait on it. Default 1000 ms.
    */
   pollIntervalMs?: number;
   /** Whether `close()` also quits `client`. Default `false`. */
@@ -99,6 +100,9 @@ interface StoreScripts {
  * waiter:  SUBSCRIBE :done --ok--> HGET status, mark w --in_progress--> wait for message
  * holder:                  complete: HSET, PUBLISH if marked (one script)
  * ```
+ * All the requests of a process that wait on one record share one wait:
+ * one subscription, one read, one mark, one poll.
+ *
  * The record is read and marked only after the subscription is confirmed,
  * so a completion lands either before the read (seen by it) or after the
  * mark (published, and delivered to the subscription): never in between,
@@ -117,22 +121,21 @@ interface StoreScripts {
 export class RedisStore implements IdempotencyStore {
   private readonly client: Redis | Cluster;
   private readonly prefix: string;
-  private readonly pollIntervalMs: number;
   private readonly ownsClient: boolean;
   private readonly pubsub: PubSubMode;
   private readonly scripts: StoreScripts;
   private readonly waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   private readonly channels: CompletionChannels;
   private readonly writes: WriteCoalescer;
-  /** Settles each pending wait; `close()` resolves them all. */
-  private readonly waiters = new Set<(error?: unknown) => void>();
+  /** One wait per record however many requests wait on it; `close()` resolves them all. */
+  private readonly waits: SignalledWaits;
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
     this.prefix = options.prefix ?? 'idem:';
     // A brace in the prefix would become the hash tag and split a record's keys across slots.
     if (/[{}]/.test(this.prefix)) throw new RangeError('RedisStore prefix must not contain { or }');
-    this.pollIntervalMs = positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000);
+    this.waits = new SignalledWaits(positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000));
     this.ownsClient = options.ownsClient ?? false;
     const client = options.client;
     this.pubsub = options.pubsub ?? (isCluster(client) ? 'sharded' : 'classic');
@@ -188,13 +191,15 @@ export class RedisStore implements IdempotencyStore {
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const { record, channel } = this.keys(recordKey);
-    return signalledWait(
-      {
+    return this.waits.wait(
+      recordKey,
+      () => ({
         join: (wake) => this.channels.join(channel, wake),
         leave: (wake) => this.channels.leave(channel, wake),
         inProgress: async () => (await this.scripts.waiting.run(this.client, [record])) === RecordStatus.InProgress,
-      },
-      { timeoutMs, pollIntervalMs: this.pollIntervalMs, abort: signal, waiters: this.waiters },
+      }),
+      timeoutMs,
+      signal,
     );
   }
 
@@ -212,7 +217,7 @@ export class RedisStore implements IdempotencyStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const settle of [...this.waiters]) settle();
+    this.waits.close();
     await this.channels.close();
     if (this.ownsClient) await closeConnection(this.client);
   }

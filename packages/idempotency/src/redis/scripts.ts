@@ -169,12 +169,14 @@ return 1
  *
  * Atomic, and run after the subscription is confirmed: the record ends
  * either before this read (seen by it) or after the mark (published to the
- * subscribed waiter). A mark Redis refuses (out of memory, too few
- * replicas to write) does not fail the wait: the waiter then learns of the
- * end from its poll.
+ * subscribed waiter). A record already marked is only read: however many
+ * waiters and polls, a record is written once (replicated and appended to
+ * the AOF once). A mark Redis refuses (out of memory, too few replicas to
+ * write) does not fail the wait: the waiter then learns of the end from its
+ * poll, which tries the mark again.
  */
 export const WAITING_SCRIPT = `
-local status = redis.call('HGET', KEYS[1], 'status')
-if status == 'in_progress' then redis.pcall('HSET', KEYS[1], 'w', '1') end
-return status
+local record = redis.call('HMGET', KEYS[1], 'status', 'w')
+if record[1] == 'in_progress' and not record[2] then redis.pcall('HSET', KEYS[1], 'w', '1') end
+return record[1]
 `;

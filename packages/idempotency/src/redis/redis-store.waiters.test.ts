@@ -1,0 +1,87 @@
+import diagnostics from 'node:diagnostics_channel';
+import type { Redis } from 'ioredis';
+import { eventually, latch, within } from '../../test/support/async';
+import { Recorder } from '../../test/support/recorder';
+import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
+import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
+import type { OperationPolicy } from '../policy';
+import { LuaScript } from './lua-script';
+import { RedisStore } from './redis-store';
+import { connect, uniquePrefix } from './redis.test-support';
+import { WAITING_SCRIPT } from './scripts';
+
+const prefix = uniquePrefix();
+const OPERATION = 'payments.charge';
+const DUPLICATES = 2_000;
+const request: RunRequest = { operation: OPERATION, key: 'the-key', fingerprint: 'fp' };
+const WAITING_SHA = new LuaScript(WAITING_SCRIPT, 1).sha;
+
+/**
+ * 2,000 duplicates of one request wait on its held key, on a Redis server
+ * of the test's own, whose `INFO commandstats` counts only this test's
+ * commands. The poll is out of reach: what is counted is what waiting
+ * itself costs.
+ */
+describe('2,000 duplicates waiting on one held key (real Redis)', () => {
+  let redis: PrivateRedis;
+  let admin: Redis;
+  let store: RedisStore;
+  let recorder: Recorder;
+  let waitingScripts = 0;
+  const countWaitingScripts = (message: unknown): void => {
+    const { command, args } = message as { command: string; args: unknown[] };
+    if (command === 'evalsha' && args[0] === WAITING_SHA) waitingScripts += 1;
+  };
+
+  beforeEach(async () => {
+    redis = await startPrivateRedis();
+    admin = await connect(redis.url);
+    // A burst of 2,000 claims on a loaded machine may take longer than the fail-fast second: counted here, not timed.
+    const client = await connect(redis.url, { commandTimeout: 20_000 });
+    store = new RedisStore({ client, prefix, pollIntervalMs: 600_000, ownsClient: true });
+    recorder = new Recorder();
+    waitingScripts = 0;
+    diagnostics.subscribe('tracing:ioredis:command:start', countWaitingScripts);
+  });
+
+  afterEach(async () => {
+    diagnostics.unsubscribe('tracing:ioredis:command:start', countWaitingScripts);
+    await store.close();
+    await admin.quit();
+    await redis.stop();
+  });
+
+  const writes = async (command: string): Promise<number> => {
+    const line = ((await admin.info('commandstats')) as string).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`)) ?? '';
+    return Number(/calls=(\d+)/.exec(line)?.[1] ?? 0);
+  };
+
+  /** A holder on the key, and `DUPLICATES` requests for it once every one has found it held. */
+  async function duplicatesOfAHeldKey(defaults: Partial<OperationPolicy>) {
+    const coordinator = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, replayCache: false, defaults: { leaseMs: 60_000, ...defaults } });
+    const gate = latch();
+    const holder = coordinator.run(request, async () => (await gate.promise, { chargeId: 'ch_1' }));
+    await eventually(() => recorder.claims === 1, 'the holder’s claim to be answered');
+    const marksBefore = await writes('hset');
+    const duplicates = Array.from({ length: DUPLICATES }, () =>
+      coordinator.run(request, async () => ({ chargeId: 'a duplicate ran' })).then(
+        (result) => result,
+        (error: unknown) => error,
+      ),
+    );
+    await eventually(() => recorder.claims >= DUPLICATES + 1, 'every duplicate to find the key held', { timeoutMs: 30_000 });
+    const record = `${prefix}{${coordinator.recordKey(OPERATION, '', request.key)}}`;
+    await eventually(async () => Number(((await admin.pubsub('NUMSUB', `${record}:done`)) as [string, number])[1]) === 1, 'the subscription');
+    await eventually(async () => (await admin.hget(record, 'w')) === '1', 'the record to be marked');
+    const marks = (await writes('hset')) - marksBefore;
+    gate.open();
+    await within(holder, 10_000, 'the holder');
+    return { marks, answers: await within(Promise.all(duplicates), 30_000, 'the duplicates') };
+  }
+
+  test('share one subscription, one read and one mark (O(1) store writes), and all get the replay', async () => {
+    const { marks, answers } = await duplicatesOfAHeldKey({});
+    expect({ marks, waitingScripts }).toEqual({ marks: 1, waitingScripts: 1 });
+    expect(answers.filter((answer) => (answer as { replayed?: boolean }).replayed !== true)).toEqual([]);
+  }, 60_000);
+});
