@@ -97,6 +97,8 @@ describe('policies', () => {
     [{ maxWaitMs: -1 }, /maxWaitMs/],
     [{ inFlight: 'queue' as never }, /inFlight must be 'wait' or 'reject'/],
     [{ onStoreFailure: 'ignore' as never }, /onStoreFailure must be 'fail-closed' or 'fail-open'/],
+    [{ maxWaitersPerKey: 0 }, /maxWaitersPerKey must be a whole number from 1/],
+    [{ maxWaitersPerKey: 2.5 }, /maxWaitersPerKey/],
   ])('refuses %j at construction, naming the option', (policy, message) => {
     expect(() => new IdempotencyCoordinator({ service: 'payments', store, defaults: policy })).toThrow(InvalidPolicyError);
     expect(() => new IdempotencyCoordinator({ service: 'payments', store, defaults: policy })).toThrow(message);
@@ -109,6 +111,11 @@ describe('policies', () => {
     const claim = jest.spyOn(store, 'claim');
     await expect(coordinator.run(request({ policy: { leaseMs: 100, heartbeatMs: 100 } }), ok)).rejects.toThrow(InvalidPolicyError);
     expect(claim).not.toHaveBeenCalled();
+  });
+
+  it.each([0, -1, 2.5, Number.NaN, Infinity])('refuses maxWaiters %p at construction, naming the option', (maxWaiters) => {
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(InvalidPolicyError);
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(/payments: maxWaiters must be a whole number from 1/);
   });
 
   it('accepts a heartbeat of 0 (off) with any lease', () => {
@@ -288,6 +295,55 @@ describe('run', () => {
     expect(layered.policyFor(OPERATION)).toMatchObject({ retentionMs: 2_000, inFlight: 'reject', maxWaitMs: 50 });
     expect(layered.policyFor(OPERATION, { inFlight: 'wait' })).toMatchObject({ retentionMs: 2_000, inFlight: 'wait' });
     expect(layered.policyFor('other.op')).toMatchObject({ retentionMs: 1_000, maxWaitMs: 30_000 });
+  });
+});
+
+describe('waiter caps', () => {
+  /** Hold `key` until the returned latch opens; resolves once the holder has claimed. */
+  async function hold(capped: IdempotencyCoordinator, key: string) {
+    const gate = latch();
+    const holder = capped.run(request({ key }), async () => (await gate.promise, { statusCode: 201, body: { chargeId: `ch_${key}` } }));
+    await eventually(() => capped.runningExecutions >= 1, 'the holder to claim');
+    return { open: () => gate.open(), holder };
+  }
+  const rejection = (promise: Promise<unknown>) => promise.then(() => 'answered', (error: unknown) => error);
+  /** Claims answered so far: a duplicate whose claim found the key held is counted as waiting from then on. */
+  const claims = (count: number) => eventually(() => recorder.claims >= count, `${count} claims to be answered`);
+
+  it('answers the duplicate past maxWaitersPerKey 409 with Retry-After, and lets the others wait for the replay', async () => {
+    const capped = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, defaults: { maxWaitersPerKey: 3 } });
+    const { open, holder } = await hold(capped, 'k1');
+    const waiters = [1, 2, 3].map(() => capped.run(request({ key: 'k1' }), neverRuns));
+    await claims(4);
+    const refused = await rejection(capped.run(request({ key: 'k1' }), neverRuns));
+    expect(isInFlightError(refused) && refused.retryAfterSeconds).toBe(10);
+    expect(recorder.count('rejected_in_flight')).toBe(1);
+    // Another key has its own count.
+    const other = await hold(capped, 'k2');
+    const otherWaiter = capped.run(request({ key: 'k2' }), neverRuns);
+    open();
+    other.open();
+    await within(Promise.all([holder, other.holder]), 5_000, 'the holders');
+    for (const answer of await within(Promise.all([...waiters, otherWaiter]), 5_000, 'the waiters')) expect(answer.replayed).toBe(true);
+  });
+
+  it('counts maxWaiters over every key, and frees a place when a waiter leaves (its caller gone)', async () => {
+    const capped = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, maxWaiters: 2 });
+    const a = await hold(capped, 'a');
+    const b = await hold(capped, 'b');
+    const gone = new AbortController();
+    const leaving = rejection(capped.run(request({ key: 'a', signal: gone.signal }), neverRuns));
+    const staying = capped.run(request({ key: 'b' }), neverRuns);
+    await claims(4);
+    expect(isInFlightError(await rejection(capped.run(request({ key: 'b' }), neverRuns)))).toBe(true);
+    gone.abort();
+    expect(await leaving).toMatchObject({ name: 'AbortError' });
+    const late = capped.run(request({ key: 'a' }), neverRuns);
+    await claims(6);
+    a.open();
+    b.open();
+    await within(Promise.all([a.holder, b.holder]), 5_000, 'the holders');
+    expect(await within(Promise.all([staying, late]), 5_000, 'the waiters')).toMatchObject([{ replayed: true }, { replayed: true }]);
   });
 });
 

@@ -4,10 +4,11 @@ import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableEr
 import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './fingerprint';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
-import { resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
+import { InvalidPolicyError, isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { RunningExecutions } from './running-executions';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
+import { WaitingRequests } from './waiting-requests';
 
 /** How a coordinator is set up, once per service. */
 export interface IdempotencyOptions {
@@ -25,6 +26,13 @@ export interface IdempotencyOptions {
    * off. Default on: 10,000 records, 16 Mi characters of results.
    */
   replayCache?: ReplayCacheOptions | false;
+  /**
+   * How many requests may wait for other executions at once, over every
+   * key of this coordinator (in practice: of this service in this
+   * process); the next one is answered 409 with `Retry-After`. Each policy's
+   * `maxWaitersPerKey` caps one key. Default 10,000.
+   */
+  maxWaiters?: number;
 }
 
 /** One request to protect. */
@@ -109,10 +117,14 @@ export class IdempotencyCoordinator {
   private readonly policies = new Map<string, OperationPolicy>();
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
+  private readonly waiting: WaitingRequests;
 
   /** @throws InvalidPolicyError naming the option, for defaults or an operation that could not protect anything. */
   constructor(private readonly options: IdempotencyOptions) {
     this.replays = options.replayCache === false ? undefined : new ReplayCache(options.replayCache);
+    const maxWaiters = options.maxWaiters ?? 10_000;
+    if (!isCount(maxWaiters)) throw new InvalidPolicyError(`${options.service}: maxWaiters must be a whole number from 1 (got ${String(maxWaiters)})`);
+    this.waiting = new WaitingRequests(maxWaiters);
     validatePolicy(resolvePolicy(options.defaults), `${options.service} defaults`);
     for (const operation of Object.keys(options.operations ?? {})) this.policyFor(operation);
   }
@@ -208,7 +220,8 @@ export class IdempotencyCoordinator {
    *
    * @throws KeyReusedError (422) when the key was used for another request.
    * @throws InFlightError (409) when another execution holds the key and this
-   *   request may not, or can no longer, wait.
+   *   request may not, or can no longer, wait, or when too many requests
+   *   already wait (`maxWaitersPerKey`, `maxWaiters`).
    * @throws StoreUnavailableError (503) when the store fails and the
    *   operation fails closed, or whenever it fails after this request saw
    *   the key held: fail-open never runs next to a live holder.
@@ -274,18 +287,23 @@ export class IdempotencyCoordinator {
       }
 
       const remaining = waitUntil - Date.now();
-      if (policy.inFlight === 'reject' || remaining <= 0) {
+      // Past a cap on waiting requests, answered as under `reject`; `enter` counts this one until its wait ends.
+      if (policy.inFlight === 'reject' || remaining <= 0 || !this.waiting.enter(recordKey, policy.maxWaitersPerKey)) {
         report(IdempotencyOutcome.RejectedInFlight);
         const retryAfterSeconds = Math.max(1, Math.ceil(claim.leaseRemainingMs / 1000));
         throw new InFlightError('A request with this Idempotency-Key is still being processed', retryAfterSeconds);
       }
-      // Wake on the completion signal; the lease bound re-checks a holder that died silently.
-      signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
       try {
-        await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
-      } catch (error) {
-        report(IdempotencyOutcome.StoreError, { error });
-        throw unavailable(error);
+        signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
+        try {
+          // Wake on the completion signal; the lease bound re-checks a holder that died silently.
+          await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
+        } catch (error) {
+          report(IdempotencyOutcome.StoreError, { error });
+          throw unavailable(error);
+        }
+      } finally {
+        this.waiting.leave(recordKey);
       }
       if (signal?.aborted) {
         report(IdempotencyOutcome.Abandoned);

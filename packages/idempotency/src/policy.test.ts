@@ -9,6 +9,7 @@ describe('resolvePolicy', () => {
       heartbeatMs: 3_333,
       inFlight: 'wait',
       maxWaitMs: 30_000,
+      maxWaitersPerKey: 1_000,
       onStoreFailure: 'fail-closed',
       isFinal: isFinalOutcome,
     });

@@ -31,6 +31,15 @@ export interface OperationPolicy {
   /** Longest a duplicate waits, whatever deadline its caller sent. Default 30 s. */
   maxWaitMs: number;
   /**
+   * How many duplicates of one key may wait in this process at once; the
+   * next one is answered 409 with `Retry-After`, as under `reject`. However
+   * many wait, a store watches the key once, but each holds a request (a
+   * socket, its memory) and claims again when woken: a client retrying in
+   * a loop must not pile them up. Default 1,000. See also the coordinator's
+   * `maxWaiters`.
+   */
+  maxWaitersPerKey: number;
+  /**
    * `fail-closed` (default): a request whose key cannot be claimed because
    * the store is unreachable is refused (503) and not executed. `fail-open`:
    * it runs unprotected, and is counted. Either way, a request that has seen
@@ -58,6 +67,7 @@ export const DEFAULT_POLICY: Readonly<OperationPolicy> = Object.freeze({
   heartbeatMs: 10_000 / 3,
   inFlight: 'wait',
   maxWaitMs: 30_000,
+  maxWaitersPerKey: 1_000,
   onStoreFailure: 'fail-closed',
   isFinal: isFinalOutcome,
 });
@@ -92,8 +102,8 @@ export function resolvePolicy(...layers: Array<Partial<OperationPolicy> | undefi
  * Refuse a policy that breaks the guarantees: a lease that is not a
  * positive time (every claim would expire at once), a heartbeat as long as
  * the lease (the lease runs out between two renewals, and a duplicate takes
- * the key from a live holder), a negative wait or retention, an unknown
- * policy word. Called at boot for every operation and route, so a bad value
+ * the key from a live holder), a negative wait or retention, a cap on
+ * waiters that is not a whole number from 1, an unknown policy word. Called at boot for every operation and route, so a bad value
  * stops the service instead of charging twice.
  *
  * @param where Names the policy in the message, e.g. `operation payments.charge`.
@@ -116,6 +126,9 @@ export function validatePolicy(policy: OperationPolicy, where: string): Operatio
   if (policy.heartbeatMs !== 0 && policy.heartbeatMs >= policy.leaseMs) {
     fail(`heartbeatMs (${policy.heartbeatMs}) must be shorter than leaseMs (${policy.leaseMs}), or 0 to turn the heartbeat off`);
   }
+  if (!isCount(policy.maxWaitersPerKey)) {
+    fail(`maxWaitersPerKey must be a whole number from 1 (got ${String(policy.maxWaitersPerKey)}); inFlight: 'reject' refuses every duplicate`);
+  }
   if (policy.inFlight !== 'wait' && policy.inFlight !== 'reject') fail(`inFlight must be 'wait' or 'reject' (got ${String(policy.inFlight)})`);
   if (policy.onStoreFailure !== 'fail-closed' && policy.onStoreFailure !== 'fail-open') {
     fail(`onStoreFailure must be 'fail-closed' or 'fail-open' (got ${String(policy.onStoreFailure)})`);
@@ -123,4 +136,9 @@ export function validatePolicy(policy: OperationPolicy, where: string): Operatio
   if (typeof policy.isFinal !== 'function') fail('isFinal must be a function');
   if (policy.transactional !== undefined && typeof policy.transactional !== 'boolean') fail('transactional must be a boolean');
   return policy;
+}
+
+/** Whether `value` is a usable cap: a whole number from 1. */
+export function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }

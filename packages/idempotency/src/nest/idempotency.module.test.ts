@@ -68,6 +68,13 @@ describe('IdempotencyModule', () => {
     await store.close();
   });
 
+  it('hands maxWaiters to the coordinator, which refuses a cap that is not a whole number from 1 at boot', async () => {
+    const store = new MemoryStore();
+    const boot = Test.createTestingModule({ imports: [IdempotencyModule.forRoot({ service: 's', store, metrics: false, maxWaiters: 0 })] }).compile();
+    await expect(boot).rejects.toThrow('s: maxWaiters must be a whole number from 1 (got 0)');
+    await store.close();
+  });
+
   it('with isGlobal, serves @Idempotent routes of modules that do not import it', async () => {
     @Module({ controllers: [PingController] })
     class FeatureModule {}

@@ -74,6 +74,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
           defaults: options.defaults,
           operations: options.operations,
           replayCache: options.replayCache,
+          maxWaiters: options.maxWaiters,
           observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
         });
       },

@@ -55,6 +55,12 @@ export interface IdempotencyModuleOptions {
    */
   replayCache?: ReplayCacheOptions | false;
   /**
+   * How many requests may wait for other executions at once in this
+   * process; the next one is answered 409 with `Retry-After`. Default
+   * 10,000. The policy's `maxWaitersPerKey` caps one key.
+   */
+  maxWaiters?: number;
+  /**
    * Keep each execution in an `AsyncLocalStorage`, so `currentExecution()`
    * works anywhere below a handler (a service it calls). Default `false`: on
    * Node 20 an active `AsyncLocalStorage` costs every promise of the process

@@ -4,6 +4,7 @@ import { eventually, latch, within } from '../../test/support/async';
 import { Recorder } from '../../test/support/recorder';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
+import { isInFlightError } from '../errors';
 import type { OperationPolicy } from '../policy';
 import { LuaScript } from './lua-script';
 import { RedisStore } from './redis-store';
@@ -80,8 +81,16 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
   }
 
   test('share one subscription, one read and one mark (O(1) store writes), and all get the replay', async () => {
-    const { marks, answers } = await duplicatesOfAHeldKey({});
+    const { marks, answers } = await duplicatesOfAHeldKey({ maxWaitersPerKey: DUPLICATES });
     expect({ marks, waitingScripts }).toEqual({ marks: 1, waitingScripts: 1 });
     expect(answers.filter((answer) => (answer as { replayed?: boolean }).replayed !== true)).toEqual([]);
+  }, 60_000);
+
+  test('past maxWaitersPerKey (default 1,000) are answered 409 with Retry-After; the others get the replay', async () => {
+    const { answers } = await duplicatesOfAHeldKey({});
+    const refused = answers.filter(isInFlightError);
+    expect(refused).toHaveLength(DUPLICATES - 1_000);
+    expect(new Set(refused.map((error) => error.retryAfterSeconds))).toEqual(new Set([60]));
+    expect(answers.filter((answer) => (answer as { replayed?: boolean }).replayed === true)).toHaveLength(1_000);
   }, 60_000);
 });
