@@ -4,11 +4,11 @@ import { MAX_TIMER_MS } from './milliseconds';
 export interface CompletionSignal {
   /**
    * Start listening; resolves once the subscription is in force. Call
-   * `wake()` on a completion signal, or `wake(error)` once the signal is
-   * lost for good.
+   * `wake()` when the record may have changed: on its completion signal,
+   * or when the signal may have been missed (its connection was lost).
    */
-  join(wake: (lost?: Error) => void): Promise<void>;
-  leave(wake: (lost?: Error) => void): void;
+  join(wake: () => void): Promise<void>;
+  leave(wake: () => void): void;
   /** Read the record (and ask for its completion signal): true while it is still in progress. */
   inProgress(): Promise<boolean>;
 }
@@ -85,7 +85,7 @@ export class SignalledWaits {
         for (const settle of [...watch.callers]) settle(error);
       },
     };
-    const wake = (lost?: Error): void => watch.end(lost);
+    const wake = (): void => watch.end();
     const recheck = async (): Promise<void> => {
       if (ended) return;
       if (!(await signal.inProgress())) return watch.end();

@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { closeConnection } from './redis-client';
 
-type Listener = (lost?: Error) => void;
+type Listener = () => void;
 type Subscriber = Redis | Cluster;
 
 /**
@@ -66,9 +66,9 @@ export class CompletionChannels {
 
   /**
    * Call `listener` on every message on `channel` until {@link leave}, and
-   * with no argument when the subscriber's connection is lost. Resolves
-   * once the channel is subscribed: a completion published after that is
-   * delivered. Rejects, and leaves, when the subscription fails.
+   * when the subscriber's connection is lost. Resolves once the channel is
+   * subscribed: a completion published after that is delivered. Rejects,
+   * and leaves, when the subscription fails.
    */
   join(channel: string, listener: Listener): Promise<void> {
     if (this.closed) return Promise.reject(new Error('The completion subscriber is closed'));
@@ -183,11 +183,11 @@ function untilReady(subscriber: Subscriber): Promise<Subscriber> {
   if (subscriber.status === 'wait') return subscriber.connect().then(() => subscriber);
   if (subscriber.status === 'end') return Promise.reject(new Error('The completion subscriber has ended'));
   return new Promise((resolve, reject) => {
-    const settle = (ready: boolean): void => {
+    const settle = (isReady: boolean): void => {
       subscriber.off('ready', onReady);
       subscriber.off('close', onClose);
       subscriber.off('end', onClose);
-      if (ready) resolve(subscriber);
+      if (isReady) resolve(subscriber);
       else reject(new Error('The completion subscriber could not reconnect'));
     };
     const onReady = (): void => settle(true);
