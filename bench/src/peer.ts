@@ -32,7 +32,7 @@ export async function peerComparison(log: (line: string) => void): Promise<Secti
     log(`  starting the bare, ${LIBRARIES.map((l) => l.label).join(', ')} servers (child processes)`);
     const started = await Promise.all([startServer('bare', { prefix }), ...LIBRARIES.map((l) => startServer(l.mode, { prefix }))]);
     servers.push(...started);
-    const [bare, ...guarded] = started as [EndpointServer, ...EndpointServer[]];
+    const [bare, ...guarded] = started;
     const stamp = Date.now().toString(36);
     const variants: Variant[] = [freshVariant(BARE, bare, 'b')];
     for (const kind of KINDS) {

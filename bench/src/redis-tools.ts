@@ -36,7 +36,7 @@ export function onEveryCommand(client: Redis, onCommand: (name: string) => void)
   client.sendCommand = ((command: { name: string }, stream?: unknown) => {
     onCommand(command.name);
     return send(command as never, stream as never);
-  }) as Redis['sendCommand'];
+  });
 }
 
 /** Count every command `client` sends from now on. */

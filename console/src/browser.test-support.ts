@@ -37,6 +37,8 @@ export async function openBrowser(): Promise<OpenBrowser> {
     };
   } catch (error) {
     rmSync(profile, { recursive: true, force: true });
-    throw new Error(`chromium did not start from ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH): ${(error as Error).message}`);
+    throw new Error(`chromium did not start from ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }

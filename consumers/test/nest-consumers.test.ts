@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import { keysUnder } from './store-keys';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TENANT = { 'x-tenant': 'tenant-a' };
-const workspaceVersion = (library: LibraryName) => (require(`${library}/package.json`) as { version: string }).version;
+const workspaceVersion = (library: LibraryName) =>
+  (JSON.parse(readFileSync(require.resolve(`${library}/package.json`), 'utf8')) as { version: string }).version;
 
 describe('the packed libraries in a scratch NestJS app outside the workspace', () => {
   let work: string;

@@ -32,7 +32,7 @@ export class RunningApp {
         clearTimeout(timer);
         reject(new Error(`${entry} exited with ${code} before listening:\n${output.join('')}`));
       });
-      createInterface({ input: child.stdout! }).on('line', (line) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
         output.push(`${line}\n`);
         const listening = /^\{"listening":"(\d+)"\}$/.exec(line)?.[1];
         if (listening === undefined) return;

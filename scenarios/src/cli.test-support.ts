@@ -36,8 +36,8 @@ export function startCommand(script: string, args: string[], env: Record<string,
   const child = spawn(process.execPath, [join(DIST, script), ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const done = new Promise<CommandResult>((resolveDone) =>
     child.once('close', (code, signal) => resolveDone({ code, signal, stdout, stderr })),
   );

@@ -110,9 +110,9 @@ export class Lab {
     // 'close' comes after the exit and after the last line of output: the timeline is complete by then.
     this.closed.set(name, new Promise<void>((resolve) => child.once('close', () => resolve())));
     this.listening.delete(name);
-    createInterface({ input: child.stdout! }).on('line', (line) => this.collect(name, service, line));
+    createInterface({ input: child.stdout }).on('line', (line) => this.collect(name, service, line));
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? code}): ${stderr.trim()}`))),
     );
@@ -176,7 +176,7 @@ export class Lab {
           child.kill('SIGTERM');
           setTimeout(() => child.kill('SIGKILL'), 5000).unref();
         }
-        return this.closed.get(name);
+        return this.closed.get(name) ?? Promise.resolve();
       }),
     );
     this.children.clear();

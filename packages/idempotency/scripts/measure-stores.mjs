@@ -186,6 +186,8 @@ main().catch((error) => {
   console.error(error);
   try {
     cluster('down');
-  } catch {}
+  } catch {
+    // the cluster may not have come up: nothing to stop
+  }
   process.exit(1);
 });

@@ -84,7 +84,7 @@ export function environmentReader(env: NodeJS.ProcessEnv) {
   const fail = (name: string, value: string, expected: string): never => {
     throw new ConfigError(`${name}=${JSON.stringify(value)} is not valid: expected ${expected}`);
   };
-  const raw = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : (env[name] as string));
+  const raw = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : (env[name]));
   return {
     string: (name: string, fallback: string) => raw(name) ?? fallback,
     int(name: string, fallback: number, min: number, max: number): number {

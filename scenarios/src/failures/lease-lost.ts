@@ -76,7 +76,7 @@ async function leaseVariant(
             .map((e) => e.epoch),
         ).size;
       await sleep(Math.max(0, started + STALL_MS + 500 - Date.now()));
-      const settled = (await until(() => ended() >= executions, started + SETTLE_BOUND_MS - Date.now())) as boolean;
+      const settled = await until<boolean>(() => ended() >= executions, started + SETTLE_BOUND_MS - Date.now());
 
       const metrics = await lab.metrics('payments');
       const staleWritesRefused = counter(metrics, 'ledger_stale_writes_refused_total');

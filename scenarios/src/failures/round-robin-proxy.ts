@@ -52,9 +52,8 @@ export class RoundRobinProxy {
   /** Listen on `127.0.0.1:port` and balance over `targets` (base URLs), first one first. */
   static async start(port: number, targets: string[]): Promise<RoundRobinProxy> {
     if (targets.length === 0) throw new Error('a round-robin proxy needs at least one target');
-    let proxy!: RoundRobinProxy;
     const server = createServer((req, res) => proxy.forward(req, res));
-    proxy = new RoundRobinProxy(server, port, targets);
+    const proxy = new RoundRobinProxy(server, port, targets);
     server.on('connection', (socket) => {
       proxy.sockets.add(socket);
       socket.once('close', () => proxy.sockets.delete(socket));

@@ -46,7 +46,7 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
     }
     mark(target as Function);
     protectRoutesOf(target as Function, metadata);
-  }) as MethodDecorator & ClassDecorator;
+  });
 }
 
 /** Wrap every route handler a controller class has, inherited ones included, on its own prototype. */
