@@ -2,7 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePorts, portTaken, track } from '@idempotency-chain/service-runtime/local-processes';
+import { KEY_HASH_SECRET_ENV } from '@idempotency-chain/idempotency';
 import type { LabEvent } from './timeline';
+
+// One key-hash secret for every process of a lab and for the runner reading
+// their logs (the services inherit this environment): their hashes correlate.
+process.env[KEY_HASH_SECRET_ENV] ??= 'idempotency-chain-lab';
 
 /** The three services, outermost first. */
 export const SERVICES = ['gateway', 'orders', 'payments'] as const;

@@ -4,7 +4,7 @@ import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { Execution } from './execution';
 import { isInFlightError, isKeyReusedError, isLeaseLostError, isResultNotStoredError, isStoreUnavailableError } from './errors';
 import { InvalidPolicyError } from './policy';
-import { hashKey } from './fingerprint';
+import { hashKey } from './key-hash';
 import { MemoryStore } from './memory-store';
 import type { IdempotencyStore } from './store';
 

@@ -2,7 +2,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { runInExecution } from './current-execution';
 import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableError } from './errors';
 import { Execution, type ExecutionReport } from './execution';
-import { hashKey } from './fingerprint';
+import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { InvalidPolicyError, isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';

@@ -73,8 +73,3 @@ export function pickFields(body: unknown, fields: readonly string[]): Record<str
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   return Object.fromEntries(fields.map((field) => [field, source[field] ?? null]));
 }
-
-/** Short, non-reversible form of a key for logs, metrics and diagrams. */
-export function hashKey(key: string): string {
-  return hash('sha256', key, 'hex').slice(0, 12);
-}

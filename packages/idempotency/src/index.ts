@@ -10,7 +10,8 @@ export type { Begun, IdempotencyOptions, RunRequest, RunResult } from './coordin
 export { currentExecution, runInExecution, trackCurrentExecution } from './current-execution';
 export * from './errors';
 export { Execution } from './execution';
-export { hashKey, pickFields, requestFingerprint } from './fingerprint';
+export { pickFields, requestFingerprint } from './fingerprint';
+export { hashKey, KEY_HASH_SECRET_ENV } from './key-hash';
 export type { FingerprintInput } from './fingerprint';
 export { HeaderName } from './header-name';
 export { formatIdempotencyKey, MAX_KEY_LENGTH, parseIdempotencyKey } from './key';

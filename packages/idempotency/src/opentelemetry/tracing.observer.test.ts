@@ -2,7 +2,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { IdempotencyCoordinator } from '../coordinator';
-import { hashKey } from '../fingerprint';
+import { hashKey } from '../key-hash';
 import { MemoryStore } from '../memory-store';
 import { IdempotencyOutcome, type IdempotencyEvent } from '../observer';
 import { TracingObserver } from './tracing.observer';
