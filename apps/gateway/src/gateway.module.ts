@@ -19,11 +19,16 @@ import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { CheckoutController } from './checkout.controller';
 
 /**
- * Whose records a checkout may see: those of the account it pays from. A
- * real gateway takes its authenticated principal (the default scope); this
- * one has no login.
+ * Whose records a checkout may see: those of the account it pays from,
+ * typed (`account:acct-7`) like `principalScope`'s. A real gateway takes its
+ * authenticated principal (the default scope); this one has no login. The
+ * scope also binds the keys sent to orders, so two accounts sending one key
+ * (or one order id) never share a record further down.
  */
-const byAccount = (context: ExecutionContext) => context.switchToHttp().getRequest<{ body?: { account?: string } }>().body?.account;
+const byAccount = (context: ExecutionContext) => {
+  const account = context.switchToHttp().getRequest<{ body?: { account?: unknown } }>().body?.account;
+  return typeof account === 'string' && account !== '' ? `account:${account}` : undefined;
+};
 
 /** gateway: `POST /checkout`, where the customer's intent enters the chain; calls orders. */
 @Module({})

@@ -12,17 +12,41 @@ import type { ExecutionContext } from '@nestjs/common';
  */
 export type Scope = ScopeResolver | 'shared';
 
-/** Returns the caller's principal or tenant for a request, or `undefined`. */
+/**
+ * Returns the caller's principal or tenant for a request, or `undefined`.
+ * Type what it returns (`account:acct-7`, as `principalScope` does): the
+ * scope is also what the outbound keys of the request are derived with.
+ */
 export type ScopeResolver = (context: ExecutionContext) => string | undefined;
 
-/** Fields of an authenticated principal that identify it, first found wins. */
-const PRINCIPAL_ID_FIELDS = ['id', 'sub', 'userId', 'tenantId'] as const;
+/**
+ * Fields of an authenticated principal that identify it, first found wins,
+ * each with the kind of principal it names. The kind is part of the scope:
+ * a user 42 and a tenant 42 are different callers.
+ */
+const PRINCIPAL_ID_FIELDS = [
+  ['id', 'user'],
+  ['userId', 'user'],
+  ['sub', 'subject'],
+  ['tenantId', 'tenant'],
+] as const;
 
 /**
  * The default scope: the authenticated principal a guard left on the
- * request (`request.user`, the Passport convention), identified by its
- * `id`, `sub`, `userId` or `tenantId`, or the principal itself when it is a
- * string. `undefined` (the request is refused) when there is none.
+ * request (`request.user`, the Passport convention), typed by what
+ * identifies it, so principals of different kinds never share a scope:
+ *
+ * | `request.user`      | scope           |
+ * |---------------------|-----------------|
+ * | `{ id: 42 }`        | `user:42`       |
+ * | `{ userId: '42' }`  | `user:42`       |
+ * | `{ sub: '42' }`     | `subject:42`    |
+ * | `{ tenantId: '42' }`| `tenant:42`     |
+ * | `'42'`              | `principal:42`  |
+ *
+ * The first of `id`, `userId`, `sub`, `tenantId` found wins. `undefined`
+ * (the request is refused) when there is none. A resolver of your own
+ * should type its scopes the same way (`account:${id}`).
  *
  * @example
  * IdempotencyModule.forRoot({ service: 'payments', store, scope: principalScope })
@@ -30,11 +54,11 @@ const PRINCIPAL_ID_FIELDS = ['id', 'sub', 'userId', 'tenantId'] as const;
 export const principalScope: ScopeResolver = (context) => {
   const request = context.getType() === 'http' ? context.switchToHttp().getRequest<{ user?: unknown }>() : undefined;
   const user = request?.user;
-  if (typeof user === 'string') return user || undefined;
+  if (typeof user === 'string') return user ? `principal:${user}` : undefined;
   if (typeof user !== 'object' || user === null) return undefined;
-  for (const field of PRINCIPAL_ID_FIELDS) {
+  for (const [field, kind] of PRINCIPAL_ID_FIELDS) {
     const value = (user as Record<string, unknown>)[field];
-    if ((typeof value === 'string' && value !== '') || typeof value === 'number') return String(value);
+    if ((typeof value === 'string' && value !== '') || typeof value === 'number') return `${kind}:${value}`;
   }
   return undefined;
 };
