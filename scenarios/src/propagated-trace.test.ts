@@ -1,6 +1,7 @@
 import { hashKey } from '@idempotency-chain/idempotency';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { chainKeys } from './chain-keys';
 import { Lab } from './lab-processes';
 import { OtlpReceiver, SpanKindNumber, type ReceivedSpan } from './otlp-receiver.test-support';
 import { budgets, callerFor, press, SETUP } from './write-up';
@@ -124,12 +125,13 @@ describe('one checkout under propagated, traced across the three services', () =
     expect(JSON.stringify(checkout.map((span) => span.attributes))).not.toContain('acct-42');
   });
 
-  it('carries the same key hash on every hop, never the key', () => {
+  it("carries on every hop the hash of the intent's key there (derived hop by hop from the caller's), never a key", () => {
+    const keys = chainKeys(key, 'acct-42');
     const hashes = checkout.map((span) => span.attributes['idempotency.key_hash']).filter((hash) => hash !== undefined);
-    expect(new Set(hashes)).toEqual(new Set([hashKey(key)]));
+    expect(new Set(hashes)).toEqual(new Set(Object.values(keys).map((hop) => hashKey(hop))));
     const services = new Set(checkout.filter((span) => span.attributes['idempotency.key_hash'] !== undefined).map((span) => span.service));
     expect(services).toEqual(new Set(['gateway', 'orders', 'payments']));
-    expect(JSON.stringify(checkout)).not.toContain(key);
+    for (const hop of Object.values(keys)) expect(JSON.stringify(checkout)).not.toContain(hop);
   });
 
   it('makes each retry its own client span with its attempt number, and each server span names the attempt it answered', () => {

@@ -7,7 +7,8 @@ import { Body, Controller, Post } from '@nestjs/common';
 /**
  * The edge of the chain. The key of the user's intent is the caller's
  * `Idempotency-Key`; without one, the client derives it from the order id,
- * so every retry below this point carries the same key.
+ * within the account's scope (order ids are per account), so every retry
+ * below this point carries the same key and two accounts never share one.
  */
 @Controller('checkout')
 export class CheckoutController {

@@ -1,4 +1,5 @@
 import { CHARGE_PATTERN, deleteChargeQueues, withBrokerChannel } from '@idempotency-chain/api';
+import { deriveHopKey } from '@idempotency-chain/http-client';
 import { createServiceApp } from '@idempotency-chain/service-runtime';
 import { bootService, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,7 @@ const take = (queue: string) =>
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 });
 
 describe('orders queuing charges on RabbitMQ (CHARGE_TRANSPORT=amqp)', () => {
-  it('answers 202 once the broker holds the charge, with the key in the message headers; a replay publishes nothing', async () => {
+  it("answers 202 once the broker holds the charge, with the key of the order's record in the message headers; a replay publishes nothing", async () => {
     const queue = `test.orders.charges.${randomUUID()}`;
     const env = { IDEMPOTENCY_STORE: 'memory', CHARGE_TRANSPORT: 'amqp', CHARGE_QUEUE: queue, AMQP_URL };
     const orders = await bootService('orders', (config) => createServiceApp(OrdersModule.register(config)), env);
@@ -27,7 +28,9 @@ describe('orders queuing charges on RabbitMQ (CHARGE_TRANSPORT=amqp)', () => {
 
       const message = await take(queue);
       expect(JSON.parse(message!.content.toString())).toEqual({ pattern: CHARGE_PATTERN, data: body });
-      expect(message!.properties.headers?.['idempotency-key']).toBe(`"${key}"`);
+      // The key the HTTP client would send: derived from the order's record here, so it carries the caller.
+      const sent = deriveHopKey({ service: 'orders', operation: 'orders.place', scope: '', key });
+      expect(message!.properties.headers?.['idempotency-key']).toBe(`"${sent}"`);
       expect(message!.properties.deliveryMode).toBe(2);
 
       const again = await post(orders, '/orders', body, key);

@@ -1,5 +1,5 @@
 import { CHARGE_PATTERN, chargeQueueOptions, type OrderPaymentDto } from '@idempotency-chain/api';
-import { currentRequestContext } from '@idempotency-chain/http-client';
+import { currentRequestContext, resolveIntentKey } from '@idempotency-chain/http-client';
 import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency';
 import type { ServiceConfig } from '@idempotency-chain/service-runtime';
 import { ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -53,8 +53,13 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** The key the message carries: the inbound request's, as the HTTP client would send it. */
+  /**
+   * The key the message carries: the one the HTTP client would send for the
+   * inbound request (derived from its record here, so it carries the caller).
+   */
   protected outboundKey(): string | undefined {
-    return currentRequestContext()?.key;
+    const context = currentRequestContext();
+    if (context?.key === undefined && context?.hop === undefined) return undefined;
+    return resolveIntentKey('propagated', { inboundKey: context.key, hop: context.hop });
   }
 }

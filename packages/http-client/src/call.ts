@@ -64,7 +64,7 @@ class AttemptFailed extends Error {
 export async function runCall<T>(settings: CallSettings, request: HttpRequest): Promise<HttpResponse<T>> {
   const context = currentRequestContext();
   const budget = CallBudget.start(Date.now(), settings.deadlineMs, context?.deadline);
-  const intentKey = resolveIntentKey(settings.keyPolicy, { ...request, inboundKey: context?.key });
+  const intentKey = resolveIntentKey(settings.keyPolicy, { ...request, inboundKey: context?.key, hop: context?.hop });
   const method = request.method.toUpperCase();
   const label = `${method} ${request.path}`;
   const { body, contentType } = encodeBody(request.body);

@@ -1,3 +1,4 @@
+import type { RequestIdentity } from '@idempotency-chain/idempotency';
 import { createHash } from 'node:crypto';
 
 /**
@@ -29,11 +30,33 @@ export function deriveChildKey(parentKey: string, callName: string): string {
  * same business identity (e.g. `order:42:charge`) share one key, whichever
  * process makes them.
  *
+ * Business ids are often per tenant (two tenants each have an order 42):
+ * with a `scope` (the caller's, as the hop resolved it; `''` for a shared
+ * one), the key is UUIDv8 of SHA-256("business-in-scope\n" + JSON of
+ * [scope, businessKey]), one per caller. The client passes the scope of the
+ * request it serves.
+ *
  * @example
  * client.post('/charges', charge, { businessKey: `order:${orderId}:charge` });
+ * deriveBusinessKey('order-42', 'tenant:a') !== deriveBusinessKey('order-42', 'tenant:b');
  */
-export function deriveBusinessKey(businessKey: string): string {
-  return uuidV8(`business\n${businessKey}`);
+export function deriveBusinessKey(businessKey: string, scope = ''): string {
+  return uuidV8(scope === '' ? `business\n${businessKey}` : `business-in-scope\n${JSON.stringify([scope, businessKey])}`);
+}
+
+/**
+ * The key a hop sends downstream for the request it runs: UUIDv8 of
+ * SHA-256("hop\n" + JSON of [service, operation, scope, key]). Two callers
+ * sending one key have two records at the hop, and so two keys downstream:
+ * they can never share a downstream record. A retry of one caller's request
+ * has the same record, and so the same key, at every depth. (JSON makes the
+ * tuple unambiguous: no two tuples spell the same input.)
+ *
+ * @example
+ * deriveHopKey({ service: 'gateway', operation: 'gateway.checkout', scope: 'account:a', key: 'order-1001' });
+ */
+export function deriveHopKey(hop: Pick<RequestIdentity, 'service' | 'operation' | 'scope' | 'key'>): string {
+  return uuidV8(`hop\n${JSON.stringify([hop.service, hop.operation, hop.scope, hop.key])}`);
 }
 
 function uuidV8(input: string): string {

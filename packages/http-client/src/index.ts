@@ -9,7 +9,7 @@ export type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } 
 export type { AttemptEvent, AttemptListener, AttemptOutcome } from './attempt-event';
 export type { KeyPolicy, KeySources, KeyStrategy } from './key-policy';
 export { keyForAttempt, resolveIntentKey } from './key-policy';
-export { deriveBusinessKey, deriveChildKey } from './derived-key';
+export { deriveBusinessKey, deriveChildKey, deriveHopKey } from './derived-key';
 export { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
 export type { RequestContext } from './request-context';
 export { classifyAttempt } from './retry-classification';

@@ -1,4 +1,4 @@
-import { deriveBusinessKey, deriveChildKey } from './derived-key';
+import { deriveBusinessKey, deriveChildKey, deriveHopKey } from './derived-key';
 import { checkKeyPolicy, keyForAttempt, resolveIntentKey, type KeyStrategy } from './key-policy';
 
 const UUID = /^[0-9a-f-]{36}$/;
@@ -18,6 +18,37 @@ describe('resolveIntentKey under propagated', () => {
     expect(resolveIntentKey('propagated', { businessKey: 'order:1', callName: 'c' })).toBe(
       deriveChildKey(deriveBusinessKey('order:1'), 'c'),
     );
+  });
+
+  describe('once the hop has identified the inbound request', () => {
+    const hop = (scope: string, key: string, fingerprinted = false) => ({ service: 'gateway', operation: 'gateway.checkout', scope, key, fingerprinted });
+
+    it("sends the caller's record, not its key: two callers with one key send two keys, each the same on every retry", () => {
+      const a = resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001') });
+      const b = resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:b', 'order-1001') });
+      expect(a).toBe(deriveHopKey(hop('account:a', 'order-1001')));
+      expect(b).not.toBe(a);
+      expect(resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001') })).toBe(a);
+      expect(resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001'), callName: 'c' })).toBe(deriveChildKey(a!, 'c'));
+    });
+
+    it('sends a keyless request its fingerprint record, the same on every execution', () => {
+      const sources = { hop: hop('account:a', 'f'.repeat(64), true) };
+      expect(resolveIntentKey('propagated', sources)).toBe(deriveHopKey(sources.hop));
+      expect(resolveIntentKey('propagated', sources)).toBe(resolveIntentKey('propagated', sources));
+    });
+
+    it("derives a business key within the caller's scope, and prefers it to the fingerprint", () => {
+      const fingerprinted = { businessKey: 'order-1001', hop: hop('account:a', 'f'.repeat(64), true) };
+      expect(resolveIntentKey('propagated', fingerprinted)).toBe(deriveBusinessKey('order-1001', 'account:a'));
+      expect(resolveIntentKey('propagated', { ...fingerprinted, hop: hop('account:b', 'f'.repeat(64), true) })).not.toBe(
+        resolveIntentKey('propagated', fingerprinted),
+      );
+      // A key the caller chose still comes first.
+      expect(resolveIntentKey('propagated', { inboundKey: 'k', businessKey: 'order-1001', hop: hop('account:a', 'k') })).toBe(
+        deriveHopKey(hop('account:a', 'k')),
+      );
+    });
   });
 
   it('mints a fresh UUID otherwise', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { formatIdempotencyKey, parseIdempotencyKey } from '@idempotency-chain/idempotency';
-import { deriveBusinessKey, deriveChildKey } from './derived-key';
+import { formatIdempotencyKey, parseIdempotencyKey, type RequestIdentity } from '@idempotency-chain/idempotency';
+import { deriveBusinessKey, deriveChildKey, deriveHopKey } from './derived-key';
 
 /** What a call says about its own key. */
 export interface KeySources {
@@ -12,6 +12,8 @@ export interface KeySources {
   callName?: string;
   /** The key bound by the inbound request, if any. */
   inboundKey?: string;
+  /** The record the inbound request runs under at this hop, once identified (see `RequestContext.hop`). */
+  hop?: RequestIdentity;
 }
 
 /**
@@ -41,11 +43,24 @@ export type KeyPolicy = 'propagated' | 'none' | KeyStrategy;
 const PROPAGATED: KeyStrategy = {
   intentKey(sources) {
     if (sources.key !== undefined) return checkedKey(sources.key);
-    const parent = sources.inboundKey ?? (sources.businessKey !== undefined ? deriveBusinessKey(sources.businessKey) : undefined);
+    const parent = parentKey(sources);
     if (parent === undefined) return randomUUID();
     return sources.callName === undefined ? parent : deriveChildKey(parent, sources.callName);
   },
 };
+
+/**
+ * The key of the inbound intent, as it leaves this hop. The caller's own key
+ * first; then a business key, which the code states and which outranks the
+ * hop's guess from the body (its fingerprint, when the caller sent no key).
+ * Each is bound to the caller when the hop identified the request.
+ */
+function parentKey({ inboundKey, businessKey, hop }: KeySources): string | undefined {
+  const callerChose = inboundKey !== undefined && !hop?.fingerprinted;
+  if (callerChose) return hop ? deriveHopKey(hop) : inboundKey;
+  if (businessKey !== undefined) return deriveBusinessKey(businessKey, hop?.scope);
+  return hop ? deriveHopKey(hop) : undefined;
+}
 
 const NONE: KeyStrategy = { intentKey: () => undefined };
 
@@ -59,7 +74,11 @@ function strategyOf(policy: KeyPolicy): KeyStrategy {
  * The intent's key, resolved once per call before the first attempt.
  *
  * Under `propagated`, in order: the explicit `key`; else the inbound key;
- * else a key derived from `businessKey`; else a random UUID. A `callName`
+ * else a key derived from `businessKey`; else the hop's fingerprint; else a
+ * random UUID. Once the hop has identified the inbound request (`hop`), the
+ * inbound key and the fingerprint leave it as `deriveHopKey(hop)` and the
+ * business key is derived within the caller's scope: two callers never send
+ * one key downstream, and every retry of one sends the same. A `callName`
  * turns the inbound or business key into a child key (see `deriveChildKey`),
  * so several sub-calls of one intent never share a key and a retried parent
  * reproduces the same children. `none` resolves nothing.
@@ -67,6 +86,7 @@ function strategyOf(policy: KeyPolicy): KeyStrategy {
  * @throws when the explicit key is not a key every hop would accept.
  * @example
  * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // 'k-1'
+ * resolveIntentKey('propagated', { inboundKey: 'k-1', hop });                // deriveHopKey(hop): the caller's record at this hop
  * resolveIntentKey('propagated', { inboundKey: 'k-1', callName: 'charge' }); // deriveChildKey('k-1', 'charge')
  * resolveIntentKey('propagated', {});                                        // a fresh UUID, once per call
  */

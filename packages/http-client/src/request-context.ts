@@ -1,22 +1,31 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { HeaderName, parseIdempotencyKey } from '@idempotency-chain/idempotency';
+import { HeaderName, parseIdempotencyKey, type RequestIdentity } from '@idempotency-chain/idempotency';
 
 /**
  * What an inbound request hands to every outbound call made on its behalf,
- * the way a trace id travels: the caller's key and the caller's deadline.
+ * the way a trace id travels: the caller's key, how this hop identified the
+ * request, and the caller's deadline.
  */
 export interface RequestContext {
   /** The inbound `Idempotency-Key`, already validated. */
   readonly key?: string;
+  /**
+   * The record this hop runs the request under (service, operation, the
+   * caller's scope, its key or fingerprint), once an `@Idempotent` route has
+   * identified it. Outbound keys are derived from it (see `deriveHopKey`),
+   * so they carry the caller: without it, `key` is forwarded as it came.
+   */
+  readonly hop?: RequestIdentity;
   /** Epoch ms after which the caller no longer waits. */
   readonly deadline?: number;
 }
 
 // One store per process, even when two copies of this package are loaded (a
 // middleware from one copy must be seen by a client from the other).
-const slot = Symbol.for('idempotency-chain.http-client.request-context');
-const registry = globalThis as { [slot]?: AsyncLocalStorage<RequestContext> };
-const storage = (registry[slot] ??= new AsyncLocalStorage<RequestContext>());
+// It holds a reader: the hop identifies the request after the context is bound.
+const slot = Symbol.for('idempotency-chain.http-client.request-context-reader');
+const registry = globalThis as { [slot]?: AsyncLocalStorage<() => RequestContext> };
+const storage = (registry[slot] ??= new AsyncLocalStorage<() => RequestContext>());
 
 /**
  * Run `fn` with `context` bound: every call the client makes inside it — after
@@ -29,17 +38,24 @@ const storage = (registry[slot] ??= new AsyncLocalStorage<RequestContext>());
  * );
  */
 export function runWithRequestContext<T>(context: RequestContext, fn: () => T): T {
-  return storage.run(Object.freeze({ ...context }), fn);
+  const bound = Object.freeze({ ...context });
+  return storage.run(() => bound, fn);
+}
+
+/** @internal Like `runWithRequestContext`, with a context read when a call asks for it (see the Nest middleware). */
+export function runWithRequestContextOf<T>(read: () => RequestContext, fn: () => T): T {
+  return storage.run(read, fn);
 }
 
 /**
  * The context bound to the code running now, if any.
  *
  * @example
- * logger.info({ keyHash: hashKey(currentRequestContext()?.key ?? '') }, 'charging');
+ * const inbound = currentRequestContext()?.key;
+ * if (inbound !== undefined) logger.info({ keyHash: hashKey(inbound) }, 'charging');
  */
 export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore();
+  return storage.getStore()?.();
 }
 
 /**

@@ -24,6 +24,8 @@ export { IdempotencyOutcome } from './observer';
 export type { IdempotencyEvent, IdempotencyObserver } from './observer';
 export { isFinalOutcome, statusOutcome } from './outcome';
 export type { OutcomeRule, StatusBearing, StatusOutcome } from './outcome';
+export { requestIdentity } from './request-identity';
+export type { RequestIdentity } from './request-identity';
 export { ReplayCache } from './replay-cache';
 export type { ReplayCacheOptions } from './replay-cache';
 export { DEFAULT_POLICY, InvalidPolicyError, resolvePolicy, validatePolicy } from './policy';

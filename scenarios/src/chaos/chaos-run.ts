@@ -131,8 +131,7 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     const settleMs = Date.now() - settleFrom;
 
     const verdict = check(history);
-    const keyHashes = new Set(history.intents.map((intent) => intent.keyHash));
-    history.serviceEvents = lab.events.filter((event) => event.keyHash !== undefined && keyHashes.has(event.keyHash));
+    history.serviceEvents = lab.events.filter((event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) !== undefined);
     const leaseLost = lab.events.filter((e) => e.service === 'payments' && e.event === 'idempotency' && (e.outcome === 'lease_lost' || e.outcome === 'stale_completion_refused')).length;
     return { settings, history, verdict, soakMs, settleMs, tookMs: Date.now() - started, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
   } finally {

@@ -2,6 +2,7 @@ import type { AttemptEvent } from '@idempotency-chain/http-client';
 import { hashKey } from '@idempotency-chain/idempotency';
 import type { Charge } from '@idempotency-chain/payments/ledger';
 import { EventEmitter } from 'node:events';
+import { chainKeys } from '../chain-keys';
 import type { LabEvent } from '../timeline';
 import type { FaultKind } from './fault-schedule';
 
@@ -87,7 +88,8 @@ export class History extends EventEmitter {
   addIntent(intent: Omit<Intent, 'id' | 'keyHash'>): Intent {
     const recorded = { ...intent, id: this.intents.length, keyHash: hashKey(intent.key) };
     this.intents.push(recorded);
-    this.byKeyHash.set(recorded.keyHash, recorded.id);
+    // Each hop logs the key it got, derived from the one before: all of them are this intent's.
+    for (const key of Object.values(chainKeys(intent.key, intent.account))) this.byKeyHash.set(hashKey(key), recorded.id);
     return recorded;
   }
 
@@ -114,7 +116,7 @@ export class History extends EventEmitter {
     if (kind) this.addFault({ kind, target: event.service, how: kind === 'kill' ? 'after-charge' : undefined, at: event.time });
   }
 
-  /** The intent a key's hash belongs to. */
+  /** The intent a key's hash belongs to: the caller's key, or the key it has further down the chain. */
   intentOfKeyHash(keyHash: string): number | undefined {
     return this.byKeyHash.get(keyHash);
   }

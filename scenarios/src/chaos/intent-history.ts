@@ -50,7 +50,7 @@ export function intentHistory(history: History, intent: Intent): string {
       .filter((fault) => fault.at >= from && fault.at <= to)
       .map((fault) => `    ${at(history, fault.at)} ${fault.kind} ${fault.target}${fault.how ? ` (${fault.how})` : ''}${fault.ms ? ` ${fault.ms} ms` : ''}`),
     '  services:',
-    ...history.serviceEvents.filter((event) => event.keyHash === intent.keyHash).map((event) => serviceLine(history, event)),
+    ...history.serviceEvents.filter((event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) === intent.id).map((event) => serviceLine(history, event)),
   ];
   return lines.join('\n');
 }

@@ -1,10 +1,13 @@
-import { Body, Controller, Module, Post, type INestApplication, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Body, Controller, Module, Post, type DynamicModule, type INestApplication, type MiddlewareConsumer, type NestModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { MemoryStore, type RequestIdentity } from '@idempotency-chain/idempotency';
+import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import { IdempotentHttpClient } from '../client';
+import { deriveHopKey } from '../derived-key';
 import { FaultServer } from '../fault-server.test-support';
 import { currentRequestContext } from '../request-context';
 import { RequestContextMiddleware } from './request-context.middleware';
@@ -21,9 +24,10 @@ class CheckoutController {
   }
 }
 
-function appModule(downstreamUrl: string) {
+function appModule(downstreamUrl: string, controller: Type = CheckoutController, imports: DynamicModule[] = []) {
   @Module({
-    controllers: [CheckoutController],
+    imports,
+    controllers: [controller],
     providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstreamUrl }) }],
   })
   class AppModule implements NestModule {
@@ -86,5 +90,60 @@ describe.each([
       Array.from({ length: 30 }, (_, i) => checkout({ 'idempotency-key': `par-${i}` }, `o-${i}`)),
     );
     results.forEach(({ body }, i) => expect(body).toEqual({ boundKey: `par-${i}`, downstreamKey: `par-${i}` }));
+  });
+});
+
+@Controller()
+class IdempotentCheckoutController {
+  constructor(private readonly orders: IdempotentHttpClient) {}
+
+  @Post('checkout')
+  @Idempotent('shop.checkout')
+  async checkout(@Body() body: { orderId: string }) {
+    const created = await this.orders.post<{ key: string }>('/orders', body);
+    return { hop: currentRequestContext()?.hop ?? null, downstreamKey: created.body.key };
+  }
+}
+
+describe.each([
+  ['fastify', () => new FastifyAdapter()],
+  ['express', () => new ExpressAdapter()],
+])('RequestContextMiddleware before an @Idempotent route under %s', (_name, adapter) => {
+  let downstream: FaultServer;
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
+    const idempotency = IdempotencyModule.forRoot({ service: 'shop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true });
+    app = await NestFactory.create(appModule(downstream.url, IdempotentCheckoutController, [idempotency]), adapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+  afterAll(async () => {
+    await app.close();
+    await downstream.close();
+  });
+
+  const checkout = async (orderId: string, key?: string) => {
+    const response = await request(`${url}/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key !== undefined && { 'idempotency-key': key }) },
+      body: JSON.stringify({ orderId }),
+    });
+    return (await response.body.json()) as { hop: RequestIdentity | null; downstreamKey: string };
+  };
+
+  it("binds the route's record, and sends the key derived from it", async () => {
+    const { hop, downstreamKey } = await checkout('o-keyed', '"k-abc"');
+    expect(hop).toEqual({ service: 'shop', operation: 'shop.checkout', scope: '', key: 'k-abc', fingerprinted: false });
+    expect(downstreamKey).toBe(deriveHopKey(hop!));
+  });
+
+  it('sends a keyless request the key of its fingerprint record', async () => {
+    const { hop, downstreamKey } = await checkout('o-keyless');
+    expect(hop).toMatchObject({ service: 'shop', operation: 'shop.checkout', scope: '', fingerprinted: true });
+    expect(hop!.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(downstreamKey).toBe(deriveHopKey(hop!));
   });
 });

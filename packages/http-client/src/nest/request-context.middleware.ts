@@ -1,5 +1,6 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
-import { requestContextFromHeaders, runWithRequestContext } from '../request-context';
+import { requestIdentity } from '@idempotency-chain/idempotency';
+import { requestContextFromHeaders, runWithRequestContextOf, type RequestContext } from '../request-context';
 
 /** The part of an inbound request the middleware reads: Express and Fastify (raw) both have it. */
 interface InboundRequest {
@@ -9,7 +10,9 @@ interface InboundRequest {
 /**
  * Binds the inbound `Idempotency-Key` and deadline (`request-timeout-ms`) for
  * the rest of the request, so every `IdempotentHttpClient` call made while
- * handling it carries both. Works under the Express and Fastify adapters.
+ * handling it carries both, and, once an `@Idempotent` route has identified
+ * the request, the record it runs under (`hop`): the calls' keys are derived
+ * from it. Works under the Express and Fastify adapters.
  *
  * @example
  * export class AppModule implements NestModule {
@@ -23,6 +26,16 @@ export class RequestContextMiddleware implements NestMiddleware {
   use(request: InboundRequest, _response: unknown, next: (error?: unknown) => void): void {
     // `next` runs the rest of the pipeline inside the context: the handler and
     // everything it awaits inherit it, and nothing outside does.
-    runWithRequestContext(requestContextFromHeaders(request.headers), () => next());
+    const inbound = Object.freeze(requestContextFromHeaders(request.headers));
+    // Read when a call is made: the route identifies the request after this middleware has run.
+    let context: RequestContext = inbound;
+    const read = (): RequestContext => {
+      if (context.hop === undefined) {
+        const hop = requestIdentity(request);
+        if (hop !== undefined) context = Object.freeze({ ...inbound, hop });
+      }
+      return context;
+    };
+    runWithRequestContextOf(read, () => next());
   }
 }

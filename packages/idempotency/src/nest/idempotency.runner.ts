@@ -6,6 +6,7 @@ import { InvalidKeyError, InvalidRequestError, MissingKeyError, ScopeUnresolvedE
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { parseIdempotencyKey } from '../key';
+import { noteRequestIdentity } from '../request-identity';
 import { HttpExecution, type AnswerLimits } from './http-execution';
 import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
 import { sendReplay } from './http-replay';
@@ -43,6 +44,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export class IdempotencyRunner {
   /** What every HTTP execution stores of its answer. */
   private readonly answers: AnswerLimits;
+  /** This service's name, for the identity of each request (see `requestIdentity`). */
+  private readonly service: string;
 
   constructor(
     private readonly coordinator: IdempotencyCoordinator,
@@ -55,6 +58,7 @@ export class IdempotencyRunner {
       // A subclass whose own constructor predates the argument would fail every request after its claim, and hold the key.
       throw new TypeError('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor');
     }
+    this.service = options.service;
     this.answers = {
       replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
       maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
@@ -136,7 +140,13 @@ export class IdempotencyRunner {
     if (key === undefined && route.keyMode === 'optional') return undefined;
     const scope = this.scopeOf(context, route);
     const fingerprint = this.fingerprintOf(context, route);
-    return { operation: route.operation, key: key ?? fingerprint, scope, fingerprint };
+    const request = { operation: route.operation, key: key ?? fingerprint, scope, fingerprint };
+    if (context.getType() === 'http') {
+      // For the calls the handler makes: keyed from this record, they carry the caller it came from.
+      const identity = { service: this.service, operation: route.operation, scope, key: request.key, fingerprinted: key === undefined };
+      noteRequestIdentity(context.switchToHttp().getRequest<object>(), identity);
+    }
+    return request;
   }
 
   /**
