@@ -35,7 +35,7 @@ export class OrdersModule implements NestModule {
           inject: [PinoLogger],
           useFactory: (logger: PinoLogger) => ({
             service: 'orders',
-            // Only the gateway calls orders, forwarding the customer's key: one scope, shared on purpose.
+            // Only the gateway calls orders, with keys derived from each customer's record there: one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
             defaults: operationPolicy(config),

@@ -34,7 +34,7 @@ export class PaymentsModule {
           inject: [PinoLogger],
           useFactory: (logger: PinoLogger) => ({
             service: 'payments',
-            // Only orders calls payments, forwarding the customer's key: one scope, shared on purpose.
+            // Only orders calls payments, with keys derived from its own records (so from each customer's): one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
             // On PostgreSQL the charge is written in the transaction that completes its record.

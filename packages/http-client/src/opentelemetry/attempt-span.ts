@@ -13,8 +13,9 @@ const RESEND_COUNT = 'http.request.resend_count';
 /**
  * The attributes of one attempt's client span, read from the headers this
  * client sent: the 1-based attempt, `http.request.resend_count` on a resend,
- * and the hash of the key (the same on every attempt of one call, and on
- * every hop of one intent). For the undici instrumentation, which makes one
+ * and the hash of the key (the same on every attempt of one call, and the
+ * one the next hop's spans carry for the request). For the undici
+ * instrumentation, which makes one
  * client span per attempt and injects `traceparent` next to the key:
  *
  * @example
