@@ -162,6 +162,25 @@ describe('the end of an execution', () => {
     expect(runs).toBe(1);
     expect(recorder.outcomes()).toEqual(['unstorable', 'executed', 'replayed']);
   });
+
+  it('stores the result as it came when isFinal throws, and reports the rule’s error: the key is not held for good', async () => {
+    const broken = new Error('isFinal bug');
+    const policy = {
+      isFinal: () => {
+        throw broken;
+      },
+      maxWaitMs: 0, // a key still held answers 409 at once
+    };
+    let runs = 0;
+    const first = await coordinator.run(request({ policy }), async () => ((runs += 1), ok()));
+    const retry = await coordinator.run(request({ policy }), async () => ((runs += 1), ok()));
+
+    expect(first).toMatchObject({ replayed: false, value: { statusCode: 201 } });
+    expect(retry).toMatchObject({ replayed: true, value: first.value });
+    expect(runs).toBe(1);
+    expect(recorder.outcomes()).toEqual(['is_final_threw', 'executed', 'replayed']);
+    expect(recorder.events[0]).toMatchObject({ error: broken, epoch: first.epoch });
+  });
 });
 
 describe('the replay cache', () => {

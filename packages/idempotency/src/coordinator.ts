@@ -334,7 +334,8 @@ export class IdempotencyCoordinator {
   /**
    * Execute `action` once for this request's key, or answer from the store.
    * A final value (see the policy's `isFinal`) is stored as JSON and
-   * replayed as such; anything else, or a thrown error, releases the key. A
+   * replayed as such (so is a value on which `isFinal` threw: it is reported
+   * `is_final_threw`); anything else, or a thrown error, releases the key. A
    * value JSON cannot hold (a `BigInt`, a cycle) is reported `unstorable`
    * and its record completes as an error: a retry throws
    * `ResultNotStoredError` instead of running the side effect again.
@@ -351,7 +352,7 @@ export class IdempotencyCoordinator {
       await execution.release();
       throw error;
     }
-    if (!policy.isFinal(value)) {
+    if (!execution.isFinal(value)) {
       await execution.release();
       return { value, replayed: false, waited, ...(execution.protected && { epoch: execution.epoch }) };
     }

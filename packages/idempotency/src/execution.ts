@@ -184,6 +184,22 @@ export class Execution implements Beating {
   }
 
   /**
+   * Whether `result` is final under this execution's policy (`isFinal`). A
+   * rule that throws counts as final and is reported `is_final_threw` with
+   * its error: the action ran, so what it answered is stored (a retry
+   * replays it, never runs it again) rather than the key left neither
+   * stored nor released, held by its heartbeat for good.
+   */
+  isFinal(result: unknown): boolean {
+    try {
+      return this.policy.isFinal(result);
+    } catch (error) {
+      this.report(IdempotencyOutcome.IsFinalThrew, { epoch: this.epoch, error });
+      return true;
+    }
+  }
+
+  /**
    * Complete the record in the store again after `error`, and after each
    * further failure, while the lease can still be held (at most one
    * `leaseMs` from the first failure). Safe to repeat: a completion that

@@ -24,9 +24,11 @@ describe('LoggingObserver', () => {
   it('warns of the failures an operator must see, with the error as text', () => {
     observer.record({ outcome: IdempotencyOutcome.StoreError, service: 's', operation: 'o', keyHash: 'k', error: new Error('ECONNREFUSED') });
     observer.record({ outcome: IdempotencyOutcome.LeaseLost, service: 's', operation: 'o', keyHash: 'k', epoch: 3 });
+    observer.record({ outcome: IdempotencyOutcome.IsFinalThrew, service: 's', operation: 'o', keyHash: 'k', epoch: 4, error: new Error('isFinal bug') });
     expect(lines.map((line) => [line.level, line.fields.outcome, line.fields.error])).toEqual([
       ['warn', 'store_error', 'Error: ECONNREFUSED'],
       ['warn', 'lease_lost', undefined],
+      ['warn', 'is_final_threw', 'Error: isFinal bug'],
     ]);
   });
 });

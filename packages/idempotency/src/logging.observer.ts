@@ -9,7 +9,7 @@ export interface StructuredLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/** Outcomes an operator must notice: the store failed, or an execution lost the key. */
+/** Outcomes an operator must notice: the store failed, an execution lost the key, a result or a rule went wrong. */
 const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
   IdempotencyOutcome.StoreError,
   IdempotencyOutcome.FailOpen,
@@ -17,6 +17,7 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
   IdempotencyOutcome.StaleCompletionRefused,
   IdempotencyOutcome.Unstorable,
   IdempotencyOutcome.CompletionFailed,
+  IdempotencyOutcome.IsFinalThrew,
 ]);
 
 /**

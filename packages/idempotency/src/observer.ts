@@ -35,6 +35,11 @@ export const IdempotencyOutcome = {
    * which only a resource fenced on the record refuses. Alert on it.
    */
   CompletionFailed: 'completion_failed',
+  /**
+   * The policy's `isFinal` threw on a result: it was stored as it went out,
+   * as a final one would be (for a payment, a replay is the safe side).
+   */
+  IsFinalThrew: 'is_final_threw',
   /** A store call failed. */
   StoreError: 'store_error',
   /** The store failed and the operation opted into running unprotected. */
@@ -51,7 +56,7 @@ export interface IdempotencyEvent {
   keyHash: string;
   /** Fencing epoch of the execution this event is about, when there is one. */
   epoch?: number;
-  /** The error behind a `store_error`. */
+  /** The error behind a `store_error`, an `unstorable` or an `is_final_threw`. */
   error?: unknown;
 }
 

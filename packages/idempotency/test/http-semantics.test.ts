@@ -6,6 +6,7 @@ import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/re
 import { IdempotencyModule, IdempotencyRunner } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type Type } from '@nestjs/common';
 import { bootShop, ShopController, type Adapter, type ShopApp } from './fixture-app/shop.app';
+import { Recorder } from './support/recorder';
 
 /** A store that keeps what was stored, to check what a record holds. */
 class InspectedStore extends MemoryStore {
@@ -62,10 +63,11 @@ async function leaveAfterTheHandler(shop: ShopApp, path: string, k: string, runs
 describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to the exact request, for the same caller (%s)', (adapter) => {
   let shop: ShopApp;
   let store: InspectedStore;
+  const recorder = new Recorder();
 
   beforeAll(async () => {
     store = new InspectedStore();
-    shop = await bootShop(adapter, { store, scope: undefined });
+    shop = await bootShop(adapter, { store, scope: undefined, observers: [recorder] });
   });
   afterAll(() => shop.app.close());
 
@@ -416,6 +418,19 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       expect(cut).not.toMatch(/statusCode|Bad Request|Internal/);
       expect(retry).toMatchObject({ status: 500, replayed: true, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
       expect(shop.runs.count['broken-stream']).toBe(1);
+    });
+
+    it('an isFinal that throws stores the answer as it went on the wire and reports the rule’s error: the retry is its replay, never a 409', async () => {
+      const k = key();
+      const first = await post('/rule-throws', { idempotencyKey: k });
+      const retry = await post('/rule-throws', { idempotencyKey: k });
+
+      expect(first).toMatchObject({ status: 201, replayed: false });
+      expect(retry).toMatchObject({ status: 201, replayed: true, text: first.text });
+      expect(shop.runs.count['rule-throws']).toBe(first.json.run);
+      const ruled = recorder.events.filter((event) => event.operation === 'shop.rule-throws');
+      expect(ruled.map((event) => event.outcome).slice(-3)).toEqual(['is_final_threw', 'executed', 'replayed']);
+      expect(String(ruled.at(-3)?.error)).toContain('isFinal bug');
     });
 
     it('a 204 carries no Content-Length, first time or replayed', async () => {

@@ -1,11 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from '../observer';
 
+/** The outcomes logged as warnings whatever the observers. */
+const LOGGED: ReadonlySet<string> = new Set([IdempotencyOutcome.Unstorable, IdempotencyOutcome.LeaseLost, IdempotencyOutcome.IsFinalThrew]);
+
 /**
  * Hands each coordinator event to every observer. One observer that throws
  * must cost neither the request nor the other observers their event. The
  * events an operator must hear of even without a logging observer - a
- * result stored as an error, a lost lease - are also logged as warnings.
+ * result stored as an error, a lost lease, an `isFinal` that threw - are also logged as warnings.
  */
 export class FanOutObserver implements IdempotencyObserver {
   private readonly logger = new Logger('Idempotency');
@@ -20,7 +23,7 @@ export class FanOutObserver implements IdempotencyObserver {
         this.threw(error);
       }
     }
-    if (event.outcome === IdempotencyOutcome.Unstorable || event.outcome === IdempotencyOutcome.LeaseLost) {
+    if (LOGGED.has(event.outcome)) {
       const reason = event.error instanceof Error ? `: ${event.error.message}` : '';
       this.logger.warn(`${event.service} ${event.operation} key ${event.keyHash} epoch ${event.epoch ?? 0}: ${event.outcome}${reason}`);
     }

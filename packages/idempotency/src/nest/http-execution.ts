@@ -102,7 +102,7 @@ export class HttpExecution {
     const { run } = this;
     const status = written.whole ? written.answer.status : written.status;
     const headers = written.whole ? written.answer.headers : written.headers;
-    const final = this.route.policy.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
+    const final = this.execution.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
     if (this.route.writesItself) {
       // The handler wrote this answer itself, whether or not it has returned yet.
       if (!final) return this.release();

@@ -12,9 +12,11 @@ describe('IdempotencyMetrics', () => {
     first.record(event);
     second.record(event);
     second.claimLatency('s', 'o', 2);
+    first.record({ ...event, outcome: IdempotencyOutcome.IsFinalThrew, error: new Error('isFinal bug') });
 
     const text = await registry.metrics();
     expect(text).toContain('idempotency_events_total{service="s",operation="o",outcome="executed"} 2');
+    expect(text).toContain('idempotency_events_total{service="s",operation="o",outcome="is_final_threw"} 1');
     expect(text).toContain('idempotency_claim_duration_seconds_bucket{le="0.0025",service="s",operation="o"} 1');
   });
 });

@@ -29,7 +29,7 @@ export class IdempotencyMetrics implements IdempotencyObserver {
       (registry.getSingleMetric(EVENTS) as Counter<'service' | 'operation' | 'outcome'> | undefined) ??
       new Counter({
         name: EVENTS,
-        help: 'Idempotency decisions, by outcome (executed, replayed, waited, rejected_in_flight, ...)',
+        help: 'Idempotency decisions, by outcome (executed, replayed, waited, rejected_in_flight, unstorable, is_final_threw, ...)',
         labelNames: ['service', 'operation', 'outcome'],
         registers: [registry],
       });

@@ -3,6 +3,7 @@ import { ClientProxyFactory, MessagePattern, Payload, RpcException, Transport, t
 import { Test } from '@nestjs/testing';
 import type { AddressInfo, Server } from 'node:net';
 import { from, lastValueFrom, toArray } from 'rxjs';
+import { Recorder } from '../../test/support/recorder';
 import { MemoryStore } from '../memory-store';
 import type { Execution } from '../execution';
 import { CurrentExecution } from './current-execution.decorator';
@@ -16,7 +17,11 @@ class Ledger {
   rpcDeclines = 0;
   unavailable = 0;
   streams = 0;
+  ruled = 0;
 }
+
+const recorder = new Recorder();
+const brokenRule = new Error('isFinal bug');
 
 @Controller()
 class ChargesConsumer {
@@ -58,6 +63,18 @@ class ChargesConsumer {
     return from([1, 2, this.ledger.streams]);
   }
 
+  @MessagePattern({ cmd: 'rule-throws' })
+  // An app's rule with a bug; a key still held would answer 409 at once.
+  @Idempotent('rpc.rule-throws', {
+    maxWaitMs: 0,
+    isFinal: () => {
+      throw brokenRule;
+    },
+  })
+  ruleThrows() {
+    return { ruled: (this.ledger.ruled += 1) };
+  }
+
   @MessagePattern({ cmd: 'unavailable' })
   @Idempotent('rpc.unavailable')
   unavailable() {
@@ -67,7 +84,7 @@ class ChargesConsumer {
 }
 
 @Module({
-  imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), scope: 'shared', metrics: false, closeStore: true })],
+  imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), scope: 'shared', metrics: false, closeStore: true, observers: [recorder] })],
   controllers: [ChargesConsumer],
   // No ProblemDetailsFilter: the package's errors must reach the caller without one.
   providers: [Ledger],
@@ -151,6 +168,19 @@ describe('@Idempotent on a microservice handler (TCP)', () => {
 
     expect(first).toMatchObject({ status: 402, message: 'declined 700', attempt: 1 });
     expect(replay).toEqual(first);
+  });
+
+  it('stores what the handler answered when isFinal throws, and reports the rule’s error: the retry replays it', async () => {
+    const call = () => lastValueFrom(client.send({ cmd: 'rule-throws' }, { idempotencyKey: 'rpc-rule-1' }));
+    const first = await call();
+    const retry = await call();
+
+    expect(first).toEqual({ ruled: 1 });
+    expect(retry).toEqual(first);
+    expect(microservice.get(Ledger).ruled).toBe(1);
+    const ruled = recorder.events.filter((event) => event.operation === 'rpc.rule-throws').map((event) => event.outcome);
+    expect(ruled).toEqual(['is_final_threw', 'executed', 'replayed']);
+    expect(recorder.events.find((event) => event.outcome === 'is_final_threw')?.error).toBe(brokenRule);
   });
 
   it('replays every value an Observable handler emitted, in order', async () => {

@@ -57,7 +57,7 @@ export async function runRpc(
     });
   } catch (error) {
     const status = statusOf(error);
-    if (status !== undefined && route.policy.isFinal({ statusCode: status })) {
+    if (status !== undefined && execution.isFinal({ statusCode: status })) {
       const { stored, unstorable } = encodeRpcError(error, status);
       await complete(execution, stored, unstorable);
     } else {
@@ -66,7 +66,7 @@ export async function runRpc(
     throw error;
   }
   const last = values.at(-1);
-  if (!route.policy.isFinal(last)) {
+  if (!execution.isFinal(last)) {
     await execution.release();
     return from(values);
   }

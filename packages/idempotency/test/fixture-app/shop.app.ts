@@ -116,6 +116,11 @@ class HangingInterceptor implements NestInterceptor {
   }
 }
 
+/** An `isFinal` that throws, as one with a bug does. */
+function brokenRule(): boolean {
+  throw new Error('isFinal bug');
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 @Controller()
@@ -267,6 +272,13 @@ export class ShopController {
     stream.push('%PDF-partial-');
     setTimeout(() => stream.destroy(new Error('disk gone')), 20);
     return new StreamableFile(stream, { type: 'application/pdf' });
+  }
+
+  @Post('rule-throws')
+  // A rule of the app's own with a bug in it; a key left held answers 409 at once.
+  @Idempotent('shop.rule-throws', { maxWaitMs: 0, isFinal: brokenRule })
+  ruleThrows() {
+    return { run: this.runs.hit('rule-throws') };
   }
 
   @Post('accepted-empty')
