@@ -1,4 +1,5 @@
 import { eventually, latch, within } from '../test/support/async';
+import { retainedBytes } from '../test/support/heap';
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { Execution } from './execution';
@@ -193,6 +194,21 @@ describe('the replay cache', () => {
     expect(claim).toHaveBeenCalledTimes(2); // the execution, then its first replay
     for (const replay of replays) expect(replay).toEqual({ value: first.value, replayed: true, waited: false });
     expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed', 'replayed']);
+  });
+
+  it('keeps a record’s key, not its scope and key: 1,000 records replayed under 100 kB scopes keep a few bytes each', async () => {
+    const longScope = 'x'.repeat(100_000);
+    const retained = await retainedBytes(async () => {
+      for (let i = 0; i < 1_000; i++) {
+        const scoped = request({ scope: `${i}-${longScope}`, key: `key-${i}` });
+        await coordinator.run(scoped, ok);
+        await coordinator.run(scoped, neverRuns); // replayed once: now in memory
+      }
+    });
+
+    expect(coordinator.replayFromMemory(request({ scope: `999-${longScope}`, key: 'key-999' }))).toBeDefined();
+    // Scopes kept would be 100 MB; what the records and the cache keep of 1,000 small answers is far below 8 MiB.
+    expect(retained).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('refuses a key reused for another request from memory too (422)', async () => {

@@ -23,7 +23,8 @@ export interface IdempotencyOptions {
   /**
    * Answer the replays of a record this process has already replayed once
    * from memory, without a round trip (see `ReplayCache`); `false` turns it
-   * off. Default on: 10,000 records, 16 Mi characters of results.
+   * off. Default on: 10,000 records, 16 Mi characters of record keys,
+   * fingerprints and results.
    */
   replayCache?: ReplayCacheOptions | false;
   /**
@@ -134,14 +135,13 @@ export class IdempotencyCoordinator {
     return this.options.service;
   }
 
-  /** The record's identity in the store: a hash, so no user text reaches the store. */
+  /**
+   * The record's identity in the store, and in the replay cache: a hash, so
+   * no user text reaches the store, and a scope or key of any length costs
+   * the cache 64 characters.
+   */
   recordKey(operation: string, scope: string, key: string): string {
-    return hash('sha256', this.identity(operation, scope, key), 'hex');
-  }
-
-  /** The record's identity as text: what its store key hashes, and what the replay cache is keyed by. */
-  private identity(operation: string, scope: string, key: string): string {
-    return JSON.stringify([this.options.service, operation, scope, key]);
+    return hash('sha256', JSON.stringify([this.options.service, operation, scope, key]), 'hex');
   }
 
   /**
@@ -198,11 +198,11 @@ export class IdempotencyCoordinator {
    */
   replayFromMemory(request: RunRequest): string | undefined {
     if (!this.replays) return undefined;
-    return this.knownReplay(request, this.identity(request.operation, request.scope ?? '', request.key));
+    return this.knownReplay(request, this.recordKey(request.operation, request.scope ?? '', request.key));
   }
 
-  private knownReplay(request: RunRequest, identity: string, report?: ExecutionReport): string | undefined {
-    const known = this.replays?.get(identity);
+  private knownReplay(request: RunRequest, recordKey: string, report?: ExecutionReport): string | undefined {
+    const known = this.replays?.get(recordKey);
     if (!known) return undefined;
     report ??= this.reporter(request);
     if (known.fingerprint !== request.fingerprint) {
@@ -231,12 +231,11 @@ export class IdempotencyCoordinator {
     if (policy.transactional && !isTransactionalStore(store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
-    const identity = this.identity(request.operation, request.scope ?? '', request.key);
+    const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
     const report = this.reporter(request);
-    const known = this.knownReplay(request, identity, report);
+    const known = this.knownReplay(request, recordKey, report);
     if (known !== undefined) return { replay: known, waited: false };
     const replays = this.replays;
-    const recordKey = hash('sha256', identity, 'hex');
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
     let signal: AbortSignal | undefined;
@@ -272,7 +271,7 @@ export class IdempotencyCoordinator {
           }
         }
         // A result that cannot be stored is kept here, so this process replays it instead of running the action again.
-        const remember = replays && ((result: string) => replays.set(identity, request.fingerprint, result, policy.retentionMs));
+        const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
         return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember), waited };
       }
       this.running.ended();
@@ -281,7 +280,7 @@ export class IdempotencyCoordinator {
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
-        if (claim.remainingMs !== undefined) replays?.set(identity, claim.fingerprint, claim.result, claim.remainingMs);
+        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, claim.result, claim.remainingMs);
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
         return { replay: claim.result, waited };
       }

@@ -1,3 +1,4 @@
+import { retainedBytes } from '../test/support/heap';
 import { ReplayCache } from './replay-cache';
 
 describe('ReplayCache', () => {
@@ -26,5 +27,22 @@ describe('ReplayCache', () => {
     bySize.set('b', 'fp', '123456', 60_000);
     bySize.set('c', 'fp', 'x'.repeat(11), 60_000); // larger than the whole cache: not kept
     expect(['a', 'b', 'c'].map((key) => bySize.get(key)?.result)).toEqual([undefined, '123456', undefined]);
+  });
+
+  it('counts the names of its records in its size: 10,000 names of 100 kB each stay within maxChars', async () => {
+    const maxChars = 16 * 1024 * 1024;
+    const cache = new ReplayCache({ maxChars });
+    const retained = await retainedBytes(() => {
+      // Names that hold a 100 kB scope each, every one its own string (written in a buffer: faster than building it).
+      const name = Buffer.from(`0000000000 ${'x'.repeat(100_000)}`, 'latin1');
+      for (let i = 0; i < 10_000; i++) {
+        name.write(String(i).padStart(10, '0'), 0, 'latin1');
+        cache.set(name.toString('latin1'), 'f'.repeat(64), '{"status":201,"headers":{}}\n{"refund":1}', 60_000);
+      }
+    });
+
+    expect(cache.chars).toBeLessThanOrEqual(maxChars);
+    // One byte per character of these strings; twice the bound leaves room for the rest of the heap.
+    expect(retained).toBeLessThan(2 * maxChars);
   });
 });

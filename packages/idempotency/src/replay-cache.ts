@@ -2,11 +2,18 @@
 export interface ReplayCacheOptions {
   /** Records kept at most. Default 10,000. */
   maxEntries?: number;
-  /** Characters of stored results kept at most. Default 16 Mi. */
+  /**
+   * Characters kept at most: of the records' names and fingerprints as well
+   * as of their results, so that no part of an entry escapes the bound (the
+   * coordinator names a record by its 64-character record key, never by
+   * the scope and key a request brought). Default 16 Mi.
+   */
   maxChars?: number;
 }
 
 interface Entry {
+  /** Characters this entry keeps: its name, fingerprint and result. */
+  chars: number;
   fingerprint: string;
   result: string;
   /** `performance.now()` past which the entry is not used. */
@@ -23,11 +30,12 @@ interface Entry {
  * takeover only ever touch a record in progress). Each entry is dropped a
  * little before the record's own expiry (a tenth of what is left, a second
  * at most), so a replay from memory is never one the store would no longer
- * give. Bounded by count and size; the oldest entries go first.
+ * give. Bounded by count and by size, names included; the oldest entries
+ * go first.
  */
 export class ReplayCache {
   private readonly entries = new Map<string, Entry>();
-  private chars = 0;
+  private kept = 0;
   private readonly maxEntries: number;
   private readonly maxChars: number;
 
@@ -36,7 +44,12 @@ export class ReplayCache {
     this.maxChars = options.maxChars ?? 16 * 1024 * 1024;
   }
 
-  /** The record named `record` (its identity), while it is known to be completed. */
+  /** Characters kept now: names, fingerprints and results (what `maxChars` bounds). */
+  get chars(): number {
+    return this.kept;
+  }
+
+  /** The record named `record` (its record key), while it is known to be completed. */
   get(record: string): { fingerprint: string; result: string } | undefined {
     const entry = this.entries.get(record);
     if (!entry) return undefined;
@@ -48,20 +61,21 @@ export class ReplayCache {
   /** Remember a completed record that the store keeps for `remainingMs` more. */
   set(record: string, fingerprint: string, result: string, remainingMs: number): void {
     const keepMs = remainingMs - Math.min(1_000, remainingMs / 10);
-    if (!(keepMs > 0) || result.length > this.maxChars) return;
+    const chars = record.length + fingerprint.length + result.length;
+    if (!(keepMs > 0) || chars > this.maxChars) return;
     const previous = this.entries.get(record);
     if (previous) this.delete(record, previous);
-    this.entries.set(record, { fingerprint, result, expiresAt: performance.now() + keepMs });
-    this.chars += result.length;
-    if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) return;
+    this.entries.set(record, { chars, fingerprint, result, expiresAt: performance.now() + keepMs });
+    this.kept += chars;
+    if (this.entries.size <= this.maxEntries && this.kept <= this.maxChars) return;
     for (const [key, entry] of this.entries) {
       this.delete(key, entry);
-      if (this.entries.size <= this.maxEntries && this.chars <= this.maxChars) return;
+      if (this.entries.size <= this.maxEntries && this.kept <= this.maxChars) return;
     }
   }
 
   private delete(record: string, entry: Entry): void {
     this.entries.delete(record);
-    this.chars -= entry.result.length;
+    this.kept -= entry.chars;
   }
 }
