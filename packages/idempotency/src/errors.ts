@@ -102,6 +102,17 @@ export class ResultNotStoredError extends IdempotencyError {
   readonly httpStatus = 500;
 }
 
+/**
+ * A stored answer is compressed in an encoding the client does not accept,
+ * and decoded it would be larger than an answer may be: decoding it for
+ * every such replay would cost the server that much memory each time. The
+ * client can ask for the encoding (`Accept-Encoding`). 406.
+ */
+export class EncodingNotAcceptableError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:encoding-not-acceptable';
+  readonly httpStatus = 406;
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -113,6 +124,7 @@ export const isIdempotencyError = (error: unknown): error is IdempotencyError =>
 export const isInvalidRequestError = is<InvalidRequestError>('InvalidRequestError');
 export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedError');
 export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
+export const isEncodingNotAcceptableError = is<EncodingNotAcceptableError>('EncodingNotAcceptableError');
 export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
 export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
 export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');

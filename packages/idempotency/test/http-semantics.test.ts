@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { gunzipSync } from 'node:zlib';
+import { Gunzip, gunzipSync } from 'node:zlib';
 import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import { IdempotencyModule, IdempotencyRunner } from '@idempotency-chain/idempotency/nest';
@@ -508,6 +508,39 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(plainAgain.body.equals(expected)).toBe(true);
     expect(plainAgain.headers['content-encoding']).toBeUndefined();
   });
+
+  // Only the Fastify shop compresses its answers.
+  (adapter === 'fastify' ? it : it.skip)(
+    'a compressed answer that would inflate past maxResponseBytes is 406 to a client that does not accept it: decoded no further than the limit',
+    async () => {
+      const k = key();
+      const send = (acceptEncoding: string) =>
+        fetch(`${shop.url}/report`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, 'accept-encoding': acceptEncoding },
+        });
+      const first = await send('gzip');
+      await first.arrayBuffer();
+      // What the decoder produces, chunk by chunk, of this replay.
+      const pushed = jest.spyOn(Gunzip.prototype, 'push');
+      const plain = await send('identity');
+      const body = Buffer.from(await plain.arrayBuffer());
+      const decoded = pushed.mock.calls.reduce((bytes, [chunk]) => bytes + (Buffer.isBuffer(chunk) ? chunk.length : 0), 0);
+      pushed.mockRestore();
+      const fromMemory = await send('identity'); // the replays after the first are answered from memory
+      await fromMemory.arrayBuffer();
+
+      expect(first.headers.get('content-encoding')).toBe('gzip');
+      expect(plain.status).toBe(406);
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(JSON.parse(body.toString())).toMatchObject({ type: 'urn:idempotency-chain:problem:encoding-not-acceptable', status: 406 });
+      // The limit (2048 bytes in the shop) and at most one chunk of zlib's (16 KiB) past it, of the 1.5 MB it would inflate to.
+      expect(decoded).toBeGreaterThan(2048);
+      expect(decoded).toBeLessThanOrEqual(2048 + 16 * 1024);
+      expect(fromMemory.status).toBe(406);
+      expect(shop.runs.count.report).toBe(1);
+    },
+  );
 
   it('a body that was not parsed when the key was checked is refused (400), never fingerprinted as empty', async () => {
     const send = (amount: string) =>

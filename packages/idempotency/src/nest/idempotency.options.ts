@@ -44,7 +44,10 @@ export interface IdempotencyModuleOptions {
   /**
    * Largest response body stored, in bytes. Default 1 MiB. A larger answer
    * still reaches its caller; its record stores a 500 `result-not-stored`
-   * problem instead, so a retry never runs the handler again.
+   * problem instead, so a retry never runs the handler again. Also the
+   * largest body a replay decompresses for a client that does not accept
+   * the stored answer's encoding: past it, that client gets 406
+   * `encoding-not-acceptable`.
    */
   maxResponseBytes?: number;
   /**

@@ -189,14 +189,18 @@ export class IdempotencyRunner {
     return execution.invoke(invoke);
   }
 
-  /** Answer with a stored answer, whatever the app's pipeline renders (see `sendReplay`). */
-  private replay(stored: string, incoming: HttpRequestLike, response: object, route: IdempotentRoute): null {
+  /**
+   * Answer with a stored answer, whatever the app's pipeline renders (see
+   * `sendReplay`): at once, or once its body is decompressed for a client
+   * that does not accept its encoding.
+   */
+  private replay(stored: string, incoming: HttpRequestLike, response: object, route: IdempotentRoute): null | Promise<null> {
     const answer = decodeAnswer(stored);
     const adapter = this.adapterHost.httpAdapter;
     adapter.status(response, answer.status);
     adapter.setHeader(response, HeaderName.Replayed, 'true');
-    sendReplay(rawResponse(response), answer, incoming.headers['accept-encoding'], route.writesItself);
-    return null;
+    const sent = sendReplay(rawResponse(response), answer, incoming.headers['accept-encoding'], route.writesItself, this.answers.maxResponseBytes);
+    return sent ? sent.then(() => null) : null;
   }
 
   /** A refusal as its `HttpException`, with `Retry-After` set on the response for any filter to keep. */

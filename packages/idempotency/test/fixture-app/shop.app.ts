@@ -180,6 +180,13 @@ export class ShopController {
     return { run: this.runs.hit('big'), padding: randomBytes(3072).toString('base64') };
   }
 
+  @Post('report')
+  @Idempotent('shop.report')
+  report() {
+    // 1.5 MB of JSON that compresses about a thousandfold: stored gzipped (the Fastify shop compresses), it fits the limit.
+    return { run: this.runs.hit('report'), rows: 'x'.repeat(1_500_000) };
+  }
+
   @Post('bigint')
   @Idempotent('shop.bigint')
   bigint() {
