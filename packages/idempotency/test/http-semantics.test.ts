@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Gunzip, gunzipSync } from 'node:zlib';
-import { MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
+import { hashKey, MemoryStore, type IdempotencyEvent } from '@idempotency-chain/idempotency';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import { IdempotencyModule, IdempotencyRunner } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type Type } from '@nestjs/common';
@@ -473,6 +473,54 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       expect(replay.replayed).toBe(true);
       expect(replay.headers.get('content-security-policy')).toBe("default-src 'self'");
       expect(replay.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    });
+  });
+
+  describe('a handler run again within its request (an interceptor’s rxjs retry())', () => {
+    const outcomesOf = (k: string) => recorder.events.filter((event) => event.keyHash === hashKey(k)).map((event) => event.outcome);
+
+    it('after a transient error it runs again under the same execution: one answer, stored, and no wait for itself', async () => {
+      const k = key();
+      const before = shop.runs.count.flaky ?? 0;
+      const first = await post('/flaky', { idempotencyKey: k });
+      const again = await post('/flaky', { idempotencyKey: k });
+
+      expect(first).toMatchObject({ status: 201, replayed: false, json: { run: before + 2 } });
+      expect(again).toMatchObject({ status: 201, replayed: true, text: first.text });
+      expect(shop.runs.count.flaky).toBe(before + 2);
+      expect(outcomesOf(k)).toEqual(['executed', 'replayed']);
+    });
+
+    it('after its client left and the key was given back, it runs again under a fresh claim: its answer is stored, and the process lives on', async () => {
+      const k = key();
+      // The first run throws; its client leaves; with no answer for a lease, the key is given back; 3 s after the error, the retry.
+      const before = await leaveAfterTheHandler(shop, '/flaky', k, 'flaky', { 'x-retry-after-ms': '3000' });
+      await until(() => shop.runs.count.flaky === before + 2);
+      const retry = await settled('/flaky', k);
+
+      expect(retry).toMatchObject({ status: 201, replayed: true, json: { run: before + 2 } });
+      expect(shop.runs.count.flaky).toBe(before + 2);
+      expect(outcomesOf(k)).toEqual(['released', 'executed', 'replayed']);
+    });
+
+    it('once it returned, it never runs again: an interceptor that fails after it and retries gets a 500 result-not-stored, stored as the answer', async () => {
+      const k = key();
+      const first = await post('/charged-then-failed', { idempotencyKey: k });
+      const again = await post('/charged-then-failed', { idempotencyKey: k });
+
+      expect(first).toMatchObject({ status: 500, json: { type: 'urn:idempotency-chain:problem:result-not-stored' } });
+      expect(again).toMatchObject({ status: 500, replayed: true, text: first.text });
+      expect(shop.runs.count['charged-then-failed']).toBe(1);
+    });
+
+    it('a 499 Client Closed Request is never stored as the key’s answer: the retry runs', async () => {
+      const k = key();
+      const before = shop.runs.count['client-closed'] ?? 0;
+      const first = await post('/client-closed', { idempotencyKey: k });
+      const again = await post('/client-closed', { idempotencyKey: k });
+
+      expect([first.status, again.status, again.replayed]).toEqual([499, 499, false]);
+      expect(shop.runs.count['client-closed']).toBe(before + 2);
     });
   });
 

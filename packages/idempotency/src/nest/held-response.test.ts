@@ -153,6 +153,24 @@ describe('holdResponse', () => {
     expect(written).toEqual([{ whole: false, status: 200, headers: { 'content-type': 'text/plain' } }]);
   });
 
+  it('holds a response held already once: the later holder decides, or its replacement is sent (a handler run again within its request)', async () => {
+    const deciders: string[] = [];
+    const app = await serve((res) => {
+      holdResponse(res, { maxBytes: 1024, onWritten: async () => (deciders.push('first'), undefined) });
+      if (res.req.url === '/again') holdResponse(res, { maxBytes: 1024, onWritten: async () => (deciders.push('second'), undefined) });
+      else replaceResponse(res, { status: 201, headers: { 'content-type': 'text/plain' }, body: 'stored' });
+      res.statusCode = 200;
+      res.end('rendered');
+    });
+    server = app.server;
+    const again = await get(`${app.url}/again`);
+    const replaced = await get(`${app.url}/replaced`);
+
+    expect([again.status, again.body.toString()]).toEqual([200, 'rendered']);
+    expect([replaced.status, replaced.body.toString()]).toEqual([201, 'stored']);
+    expect(deciders).toEqual(['second']);
+  });
+
   it('replaceResponse: sends the answer instead, dropping the rendered representation and keeping the request’s own headers', async () => {
     const app = await serve((res) => {
       replaceResponse(res, { status: 202, headers: { 'content-type': 'application/pdf', location: '/x' }, body: Buffer.from([1, 2, 3]) });

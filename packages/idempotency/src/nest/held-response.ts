@@ -43,7 +43,8 @@ type Held = ServerResponse & { [HOLD]?: HeldResponse };
  * ```
  */
 export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing {
-  return new HeldResponse(raw as Held, options);
+  const held = (raw as Held)[HOLD];
+  return held ? held.takeOver(options) : new HeldResponse(raw as Held, options);
 }
 
 /**
@@ -54,7 +55,9 @@ export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing
  * as usual.
  */
 export function replaceResponse(raw: ServerResponse, answer: HttpAnswer): void {
-  new HeldResponse(raw as Held, REPLACED, answer);
+  const held = (raw as Held)[HOLD];
+  if (held) held.takeOver(REPLACED, answer);
+  else new HeldResponse(raw as Held, REPLACED, answer);
 }
 
 /** The options of a replaced response: it keeps no body, so nothing is decided. */
@@ -137,14 +140,14 @@ class HeldResponse implements Writing {
   private ended: Callback | undefined | false = false;
 
   /** Keep no body: the answer is replaced, so the app's representation is dropped. */
-  private readonly replacing: boolean;
+  private replacing: boolean;
 
   constructor(
     private readonly raw: Held,
     /** How the app's own answer is decided on (never consulted for a replacement). */
-    private readonly options: HoldOptions,
+    private options: HoldOptions,
     /** What is sent instead of whatever the app renders. */
-    private readonly replacement?: HttpAnswer,
+    private replacement?: HttpAnswer,
   ) {
     this.replacing = replacement !== undefined;
     this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
@@ -157,6 +160,22 @@ class HeldResponse implements Writing {
     raw.flushHeaders = flushHeaders;
     if (sentByNode) Object.defineProperty(raw, 'headersSent', { get: headersSent, configurable: true });
     if (endedByNode) Object.defineProperty(raw, 'writableEnded', { get: writableEnded, configurable: true });
+  }
+
+  /**
+   * Hold for someone else from now on: a handler run again within its
+   * request (an app interceptor's rxjs `retry()`) under a fresh claim, or
+   * answered by a replay, after the execution that held the response first
+   * had ended. Holding it a second time instead would leave two holders,
+   * the first of which would restore the methods the second installed.
+   */
+  takeOver(options: HoldOptions, replacement?: HttpAnswer): this {
+    if (this.state !== 'holding') throw new TypeError('A response whose answer is being sent cannot be held again');
+    this.options = options;
+    this.replacement = replacement;
+    this.replacing = replacement !== undefined;
+    if (this.replacing) [this.chunks, this.size] = [[], 0];
+    return this;
   }
 
   get written(): number {

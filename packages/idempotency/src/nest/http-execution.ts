@@ -9,6 +9,12 @@ import { IdempotencyException, problemAnswer, toHttpException } from './idempote
 import type { IdempotentRoute } from './idempotent-routes';
 import type { UnfinishedExecutions } from './unfinished-executions';
 
+/** The status of the library's own answer to a client that went away: never stored, never final. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/** The execution holding each response, until it has ended: where a handler run again within its request finds it. */
+const holders = new WeakMap<ServerResponse, HttpExecution>();
+
 /** What an HTTP execution stores of its answer, the same for every request of a module. */
 export interface AnswerLimits {
   /** Body bytes stored at most; a larger answer completes as not stored. */
@@ -33,12 +39,22 @@ export interface AnswerLimits {
  * | wrote it itself (`@Res`)| final / not final             | stored / released                        |
  *
  * A client that went away changes none of this: its answer is still awaited
- * and stored (see `closed`).
+ * and stored (see `closed`); but a 499, the answer this package gives a
+ * client that went away while it waited, is never stored as final. A
+ * handler run again within its request (an interceptor's `retry()`) runs
+ * under the same execution after it threw, and never after it returned
+ * (see `again`).
  */
 export class HttpExecution {
   private readonly run: HandlerRun;
   private readonly writing: Writing;
   private ended = false;
+
+  /** The execution holding `raw`'s answer, while it has not ended: the one a handler run again within its request belongs to. */
+  static holding(raw: ServerResponse): HttpExecution | undefined {
+    const holder = holders.get(raw);
+    return holder && !holder.ended ? holder : undefined;
+  }
 
   constructor(
     private readonly execution: Execution,
@@ -49,6 +65,7 @@ export class HttpExecution {
     private readonly unfinished: UnfinishedExecutions,
   ) {
     unfinished.add(this);
+    holders.set(raw, this);
     this.run = new HandlerRun(() => raw.statusCode);
     this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
     // A client that left while the key was being claimed has closed already: no 'close' is coming.
@@ -98,11 +115,30 @@ export class HttpExecution {
     );
   }
 
+  /**
+   * The handler called again within this request, as an app interceptor's
+   * rxjs `retry()` does after an error: once it threw, it runs again under
+   * this same execution (its key is this request's, so a claim would only
+   * find itself). Once it returned, or while it runs, or after it was
+   * cancelled, its work may be done or under way: it is not run again, and
+   * this call throws a 500 `result-not-stored` instead.
+   */
+  again(handler: (execution: Execution) => unknown): unknown {
+    if (this.run.state !== 'threw') {
+      throw toHttpException(new ResultNotStoredError("This request's handler already ran, and is not run again within the same request"));
+    }
+    this.run.restart();
+    return this.invoke(handler);
+  }
+
   private async finish(written: Written): Promise<HttpAnswer | undefined> {
     const { run } = this;
+    if (this.ended) return undefined; // given up on while the app still rendered: its answer is no longer this execution's
     const status = written.whole ? written.answer.status : written.status;
     const headers = written.whole ? written.answer.headers : written.headers;
-    const final = this.execution.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
+    // Only this library answers 499, to a client that left while it waited: an answer to nobody, never the key's final one.
+    const clientClosed = status === CLIENT_CLOSED_REQUEST;
+    const final = !clientClosed && this.execution.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
     if (this.route.writesItself) {
       // The handler wrote this answer itself, whether or not it has returned yet.
       if (!final) return this.release();
@@ -115,6 +151,7 @@ export class HttpExecution {
       void run.whenSettled().then(() => (run.state === 'threw' ? this.release() : this.completeUnstorable(`an answer of ${status} left before the handler returned`)));
       return undefined;
     }
+    if (clientClosed) return run.state === 'threw' ? this.release() : this.completeUnstorable('the client went away, and 499 was answered');
     const failedAfter = run.state === 'returned' && status !== run.status;
     if (!final && !failedAfter) return this.release();
     if (!written.whole) return this.completeUnstorable(this.tooLarge());
@@ -143,6 +180,8 @@ export class HttpExecution {
     const renderedBy = performance.now() + maxWaitMs;
     let last = this.writing.written;
     const watch = setInterval(() => {
+      // Run again within the request (see `again`): watched anew from its end.
+      if (this.run.state === 'running') return void (clearInterval(watch), this.closed());
       const now = this.writing.written;
       const progressing = now < 0 ? performance.now() < renderedBy : now !== last;
       if (!this.ended && progressing) return void (last = now);
@@ -219,6 +258,12 @@ class HandlerRun {
   private readonly waiters: Array<() => void> = [];
 
   constructor(private readonly statusNow: () => number) {}
+
+  /** The handler runs again after it threw (see `HttpExecution.again`). */
+  restart(): void {
+    this.state = 'running';
+    this.status = 0;
+  }
 
   settle(end: 'returned' | 'threw' | 'cancelled'): void {
     if (this.state !== 'running') return;

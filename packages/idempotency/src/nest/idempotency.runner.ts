@@ -157,6 +157,9 @@ export class IdempotencyRunner {
   private runHttp(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
     const http = context.switchToHttp();
     const response = http.getResponse<object>();
+    // The handler called again within this request (an interceptor's retry()): never a claim that would wait for itself.
+    const holder = HttpExecution.holding(rawResponse(response));
+    if (holder) return holder.again(invoke);
     let known: string | undefined;
     try {
       known = this.coordinator.replayFromMemory(request);

@@ -14,6 +14,7 @@ import {
   Controller,
   ExecutionContext,
   HttpCode,
+  HttpException,
   Injectable,
   Module,
   NestInterceptor,
@@ -33,7 +34,7 @@ import {
   type NestModule,
   type Type,
 } from '@nestjs/common';
-import { catchError, delay, map, mergeMap, NEVER, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
+import { catchError, delay, map, mergeMap, NEVER, retry, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { APP_GUARD, APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -119,6 +120,18 @@ class HangingInterceptor implements NestInterceptor {
 /** An `isFinal` that throws, as one with a bug does. */
 function brokenRule(): boolean {
   throw new Error('isFinal bug');
+}
+
+/**
+ * The usual NestJS retry pattern: run the handler again after an error
+ * (rxjs `retry()`), once; after 3 s when the request asks for it (`x-retry-after-ms`).
+ */
+@Injectable()
+class RetryInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const after = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers['x-retry-after-ms'];
+    return next.handle().pipe(retry({ count: 1, delay: Number(after ?? 0) }));
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -286,6 +299,31 @@ export class ShopController {
   @Idempotent('shop.rule-throws', { maxWaitMs: 0, isFinal: brokenRule })
   ruleThrows() {
     return { run: this.runs.hit('rule-throws') };
+  }
+
+  @Post('flaky')
+  @UseInterceptors(RetryInterceptor)
+  @Idempotent('shop.flaky', { leaseMs: 500, maxWaitMs: 1_000 })
+  flaky() {
+    // Every other call fails as a bank that is briefly busy does: the interceptor's retry succeeds.
+    const run = this.runs.hit('flaky');
+    if (run % 2 === 1) throw new ServiceUnavailableException('bank busy');
+    return { run };
+  }
+
+  @Post('charged-then-failed')
+  @UseInterceptors(RetryInterceptor, FailAfterInterceptor)
+  @Idempotent('shop.charged-then-failed', { maxWaitMs: 1_000 })
+  chargedThenFailed() {
+    return { run: this.runs.hit('charged-then-failed') };
+  }
+
+  @Post('client-closed')
+  @Idempotent('shop.client-closed')
+  clientClosed() {
+    this.runs.hit('client-closed');
+    // The status this package answers a client that went away with.
+    throw new HttpException('Client Closed Request', 499);
   }
 
   @Post('accepted-empty')
