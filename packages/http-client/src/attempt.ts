@@ -60,7 +60,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptRespo
     const response = await request.dispatcher.request({
       origin: request.origin,
       path: request.path,
-      method: request.method as Dispatcher.HttpMethod,
+      method: request.method,
       headers: request.headers,
       body: request.body ?? null,
       signal: controller.signal,

@@ -89,7 +89,7 @@ export class SignalledWaits {
     const recheck = async (): Promise<void> => {
       if (ended) return;
       if (!(await signal.inProgress())) return watch.end();
-      if (!ended) poll = setTimeout(() => recheck().catch(watch.end), this.pollIntervalMs);
+      if (!ended) poll = setTimeout(() => void recheck().catch(watch.end), this.pollIntervalMs);
     };
     this.watches.set(key, watch);
     signal.join(wake).then(recheck).catch(watch.end);

@@ -44,7 +44,7 @@ type Held = ServerResponse & { [HOLD]?: HeldResponse };
  */
 export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing {
   const held = (raw as Held)[HOLD];
-  return held ? held.takeOver(options) : new HeldResponse(raw as Held, options);
+  return held ? held.takeOver(options) : new HeldResponse(raw, options);
 }
 
 /**
@@ -57,7 +57,7 @@ export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing
 export function replaceResponse(raw: ServerResponse, answer: HttpAnswer): void {
   const held = (raw as Held)[HOLD];
   if (held) held.takeOver(REPLACED, answer);
-  else new HeldResponse(raw as Held, REPLACED, answer);
+  else new HeldResponse(raw, REPLACED, answer);
 }
 
 /** The options of a replaced response: it keeps no body, so nothing is decided. */
@@ -154,7 +154,7 @@ class HeldResponse implements Writing {
     // Assigned, never deleted afterwards: a deleted own property would turn
     // the response into a slow dictionary-mode object for the rest of its life.
     raw[HOLD] = this;
-    raw.writeHead = writeHead as ServerResponse['writeHead'];
+    raw.writeHead = writeHead;
     raw.write = write as ServerResponse['write'];
     raw.end = end as ServerResponse['end'];
     raw.flushHeaders = flushHeaders;

@@ -17,10 +17,10 @@ describe('a stored answer', () => {
   });
 
   it('keeps a string body as it is, and stores it as text unless it holds a NUL', () => {
-    const text = answer('{"note":"ünïcode ✓"}' as never);
+    const text = answer('{"note":"ünïcode ✓"}');
     expect(encodeAnswer(text)).toBe('{"status":201,"headers":{"content-type":"x/y","link":["<a>","<b>"]}}\n{"note":"ünïcode ✓"}');
     expect(decodeAnswer(encodeAnswer(text)).body).toBe('{"note":"ünïcode ✓"}');
-    const nul = answer('a\u0000b' as never);
+    const nul = answer('a\u0000b');
     expect(Buffer.from(decodeAnswer(encodeAnswer(nul)).body).toString()).toBe('a\u0000b');
   });
 

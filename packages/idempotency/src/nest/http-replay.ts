@@ -9,7 +9,7 @@ import { IdempotencyException, problemAnswer } from './idempotency.exception';
 
 type Decoder = (body: Buffer, options: Pick<ZlibOptions, 'maxOutputLength'>) => Promise<Buffer>;
 const gunzipAsync = promisify(gunzip) as Decoder;
-const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipAsync, deflate: promisify(inflate) as Decoder, br: promisify(brotliDecompress) as Decoder };
+const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipAsync, deflate: promisify(inflate), br: promisify(brotliDecompress) };
 
 /**
  * Send a stored answer as the answer to this request. Whatever the app's

@@ -141,7 +141,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     const sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
     if (sweepIntervalMs > 0) {
       // A failed sweep (database down) is retried on the next tick.
-      this.sweeper = setInterval(() => this.sweep().catch(() => undefined), Math.min(sweepIntervalMs, MAX_TIMER_MS));
+      this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), Math.min(sweepIntervalMs, MAX_TIMER_MS));
       this.sweeper.unref();
     }
   }

@@ -44,7 +44,7 @@ describe('RedisStore on a Redis Cluster', () => {
     for (let i = 0; i < 30; i += 1) {
       const recordKey = newRecordKey();
       const key = record(recordKey);
-      const [a, b, c] = await Promise.all([key, `${key}:epoch`, `${key}:done`].map((k) => cluster.cluster('KEYSLOT', k) as Promise<number>));
+      const [a, b, c] = await Promise.all([key, `${key}:epoch`, `${key}:done`].map((k) => cluster.cluster('KEYSLOT', k)));
       expect(b).toBe(a);
       expect(c).toBe(a);
       owners.add(slotOwner.get(a as number) as string);

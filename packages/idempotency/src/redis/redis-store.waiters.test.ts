@@ -53,7 +53,7 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
   });
 
   const writes = async (command: string): Promise<number> => {
-    const line = ((await admin.info('commandstats')) as string).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`)) ?? '';
+    const line = ((await admin.info('commandstats'))).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`)) ?? '';
     return Number(/calls=(\d+)/.exec(line)?.[1] ?? 0);
   };
 
