@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { chainConfigSchema, type ChainConfig } from './schema';
+
+/** A config file that cannot be used: one message naming the file, the line and the field. */
+export class ConfigError extends Error {
+  constructor(
+    /** The file the error is in. */
+    readonly file: string,
+    /** 1-based line of the offending field (or of its parent when the field is missing). */
+    readonly line: number,
+    /** Dotted path of the offending field, e.g. `hops.1.upstream`. */
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${file}:${line}: ${field || '(top level)'}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates a YAML or JSON config file (JSON is read as the YAML it also is). */
+export function loadConfig(file: string): ChainConfig {
+  return parseConfig(readFileSync(file, 'utf8'), file);
+}
+
+/** Validates config text; `file` only names the source in errors. */
+export function parseConfig(text: string, file: string): ChainConfig {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    throw new ConfigError(file, lines.linePos(syntax.pos[0]).line, '', syntax.message.split('\n')[0] ?? 'syntax error');
+  }
+  const result = chainConfigSchema.safeParse(doc.toJS());
+  if (result.success) return result.data;
+  // One clear error rather than a wall: the first issue is the one to fix first.
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const unknown = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const path = unknown === undefined ? issue.path : [...issue.path, unknown];
+  const detail = unknown === undefined ? issue.message : `unknown field "${unknown}"`;
+  throw new ConfigError(file, lineOf(doc, lines, path), path.map(String).join('.'), detail);
+}
+
+/** The line of the deepest node along `path` that exists: a missing field points at its parent. */
+function lineOf(doc: Document, lines: LineCounter, path: PropertyKey[]): number {
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = doc.getIn(path.slice(0, depth) as unknown[], true);
+    if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
+  }
+  return 1;
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/** `host:port` a fault proxy listens on; the host defaults to loopback. */
+const listenAddress = z
+  .string()
+  .regex(/^(?:[^:]+:)?\d{1,5}$/, 'expected "host:port" or "port"')
+  .describe('address the fault proxy listens on');
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+/** A request body: a JSON value (sent as JSON) or a raw string; `{{intentId}}` is replaced. */
+const bodyTemplate = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]);
+
+const entry = z.strictObject({
+  url: httpUrl,
+  method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE', 'GET']).default('POST'),
+  headers: z.record(z.string(), z.string()).default({}),
+  body: bodyTemplate.optional(),
+  key: z
+    .strictObject({
+      send: z.boolean().default(true),
+      header: z.string().min(1).default('Idempotency-Key'),
+    })
+    .default({ send: true, header: 'Idempotency-Key' }),
+  timeoutMs: z.number().int().positive().default(5000),
+  retries: z.number().int().min(0).max(20).default(3),
+  retryDelayMs: z.number().int().min(0).default(200),
+  retryOnStatus: z.array(z.number().int().min(100).max(599)).default([409, 425, 429, 500, 502, 503, 504]),
+});
+
+const hop = z.strictObject({
+  name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
+  listen: listenAddress,
+  upstream: httpUrl,
+  holdMs: z.number().int().positive().optional(),
+});
+
+/**
+ * How to count the effects of one intent: exactly one of `http`, `command` or `postgres`.
+ * One object with optional members rather than a union, so that a bad field inside the
+ * chosen way is reported by its own path instead of as "no union member matched".
+ */
+const effect = z
+  .strictObject({
+    http: z
+      .strictObject({
+        url: httpUrl,
+        path: z.string().min(1).default('$'),
+        headers: z.record(z.string(), z.string()).default({}),
+      })
+      .optional(),
+    command: z.array(z.string()).min(1).optional(),
+    cwd: z.string().optional(),
+    postgres: z
+      .strictObject({
+        url: z.string().regex(/^postgres(?:ql)?:\/\//, 'expected a postgres:// URL'),
+        query: z.string().min(1),
+      })
+      .optional(),
+  })
+  .refine((e) => [e.http, e.command, e.postgres].filter((way) => way !== undefined).length === 1, {
+    error: 'expected exactly one of "http", "command" or "postgres"',
+  });
+
+const settle = z.strictObject({
+  quietMs: z.number().int().positive().default(1000),
+  timeoutMs: z.number().int().positive().default(60000),
+});
+
+/** Every scenario the verifier knows, by the name a config or `--scenario` selects it with. */
+export const SCENARIO_NAMES = [
+  'write-up',
+  'lost-reply',
+  'later-press',
+  'double-click',
+  'key-reuse',
+  'no-key',
+  'reset',
+] as const;
+
+/** The whole config file: what to call, where the proxies sit, how to count an effect. */
+export const chainConfigSchema = z.strictObject({
+  entry,
+  hops: z.array(hop).min(1),
+  effect,
+  settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
+  scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).default([...SCENARIO_NAMES]),
+  doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
+});
+
+/** A validated config with every default filled in. */
+export type ChainConfig = z.infer<typeof chainConfigSchema>;
+/** One hop of a validated config. */
+export type HopConfig = ChainConfig['hops'][number];
+/** How a validated config counts the effects of one intent. */
+export type EffectConfig = ChainConfig['effect'];
+/** The name of a scenario. */
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -1,0 +1,86 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, parseConfig } from '../src/config/load';
+
+const valid = `entry:
+  url: http://127.0.0.1:8080/checkout
+  body:
+    orderId: "{{intentId}}"
+    amount: 1200
+hops:
+  - name: orders
+    listen: 127.0.0.1:9101
+    upstream: http://127.0.0.1:8101
+  - name: payments
+    listen: "9102"
+    upstream: http://127.0.0.1:8102
+effect:
+  http:
+    url: http://127.0.0.1:8102/charges?order={{intentId}}
+    path: $.count
+`;
+
+function errorOf(text: string): ConfigError {
+  try {
+    parseConfig(text, 'chain.yaml');
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  it('fills every default of a minimal file', () => {
+    const config = parseConfig(valid, 'chain.yaml');
+    expect(config.entry).toMatchObject({ method: 'POST', timeoutMs: 5000, retries: 3, key: { send: true, header: 'Idempotency-Key' } });
+    expect(config.settle).toEqual({ quietMs: 1000, timeoutMs: 60000 });
+    expect(config.scenarios).toContain('write-up');
+    expect(config.effect.http?.path).toBe('$.count');
+  });
+
+  it('names the field and its line when a value is wrong', () => {
+    const error = errorOf(valid.replace('upstream: http://127.0.0.1:8102', 'upstream: not-a-url'));
+    expect(error.message).toBe('chain.yaml:12: hops.1.upstream: expected an http(s) URL');
+    expect(error).toMatchObject({ line: 12, field: 'hops.1.upstream' });
+  });
+
+  it('names an unknown field at its own line', () => {
+    const error = errorOf(valid.replace('  amount: 1200\n', '  amount: 1200\n  timeout: 3\n'));
+    expect(error).toMatchObject({ line: 6, field: 'entry.timeout' });
+    expect(error.message).toContain('unknown field "timeout"');
+  });
+
+  it('points a missing field at its parent', () => {
+    const error = errorOf(valid.replace('    listen: 127.0.0.1:9101\n', ''));
+    expect(error).toMatchObject({ line: 7, field: 'hops.0.listen' });
+  });
+
+  it('refuses an effect with two ways of counting', () => {
+    const error = errorOf(`${valid}  command: [echo, "1"]\n`);
+    expect(error.field).toBe('effect');
+    expect(error.message).toContain('exactly one of "http", "command" or "postgres"');
+  });
+
+  it('refuses an unknown scenario by its index', () => {
+    const error = errorOf(`${valid}scenarios: [write-up, typo]\n`);
+    expect(error).toMatchObject({ line: 17, field: 'scenarios.1' });
+  });
+
+  it('reports a syntax error with its line', () => {
+    const error = errorOf('entry:\n  url: [unclosed\n');
+    expect(error.line).toBeGreaterThanOrEqual(2);
+    expect(error.field).toBe('');
+  });
+
+  it('reads JSON with line numbers too', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verify-config-'));
+    const file = join(dir, 'chain.json');
+    const json = JSON.stringify(parseConfig(valid, 'x'), null, 2).replace('"retries": 3', '"retries": -1');
+    writeFileSync(file, json);
+    expect(() => loadConfig(file)).toThrow(new RegExp(`^${file}:\\d+: entry.retries: `));
+    const line = json.split('\n').findIndex((l) => l.includes('"retries"')) + 1;
+    expect(() => loadConfig(file)).toThrow(`${file}:${line}: entry.retries`);
+  });
+});
