@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+
+/** How an attempt ended, as the proxy saw it. */
+export type AttemptOutcome =
+  /** The upstream answered and the caller got the answer. */
+  | 'answered'
+  /** The upstream answered; the proxy reset the caller's connection instead of replying. */
+  | 'reply-lost'
+  /** The proxy reset the caller's connection before the upstream saw the request. */
+  | 'reset'
+  /** The upstream could not be reached or broke off; the caller's connection was reset. */
+  | 'upstream-failed'
+  /** The upstream answered but the caller had already hung up (its timeout). */
+  | 'caller-gone';
+
+/** One attempt at one hop, as its fault proxy saw it. */
+export interface Attempt {
+  /** Order of arrival over the whole run. */
+  seq: number;
+  /** Scenario running when the attempt arrived. */
+  scenario: string;
+  /** Intent the caller was pressing when the attempt arrived (several may be in flight in one scenario). */
+  intent: string | undefined;
+  /** Hop name from the config. */
+  hop: string;
+  /** 1-based attempt number at this hop within the scenario. */
+  attempt: number;
+  /** Set when this attempt is a copy the proxy delivered itself (`duplicate` fault). */
+  duplicateOf?: number;
+  method: string;
+  path: string;
+  /** First 8 hex digits of the SHA-256 of the idempotency key; `null` when no key was sent. */
+  keyHash: string | null;
+  /** Labels of the faults applied. */
+  faults: string[];
+  /** Upstream's status, `null` when it never answered. */
+  status: number | null;
+  outcome: AttemptOutcome | 'in-flight';
+  /** Milliseconds since the run started. */
+  startedMs: number;
+  endedMs: number | null;
+}
+
+/**
+ * Hashes a key for reports: keys can be bearer-like secrets in some systems, and a
+ * short hash is enough to see which attempts share one.
+ */
+export function keyHash(key: string | undefined): string | null {
+  if (key === undefined || key === '') return null;
+  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+}

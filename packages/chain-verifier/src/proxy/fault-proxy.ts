@@ -1,0 +1,154 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buffer } from 'node:stream/consumers';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { keyHash, type Attempt } from './attempt';
+import type { AttemptLog } from './attempt-log';
+import { faultLabel, type Fault, type FaultPlan } from './faults';
+import { forwardableHeaders } from './headers';
+
+/** Where a fault proxy listens and what it forwards to. */
+export interface FaultProxyOptions {
+  /** Hop name, as reports show it. */
+  name: string;
+  /** Host and port to listen on; port 0 picks a free one. */
+  host: string;
+  port: number;
+  /** Origin of the service behind this hop, e.g. `http://127.0.0.1:8102`. */
+  upstream: string;
+  /** Header the idempotency key travels in (case-insensitive). */
+  keyHeader: string;
+  /** Where every attempt is recorded. */
+  log: AttemptLog;
+  /** Longest the proxy waits for the upstream, so a stuck service cannot hang a run. */
+  upstreamTimeoutMs?: number;
+}
+
+/**
+ * An HTTP-aware fault proxy for one hop: Node's HTTP server on the caller's side, an
+ * undici pool on the upstream's side, and between them the faults planned per attempt.
+ * Requests and answers are buffered whole so that a lost reply is lost only after the
+ * upstream finished its answer — the case where the work was done and nobody was told.
+ */
+export class FaultProxy {
+  private readonly server: Server;
+  private readonly upstream: Pool;
+  private plan: FaultPlan = new Map();
+  private attempts = 0;
+
+  constructor(private readonly options: FaultProxyOptions) {
+    const timeout = options.upstreamTimeoutMs ?? 60_000;
+    this.upstream = new Pool(options.upstream, { headersTimeout: timeout, bodyTimeout: timeout });
+    this.server = createServer((req, res) => void this.handle(req, res));
+  }
+
+  /** Starts listening; resolves with the port actually bound. */
+  async start(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => resolve());
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Plans faults for the attempts to come and counts attempts from 1 again. */
+  setPlan(plan: FaultPlan): void {
+    this.plan = plan;
+    this.attempts = 0;
+  }
+
+  /** Stops listening, drops open connections and closes the upstream pool. */
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.upstream.close();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const number = ++this.attempts;
+    const faults = this.plan.get(number) ?? [];
+    const attempt = this.begin(req, number, faults);
+    if (has(faults, 'reset')) {
+      req.socket.resetAndDestroy();
+      this.options.log.end(attempt, 'reset', null);
+      return;
+    }
+    const body = await buffer(req);
+    const hold = find(faults, 'hold');
+    if (hold) await sleep(hold.ms);
+    const copies = find(faults, 'duplicate')?.copies ?? 0;
+    const duplicates = Array.from({ length: copies }, () => this.deliverCopy(req, body, number));
+    const answer = await this.forward(req, body);
+    await Promise.all(duplicates);
+    if (!answer) {
+      req.socket.resetAndDestroy();
+      this.options.log.end(attempt, 'upstream-failed', null);
+      return;
+    }
+    const latency = find(faults, 'latency');
+    if (latency) await sleep(latency.ms);
+    if (req.socket.destroyed) {
+      this.options.log.end(attempt, 'caller-gone', answer.status);
+    } else if (has(faults, 'lose-reply')) {
+      req.socket.resetAndDestroy();
+      this.options.log.end(attempt, 'reply-lost', answer.status);
+    } else {
+      res.writeHead(answer.status, { ...answer.headers, 'content-length': answer.body.length });
+      res.end(answer.body);
+      this.options.log.end(attempt, 'answered', answer.status);
+    }
+  }
+
+  private begin(req: IncomingMessage, number: number, faults: readonly Fault[], duplicateOf?: number): Attempt {
+    const key = req.headers[this.options.keyHeader.toLowerCase()];
+    return this.options.log.begin({
+      hop: this.options.name,
+      attempt: number,
+      ...(duplicateOf === undefined ? {} : { duplicateOf }),
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      keyHash: keyHash(Array.isArray(key) ? key[0] : key),
+      faults: faults.map(faultLabel),
+    });
+  }
+
+  /** A copy counts as an attempt of its own, so the report shows what the upstream got. */
+  private async deliverCopy(req: IncomingMessage, body: Buffer, original: number): Promise<void> {
+    const copy = this.begin(req, ++this.attempts, [], original);
+    const answer = await this.forward(req, body);
+    this.options.log.end(copy, answer ? 'caller-gone' : 'upstream-failed', answer?.status ?? null);
+  }
+
+  private async forward(req: IncomingMessage, body: Buffer): Promise<Answer | undefined> {
+    try {
+      const answer = await this.upstream.request({
+        path: req.url ?? '/',
+        method: (req.method ?? 'GET') as 'GET',
+        headers: forwardableHeaders(req.headers),
+        body: body.length > 0 ? body : null,
+      });
+      return {
+        status: answer.statusCode,
+        headers: forwardableHeaders(answer.headers),
+        body: Buffer.from(await answer.body.arrayBuffer()),
+      };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+function find<K extends Fault['kind']>(faults: readonly Fault[], kind: K): Extract<Fault, { kind: K }> | undefined {
+  return faults.find((f): f is Extract<Fault, { kind: K }> => f.kind === kind);
+}
+
+function has(faults: readonly Fault[], kind: Fault['kind']): boolean {
+  return find(faults, kind) !== undefined;
+}

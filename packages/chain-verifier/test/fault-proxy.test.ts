@@ -1,0 +1,114 @@
+import { once } from 'node:events';
+import { Agent, request } from 'undici';
+import { keyHash } from '../src/proxy/attempt';
+import { AttemptLog } from '../src/proxy/attempt-log';
+import { FaultProxy } from '../src/proxy/fault-proxy';
+import type { Fault } from '../src/proxy/faults';
+import { startUpstream, type Upstream } from './support/upstream';
+
+describe('FaultProxy over real HTTP', () => {
+  let upstream: Upstream;
+  let log: AttemptLog;
+  let proxy: FaultProxy;
+  let url: string;
+  let agent: Agent;
+
+  beforeEach(async () => {
+    upstream = await startUpstream();
+    log = new AttemptLog();
+    log.context = { scenario: 's', intent: 'i1' };
+    proxy = new FaultProxy({ name: 'payments', host: '127.0.0.1', port: 0, upstream: upstream.url, keyHeader: 'Idempotency-Key', log });
+    url = `http://127.0.0.1:${await proxy.start()}/charges?x=1`;
+    agent = new Agent();
+  });
+
+  afterEach(async () => {
+    await agent.close();
+    await proxy.stop();
+    await upstream.close();
+  });
+
+  const plan = (faults: Fault[]) => proxy.setPlan(new Map([[1, faults]]));
+  const post = (body = '{"a":1}', timeoutMs = 20_000) =>
+    request(url, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { 'idempotency-key': 'key-1', 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  const settled = () => log.whenQuiet(50, 20_000);
+
+  it('forwards method, path, headers and body, and records the attempt with the key hashed', async () => {
+    const answer = await post();
+    expect(answer.statusCode).toBe(201);
+    expect(answer.headers['x-upstream']).toBe('yes');
+    expect(await answer.body.json()).toEqual({ n: 1, key: 'key-1' });
+    expect(upstream.received).toEqual(['{"a":1}']);
+    await settled();
+    expect(log.of('s')).toEqual([
+      expect.objectContaining({ hop: 'payments', attempt: 1, intent: 'i1', method: 'POST', path: '/charges?x=1', keyHash: keyHash('key-1'), status: 201, outcome: 'answered', faults: [] }),
+    ]);
+    expect(keyHash('key-1')).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  it('loses the reply only after the upstream answered in full', async () => {
+    plan([{ kind: 'lose-reply' }]);
+    await expect(post()).rejects.toThrow();
+    await settled();
+    expect(upstream.received).toHaveLength(1);
+    expect(log.of('s')[0]).toMatchObject({ status: 201, outcome: 'reply-lost', faults: ['lose-reply'] });
+  });
+
+  it('faults only the planned attempt: the retry goes through', async () => {
+    plan([{ kind: 'lose-reply' }]);
+    await expect(post()).rejects.toThrow();
+    const retry = await post();
+    expect(await retry.body.json()).toEqual({ n: 2, key: 'key-1' });
+    await settled();
+    expect(log.of('s').map((a) => [a.attempt, a.outcome])).toEqual([[1, 'reply-lost'], [2, 'answered']]);
+  });
+
+  it('resets mid-request: the upstream never sees it', async () => {
+    plan([{ kind: 'reset' }]);
+    await expect(post('x'.repeat(100_000))).rejects.toThrow();
+    await settled();
+    expect(upstream.received).toHaveLength(0);
+    expect(log.of('s')[0]).toMatchObject({ status: null, outcome: 'reset' });
+  });
+
+  it('delivers duplicates side by side and answers the caller once', async () => {
+    plan([{ kind: 'duplicate', copies: 2 }]);
+    const answer = await post();
+    expect(answer.statusCode).toBe(201);
+    await answer.body.dump();
+    await settled();
+    expect(upstream.received).toHaveLength(3);
+    const attempts = log.of('s');
+    expect(attempts.map((a) => a.duplicateOf)).toEqual([undefined, 1, 1]);
+    expect(attempts.map((a) => a.outcome).sort()).toEqual(['answered', 'caller-gone', 'caller-gone']);
+  });
+
+  it('holds an attempt past its caller timeout, then still delivers it', async () => {
+    plan([{ kind: 'hold', ms: 3000 }]);
+    let callerGaveUp = false;
+    const arrivedAfterCallerGaveUp = once(upstream.events, 'received').then(() => callerGaveUp);
+    await expect(post('{}', 100)).rejects.toThrow();
+    callerGaveUp = true;
+    expect(await arrivedAfterCallerGaveUp).toBe(true);
+    await settled();
+    expect(log.of('s')[0]).toMatchObject({ status: 201, outcome: 'caller-gone', faults: ['hold 3000ms'] });
+  });
+
+  it('adds latency to the answer', async () => {
+    plan([{ kind: 'latency', ms: 1500 }]);
+    const answer = await post();
+    expect(answer.statusCode).toBe(201);
+    await answer.body.dump();
+    await settled();
+    const [attempt] = log.of('s');
+    expect(attempt).toMatchObject({ outcome: 'answered', faults: ['latency 1500ms'] });
+    // A lower bound only: a loaded machine can make it slower, never faster.
+    expect((attempt?.endedMs ?? 0) - (attempt?.startedMs ?? 0)).toBeGreaterThanOrEqual(1490);
+  });
+});
