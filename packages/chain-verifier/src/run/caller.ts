@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import type { ChainConfig } from '../config/schema';
+import { fillTemplate } from '../template';
+
+/** One attempt of the caller and what came back. */
+export interface CallerAnswer {
+  /** 1-based attempt within the press. */
+  attempt: number;
+  /** Status, `null` when no answer came (timeout, reset). */
+  status: number | null;
+  /** Body text; empty when no answer came. */
+  body: string;
+  /** Why no answer came, e.g. `timeout` or `UND_ERR_SOCKET`. */
+  error?: string;
+}
+
+/** One press of the button: the caller's attempts until an answer it does not retry. */
+export interface Press {
+  /** Which press of the scenario this is, e.g. `press`, `click 3`, `later press`. */
+  label: string;
+  intentId: string;
+  /** The key sent, `undefined` when the press sends none. */
+  key: string | undefined;
+  answers: CallerAnswer[];
+}
+
+/** How one press differs from the config's entry request. */
+export interface PressOptions {
+  label: string;
+  /** The id that fills `{{intentId}}` in the body. */
+  intentId: string;
+  /** Key to send; `undefined` sends none and then the caller does not retry either. */
+  key: string | undefined;
+}
+
+/**
+ * The caller at the entry of the chain: sends the config's request with its timeout
+ * and retries, as a client (a browser, a mobile app, a partner) would.
+ */
+export class Caller {
+  private readonly agent = new Agent();
+
+  constructor(private readonly entry: ChainConfig['entry']) {}
+
+  /** Presses once: attempts until an answer not in `retryOnStatus` or the retries run out. */
+  async press(options: PressOptions): Promise<Press> {
+    const press: Press = { label: options.label, intentId: options.intentId, key: options.key, answers: [] };
+    // Retrying without a key is unsafe by construction: a caller that sends none sends once.
+    const attempts = options.key === undefined ? 1 : 1 + this.entry.retries;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const answer = await this.attempt(attempt, options);
+      press.answers.push(answer);
+      if (answer.status !== null && !this.entry.retryOnStatus.includes(answer.status)) break;
+      if (attempt < attempts) await sleep(this.entry.retryDelayMs);
+    }
+    return press;
+  }
+
+  /** Closes the caller's connections. */
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  private async attempt(attempt: number, options: PressOptions): Promise<CallerAnswer> {
+    const headers: Record<string, string> = { ...fillTemplate(this.entry.headers, options.intentId) };
+    if (options.key !== undefined) headers[this.entry.key.header] = options.key;
+    const template = this.entry.body === undefined ? undefined : fillTemplate(this.entry.body, options.intentId);
+    const body = template === undefined || typeof template === 'string' ? template : JSON.stringify(template);
+    if (typeof template === 'object' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+    try {
+      const answer = await request(this.entry.url, {
+        dispatcher: this.agent,
+        method: this.entry.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.entry.timeoutMs),
+      });
+      return { attempt, status: answer.statusCode, body: await answer.body.text() };
+    } catch (error) {
+      return { attempt, status: null, body: '', error: describe(error) };
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError' || error.name === 'AbortError') return 'timeout';
+    return (error as { code?: string }).code ?? error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,143 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ChainConfig, HopConfig } from '../config/schema';
+import { countEffects } from '../effects/count';
+import { checkIntent, type Violation } from '../invariants/check';
+import { keyHash } from '../proxy/attempt';
+import { AttemptLog } from '../proxy/attempt-log';
+import { FaultProxy } from '../proxy/fault-proxy';
+import { catalog, select } from '../scenarios/catalog';
+import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scenario';
+import { Caller } from './caller';
+import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
+
+/** Told as a run goes, so a terminal can show progress. */
+export interface RunProgress {
+  scenarioStarted?(scenario: Scenario, index: number, total: number): void;
+  scenarioFinished?(report: ScenarioReport, index: number, total: number): void;
+}
+
+/** What to run. */
+export interface RunOptions {
+  /** The config file's name, for the report. */
+  configFile: string;
+  /** Scenario or family names; all the config enables when empty. */
+  scenarios?: readonly string[];
+  progress?: RunProgress;
+}
+
+/**
+ * Verifies a chain: starts one fault proxy per hop, runs each selected scenario
+ * against the entry, counts each intent's effects once the chain settled and checks
+ * the invariants. The services themselves must already be running.
+ */
+export async function runChain(config: ChainConfig, options: RunOptions): Promise<RunReport> {
+  const scenarios = select(catalog(config), options.scenarios ?? []);
+  const started = Date.now();
+  const log = new AttemptLog();
+  const proxies = new Map(config.hops.map((hop) => [hop.name, proxyFor(hop, config, log)]));
+  const caller = new Caller(config.entry);
+  const reports: ScenarioReport[] = [];
+  try {
+    await Promise.all([...proxies.values()].map((p) => p.start()));
+    for (const [index, scenario] of scenarios.entries()) {
+      options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
+      const report = await runScenario(scenario, { config, log, proxies, caller });
+      reports.push(report);
+      options.progress?.scenarioFinished?.(report, index, scenarios.length);
+    }
+  } finally {
+    await Promise.all([...proxies.values()].map((p) => p.stop()));
+    await caller.close();
+  }
+  return {
+    config: options.configFile,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    passed: reports.every((r) => r.passed),
+    hops: config.hops.map((h) => h.name),
+    scenarios: reports,
+  };
+}
+
+interface Chain {
+  config: ChainConfig;
+  log: AttemptLog;
+  proxies: Map<string, FaultProxy>;
+  caller: Caller;
+}
+
+async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioReport> {
+  const started = performance.now();
+  const context = contextFor(scenario, chain);
+  for (const proxy of chain.proxies.values()) proxy.setPlan(new Map());
+  const intents: IntentReport[] = [];
+  const violations: Violation[] = [];
+  let error: string | undefined;
+  try {
+    const records = await scenario.run(context);
+    await context.settle();
+    for (const record of records) {
+      const effects = await countEffects(chain.config.effect, record.intentId);
+      intents.push(intentReport(record, effects));
+      violations.push(...checkIntent(record, effects));
+    }
+  } catch (failure) {
+    error = failure instanceof Error ? failure.message : String(failure);
+  }
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    passed: error === undefined && violations.length === 0,
+    durationMs: Math.round(performance.now() - started),
+    intents,
+    violations,
+    attempts: chain.log.of(scenario.name),
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+function contextFor(scenario: Scenario, { config, log, proxies, caller }: Chain): ScenarioContext {
+  log.context = { scenario: scenario.name, intent: undefined };
+  return {
+    config,
+    hops: config.hops.map((h) => h.name),
+    plan: (hop, plan) => proxies.get(hop)?.setPlan(plan),
+    intent: (withKey = true) => ({
+      // Short, URL- and SQL-safe, and recognisable in a team's own logs.
+      intentId: `vfy-${randomBytes(6).toString('hex')}`,
+      key: withKey && config.entry.key.send ? randomUUID() : undefined,
+    }),
+    press: (label, intentId, key) => {
+      log.context = { scenario: scenario.name, intent: intentId };
+      return caller.press({ label, intentId, key });
+    },
+    settle: async () => {
+      const { quietMs, timeoutMs } = config.settle;
+      if (!(await log.whenQuiet(quietMs, timeoutMs))) throw new Error(`the chain did not settle within ${timeoutMs}ms`);
+    },
+  };
+}
+
+function intentReport(record: IntentRecord, effects: number): IntentReport {
+  const presses = [...record.presses, record.laterPress, record.refusedPress].filter((p) => p !== undefined);
+  return {
+    intentId: record.intentId,
+    keyHash: keyHash(record.key),
+    expected: record.effects,
+    effects,
+    presses: presses.map(pressReport),
+  };
+}
+
+function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog): FaultProxy {
+  const [host, port] = hop.listen.includes(':') ? hop.listen.split(':') : ['127.0.0.1', hop.listen];
+  return new FaultProxy({
+    name: hop.name,
+    host: host as string,
+    port: Number(port),
+    upstream: new URL(hop.upstream).origin,
+    keyHeader: config.entry.key.header,
+    log,
+    upstreamTimeoutMs: config.settle.timeoutMs,
+  });
+}

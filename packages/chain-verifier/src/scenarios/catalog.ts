@@ -1,0 +1,72 @@
+import type { ChainConfig } from '../config/schema';
+import { faultedPress, holdMs } from './faulted';
+import { doubleClick, keyReuse, noKey } from './presses';
+import type { Scenario } from './scenario';
+
+/** Every scenario the config allows, in the order they run. */
+export function catalog(config: ChainConfig): Scenario[] {
+  const hops = config.hops.map((h) => h.name);
+  const deepest = hops[hops.length - 1] as string;
+  const all: Scenario[] = [
+    {
+      name: 'write-up',
+      family: 'write-up',
+      description: `The first attempt at ${deepest} is held past its caller's timeout and its reply is lost; every layer retries.`,
+      run: (c) => faultedPress(c, { [deepest]: [{ kind: 'hold', ms: holdMs(c, deepest) }, { kind: 'lose-reply' }] }),
+    },
+    ...hops.map<Scenario>((hop) => ({
+      name: `lost-reply@${hop}`,
+      family: 'lost-reply',
+      description: `${hop} does the work, its reply to the first attempt is lost.`,
+      run: (c) => faultedPress(c, { [hop]: [{ kind: 'lose-reply' }] }),
+    })),
+    {
+      name: 'later-press',
+      family: 'later-press',
+      description: 'One press, no fault; once the chain settled the same key is pressed again and must replay.',
+      run: (c) => faultedPress(c, {}),
+    },
+    {
+      name: 'double-click',
+      family: 'double-click',
+      description: `${config.doubleClick.presses} presses at once with one key.`,
+      run: doubleClick,
+    },
+    {
+      name: 'key-reuse',
+      family: 'key-reuse',
+      description: 'A settled key is sent again with another body: it must be refused and change nothing.',
+      run: keyReuse,
+    },
+    {
+      name: 'no-key',
+      family: 'no-key',
+      description: `A press without a key, sent once; the reply at ${deepest} is lost so the inner layers retry.`,
+      run: (c) => noKey(c, deepest),
+    },
+    ...hops.map<Scenario>((hop) => ({
+      name: `reset@${hop}`,
+      family: 'reset',
+      description: `The first attempt at ${hop} is reset mid-request, before ${hop} sees it.`,
+      run: (c) => faultedPress(c, { [hop]: [{ kind: 'reset' }] }),
+    })),
+  ];
+  return all.filter((s) => config.scenarios.includes(s.family) && (config.entry.key.send || !NEEDS_KEY.has(s.family)));
+}
+
+/** Families that are about what one key does: meaningless for a caller that sends none. */
+const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse']);
+
+/**
+ * Narrows a catalog to the names asked for on the command line: a family name
+ * (`lost-reply`) or one instance (`lost-reply@orders`). Unknown names throw.
+ */
+export function select(scenarios: Scenario[], names: readonly string[]): Scenario[] {
+  if (names.length === 0) return scenarios;
+  for (const name of names) {
+    if (!scenarios.some((s) => s.name === name || s.family === name)) {
+      throw new Error(`unknown or disabled scenario "${name}"; known: ${scenarios.map((s) => s.name).join(', ')}`);
+    }
+  }
+  return scenarios.filter((s) => names.includes(s.name) || names.includes(s.family));
+}

@@ -1,0 +1,36 @@
+import type { IntentRecord, ScenarioContext } from './scenario';
+
+/** N presses at once with one key, as a double-click or an impatient retry does. */
+export async function doubleClick(context: ScenarioContext): Promise<IntentRecord[]> {
+  const { intentId, key } = context.intent();
+  const clicks = Array.from({ length: context.config.doubleClick.presses }, (_, i) =>
+    context.press(`click ${i + 1}`, intentId, key),
+  );
+  const presses = await Promise.all(clicks);
+  await context.settle();
+  const laterPress = await context.press('later press', intentId, key);
+  return [{ intentId, key, effects: 'once', presses, laterPress }];
+}
+
+/** A settled key sent again with another intent's body: refused, nothing changed. */
+export async function keyReuse(context: ScenarioContext): Promise<IntentRecord[]> {
+  const first = context.intent();
+  const press = await context.press('press', first.intentId, first.key);
+  await context.settle();
+  const other = context.intent();
+  const refusedPress = await context.press('other body, same key', other.intentId, first.key);
+  await context.settle();
+  return [
+    { ...first, effects: 'once', presses: [press] },
+    { intentId: other.intentId, key: first.key, effects: 'none', presses: [], refusedPress },
+  ];
+}
+
+/** A press without a key, with the deepest reply lost so the chain's own retries run. */
+export async function noKey(context: ScenarioContext, deepest: string): Promise<IntentRecord[]> {
+  context.plan(deepest, new Map([[1, [{ kind: 'lose-reply' }]]]));
+  const { intentId } = context.intent(false);
+  const press = await context.press('press', intentId, undefined);
+  await context.settle();
+  return [{ intentId, key: undefined, effects: 'at-most-once', presses: [press] }];
+}

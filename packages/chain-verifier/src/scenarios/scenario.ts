@@ -1,0 +1,53 @@
+import type { ChainConfig, ScenarioName } from '../config/schema';
+import type { FaultPlan } from '../proxy/faults';
+import type { Press } from '../run/caller';
+
+/** How many effects one intent may leave. */
+export type EffectExpectation =
+  /** Exactly one: the caller meant it once and was told it happened (or kept retrying until it was). */
+  | 'once'
+  /** Zero or one, and one if any answer said it succeeded: a caller without a key does not retry. */
+  | 'at-most-once'
+  /** None: the press was refused. */
+  | 'none';
+
+/** What a scenario did for one intent and what the invariants must find. */
+export interface IntentRecord {
+  /** The intent's id (the value of `{{intentId}}`). */
+  intentId: string;
+  /** The key sent for it; `undefined` when none. */
+  key: string | undefined;
+  effects: EffectExpectation;
+  /** Presses whose answers must all be the same answer (or an explicit in-progress). */
+  presses: Press[];
+  /** A press after the chain settled: it must be a replay of the answer, never a 5xx. */
+  laterPress?: Press;
+  /** A press with this intent's body under another intent's key: it must be refused (4xx). */
+  refusedPress?: Press;
+}
+
+/** What a scenario can do to the chain. */
+export interface ScenarioContext {
+  readonly config: ChainConfig;
+  /** Hop names, entry side first: the last is the deepest. */
+  readonly hops: readonly string[];
+  /** Plans faults on one hop for this scenario (hops without a plan forward untouched). */
+  plan(hop: string, plan: FaultPlan): void;
+  /** A fresh intent: a new id and a new key, unless `withKey` is false or the config's caller sends none. */
+  intent(withKey?: boolean): { intentId: string; key: string | undefined };
+  /** Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`). */
+  press(label: string, intentId: string, key: string | undefined): Promise<Press>;
+  /** Waits until no proxy has seen anything for the configured quiet window. */
+  settle(): Promise<void>;
+}
+
+/** One selectable scenario. */
+export interface Scenario {
+  /** Unique name, e.g. `lost-reply@payments`. */
+  name: string;
+  /** The family it belongs to; selecting the family selects every hop's instance. */
+  family: ScenarioName;
+  /** One sentence: what happens. */
+  description: string;
+  run(context: ScenarioContext): Promise<IntentRecord[]>;
+}
