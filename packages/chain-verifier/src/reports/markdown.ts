@@ -1,0 +1,45 @@
+import type { RunReport, ScenarioReport } from '../run/report';
+import { sequenceDiagram } from './mermaid';
+
+/** The run as Markdown: a summary table, then per scenario its intents, broken invariants and diagram. */
+export function markdownReport(run: RunReport): string {
+  const passed = run.scenarios.filter((s) => s.passed).length;
+  return [
+    `# Idempotency verification: ${run.passed ? 'passed' : 'FAILED'}`,
+    '',
+    `Config \`${run.config}\`, started ${run.startedAt}, ${passed}/${run.scenarios.length} scenarios passed in ${(run.durationMs / 1000).toFixed(1)}s.`,
+    '',
+    '| Scenario | Result | Effects | Attempts seen |',
+    '| --- | --- | --- | --- |',
+    ...run.scenarios.map(
+      (s) => `| ${s.name} | ${s.passed ? 'pass' : '**FAIL**'} | ${s.intents.map((i) => i.effects).join(', ')} | ${s.attempts.length} |`,
+    ),
+    '',
+    ...run.scenarios.flatMap((s) => section(s, run.hops)),
+  ].join('\n');
+}
+
+function section(s: ScenarioReport, hops: string[]): string[] {
+  return [
+    `## ${s.name}: ${s.passed ? 'pass' : 'FAIL'}`,
+    '',
+    s.description,
+    '',
+    ...(s.error ? [`Could not finish: ${s.error}`, ''] : []),
+    ...s.violations.map((v) => `- **${v.invariant}** broken for \`${v.intentId}\`: ${v.message}`),
+    ...(s.violations.length > 0 ? [''] : []),
+    '| Intent | Key | Expected | Effects | Caller saw |',
+    '| --- | --- | --- | --- | --- |',
+    ...s.intents.map(
+      (i) =>
+        `| \`${i.intentId}\` | ${i.keyHash ?? 'none'} | ${i.expected} | ${i.effects} | ${i.presses
+          .map((p) => `${p.label}: ${p.answers.map((a) => a.status ?? a.error).join(' ')}`)
+          .join('; ')} |`,
+    ),
+    '',
+    '```mermaid',
+    sequenceDiagram(hops, s.attempts),
+    '```',
+    '',
+  ];
+}

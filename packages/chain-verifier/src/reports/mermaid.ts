@@ -1,0 +1,51 @@
+import type { Attempt } from '../proxy/attempt';
+
+/**
+ * A Mermaid sequence diagram of what the proxies saw in one scenario: each attempt
+ * drawn from the hop before it (the caller for the first hop) with its attempt number,
+ * key hash and faults, and its reply — or a cross where the reply never arrived.
+ */
+export function sequenceDiagram(hops: readonly string[], attempts: readonly Attempt[]): string {
+  // Mermaid ids cannot hold "-": hops get ids h0, h1… and their names as aliases.
+  const id = (hop: string) => `h${hops.indexOf(hop)}`;
+  const from = (hop: string) => (hops.indexOf(hop) > 0 ? `h${hops.indexOf(hop) - 1}` : 'caller');
+  const events = attempts.flatMap((a) => [
+    { at: a.startedMs, order: 0, seq: a.seq, lines: request(a, from(a.hop), id(a.hop)) },
+    ...(a.endedMs === null ? [] : [{ at: a.endedMs, order: 1, seq: a.seq, lines: [reply(a, from(a.hop), id(a.hop))] }]),
+  ]);
+  events.sort((x, y) => x.at - y.at || x.order - y.order || x.seq - y.seq);
+  return [
+    'sequenceDiagram',
+    '  participant caller',
+    ...hops.map((hop, i) => `  participant h${i} as ${hop}`),
+    ...events.flatMap((e) => e.lines.map((line) => `  ${line}`)),
+  ].join('\n');
+}
+
+function request(a: Attempt, from: string, to: string): string[] {
+  const copy = a.duplicateOf === undefined ? '' : ` copy of a${a.duplicateOf}`;
+  const lines = [`${from}->>${to}: ${label(`${a.hop} a${a.attempt}${copy} k=${a.keyHash ?? 'none'}`)}`];
+  if (a.faults.length > 0) lines.push(`Note over ${to}: ${label(`a${a.attempt} ${a.faults.join(', ')}`)}`);
+  return lines;
+}
+
+function reply(a: Attempt, from: string, to: string): string {
+  const status = a.status === null ? '' : ` ${a.status}`;
+  switch (a.outcome) {
+    case 'answered':
+      return `${to}-->>${from}: ${label(`a${a.attempt}${status}`)}`;
+    case 'reply-lost':
+      return `${to}--x${from}: ${label(`a${a.attempt}${status} reply lost`)}`;
+    case 'caller-gone':
+      return `${to}--x${from}: ${label(`a${a.attempt}${status} caller gone`)}`;
+    case 'reset':
+      return `${to}--x${from}: ${label(`a${a.attempt} reset`)}`;
+    default:
+      return `${to}--x${from}: ${label(`a${a.attempt} upstream failed`)}`;
+  }
+}
+
+/** Mermaid ends a statement at `;` and reads `#` as an entity: keep labels free of both. */
+function label(text: string): string {
+  return text.replace(/[;#]/g, ' ');
+}

@@ -1,0 +1,93 @@
+import type { Attempt } from '../src/proxy/attempt';
+import { junitReport } from '../src/reports/junit';
+import { markdownReport } from '../src/reports/markdown';
+import { sequenceDiagram } from '../src/reports/mermaid';
+import { terminalProgress, terminalSummary } from '../src/reports/terminal';
+import type { RunReport, ScenarioReport } from '../src/run/report';
+import { captureOutput } from './support/output';
+
+const attempt = (fields: Partial<Attempt>): Attempt => ({
+  seq: 1,
+  scenario: 'write-up',
+  intent: 'vfy-1',
+  hop: 'payments',
+  attempt: 1,
+  method: 'POST',
+  path: '/charges',
+  keyHash: '1a2b3c4d',
+  faults: [],
+  status: 201,
+  outcome: 'answered',
+  startedMs: 0,
+  endedMs: 10,
+  ...fields,
+});
+
+const failed: ScenarioReport = {
+  name: 'write-up',
+  description: 'Held & lost <at> payments.',
+  passed: false,
+  durationMs: 2300,
+  intents: [{ intentId: 'vfy-1', keyHash: '1a2b3c4d', expected: 'once', effects: 2, presses: [{ label: 'press', answers: [{ attempt: 1, status: 201 }] }] }],
+  violations: [{ invariant: 'effects', intentId: 'vfy-1', message: 'expected exactly 1 effect(s), counted 2' }],
+  attempts: [
+    attempt({ seq: 1, hop: 'orders-v2', path: '/orders', startedMs: 0, endedMs: 1500 }),
+    attempt({ seq: 2, faults: ['hold 1500ms', 'lose-reply'], startedMs: 5, endedMs: 1600, outcome: 'reply-lost' }),
+    attempt({ seq: 3, attempt: 2, startedMs: 1005, endedMs: 1010 }),
+  ],
+};
+const passed: ScenarioReport = { ...failed, name: 'later-press', passed: true, violations: [], attempts: [] };
+const run: RunReport = {
+  config: 'chain.yaml',
+  startedAt: '2026-01-01T00:00:00.000Z',
+  durationMs: 4000,
+  passed: false,
+  hops: ['orders-v2', 'payments'],
+  scenarios: [failed, passed],
+};
+
+describe('reports', () => {
+  it('draws a sequence diagram in the order the proxies saw things, hop names as aliases', () => {
+    expect(sequenceDiagram(run.hops, failed.attempts).split('\n')).toEqual([
+      'sequenceDiagram',
+      '  participant caller',
+      '  participant h0 as orders-v2',
+      '  participant h1 as payments',
+      '  caller->>h0: orders-v2 a1 k=1a2b3c4d',
+      '  h0->>h1: payments a1 k=1a2b3c4d',
+      '  Note over h1: a1 hold 1500ms, lose-reply',
+      '  h0->>h1: payments a2 k=1a2b3c4d',
+      '  h1-->>h0: a2 201',
+      '  h0-->>caller: a1 201',
+      '  h1--xh0: a1 201 reply lost',
+    ]);
+  });
+
+  it('writes JUnit XML with one case per scenario and the failure in full, escaped', () => {
+    const xml = junitReport(run);
+    expect(xml).toContain('<testsuites name="idempotency-verify" tests="2" failures="1" time="4.000">');
+    expect(xml).toContain('<testcase classname="idempotency-verify" name="later-press" time="2.300"/>');
+    expect(xml).toContain('<failure message="expected exactly 1 effect(s), counted 2">');
+    expect(xml).toContain('Held &#38; lost &#60;at&#62; payments.');
+    expect(xml).toContain('payments a1 POST /charges k=1a2b3c4d [hold 1500ms, lose-reply] -&#62; 201 reply-lost');
+  });
+
+  it('writes Markdown with a summary, the broken invariants and a Mermaid block per scenario', () => {
+    const md = markdownReport(run);
+    expect(md).toContain('# Idempotency verification: FAILED');
+    expect(md).toContain('| write-up | **FAIL** | 2 | 3 |');
+    expect(md).toContain('- **effects** broken for `vfy-1`: expected exactly 1 effect(s), counted 2');
+    expect(md.match(/```mermaid/g)).toHaveLength(2);
+  });
+
+  it('prints a row per scenario as it finishes, then the failures and the verdict', () => {
+    const out = captureOutput();
+    const progress = terminalProgress(out);
+    progress.scenarioFinished?.(failed, 0, 2);
+    terminalSummary(run, out);
+    const text = out.text();
+    expect(text).toMatch(/^scenario\s+result\s+effects\s+attempts\s+time\nwrite-up\s+FAIL\s+2\s+3\s+2\.3s\n/);
+    expect(text).toContain('effects broken for intent vfy-1 (key 1a2b3c4d): expected exactly 1 effect(s), counted 2');
+    expect(text).toContain('1/2 scenarios passed in 4.0s');
+  });
+});
