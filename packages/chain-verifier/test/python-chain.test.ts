@@ -1,0 +1,62 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../src/cli';
+import type { RunReport } from '../src/run/report';
+import { captureOutput } from './support/output';
+import { startPythonChain } from './support/python-chain';
+
+
+/**
+ * The proof from outside: a chain in another language, started as real processes and
+ * verified by the CLI exactly as a team's CI would run it. Only the verifier's JSON
+ * report is read back.
+ */
+describe('a Python chain verified from outside', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'verify-python-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function verify(variant: 'naive' | 'keyed') {
+    const chain = await startPythonChain(variant, dir);
+    try {
+      const config = join(dir, `${variant}.yaml`);
+      writeFileSync(config, chain.configYaml);
+      const out = captureOutput();
+      const reportDir = join(dir, `${variant}-report`);
+      const code = await main(['run', config, '--report-dir', reportDir], out, out);
+      const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
+      return { code, report, out: out.text(), markdown: readFileSync(join(reportDir, 'report.md'), 'utf8') };
+    } finally {
+      await chain.stop();
+    }
+  }
+
+  const effects = (report: RunReport, scenario: string) =>
+    report.scenarios.find((s) => s.name === scenario)?.intents.map((i) => i.effects);
+
+  it('reports the naive variant charging twice and exits 1', async () => {
+    const { code, report, out, markdown } = await verify('naive');
+    expect(code).toBe(1);
+    expect(report.passed).toBe(false);
+    expect(effects(report, 'write-up')?.[0]).toBeGreaterThan(1);
+    expect(effects(report, 'lost-reply@payments')?.[0]).toBeGreaterThan(1);
+    const writeUp = report.scenarios.find((s) => s.name === 'write-up');
+    expect(writeUp?.violations).toContainEqual(expect.objectContaining({ invariant: 'effects' }));
+    expect(effects(report, 'key-reuse')).toEqual([1, 1]);
+    expect(out).toMatch(/write-up\s+FAIL/);
+    expect(markdown).toContain('reply lost');
+  }, 240_000);
+
+  it('passes the keyed variant with one charge per intent and exits 0', async () => {
+    const { code, report, out } = await verify('keyed');
+    expect(report.scenarios.filter((s) => !s.passed).map((s) => s.name)).toEqual([]);
+    expect(code).toBe(0);
+    for (const scenario of report.scenarios) {
+      for (const intent of scenario.intents) expect(intent.effects).toBe(intent.expected === 'none' ? 0 : 1);
+    }
+    // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
+    expect(report.scenarios).toHaveLength(11);
+    expect(out).toContain('11/11 scenarios passed');
+  }, 240_000);
+});

@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const SCRIPT = join(__dirname, '..', 'fixtures', 'python-chain', 'chain.py');
+
+/** The Python chain, started as three real processes, and the config that verifies it. */
+export interface PythonChain {
+  /** A chain.yaml for the verifier: entry through the gateway's proxy, one proxy per hop. */
+  configYaml: string;
+  stop(): Promise<void>;
+}
+
+/** Starts payments, orders and gateway (deepest first, each pointed at the next hop's proxy). */
+export async function startPythonChain(variant: 'naive' | 'keyed', dir: string): Promise<PythonChain> {
+  const [gatewayProxy, ordersProxy, paymentsProxy] = [await freePort(), await freePort(), await freePort()];
+  const processes: ChildProcess[] = [];
+  const start = async (role: string, ...args: string[]) => {
+    const child = spawn('python3', [SCRIPT, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    processes.push(child);
+    return listeningPort(child, role);
+  };
+  try {
+    const payments = await start('payments', '--db', join(dir, `${variant}-charges.sqlite`));
+    const orders = await start('orders', '--downstream', `http://127.0.0.1:${paymentsProxy}`);
+    const gateway = await start('gateway', '--downstream', `http://127.0.0.1:${ordersProxy}`);
+    return {
+      configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }),
+      stop: () => stopAll(processes),
+    };
+  } catch (error) {
+    await stopAll(processes);
+    throw error;
+  }
+}
+
+function configYaml(p: Record<'gatewayProxy' | 'ordersProxy' | 'paymentsProxy' | 'gateway' | 'orders' | 'payments', number>): string {
+  return `# The Python chain: gateway -> orders -> payments, each behind a fault proxy.
+entry:
+  url: http://127.0.0.1:${p.gatewayProxy}/checkout
+  body:
+    orderId: "{{intentId}}"
+    amount: 1200
+  timeoutMs: 10000
+  retries: 4
+hops:
+  - name: gateway
+    listen: 127.0.0.1:${p.gatewayProxy}
+    upstream: http://127.0.0.1:${p.gateway}
+  - name: orders
+    listen: 127.0.0.1:${p.ordersProxy}
+    upstream: http://127.0.0.1:${p.orders}
+  - name: payments
+    listen: 127.0.0.1:${p.paymentsProxy}
+    upstream: http://127.0.0.1:${p.payments}
+    holdMs: 1500 # past orders' 1 s timeout to payments
+effect:
+  http:
+    url: http://127.0.0.1:${p.payments}/charges?order={{intentId}}
+    path: $.count
+settle:
+  quietMs: 1000
+  timeoutMs: 60000
+doubleClick:
+  presses: 4
+`;
+}
+
+/** A port free right now: the proxies must be known before the services that call them start. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Resolves with the port a service prints once it listens; rejects if it exits first. */
+async function listeningPort(child: ChildProcess, role: string): Promise<number> {
+  const lines = createInterface({ input: child.stdout! });
+  // Neither promise rejects, so the one that loses the race cannot become an unhandled rejection.
+  const exited = once(child, 'exit').then(() => undefined);
+  const listening = (async () => {
+    for await (const line of lines) {
+      const match = /^listening (\d+)$/.exec(line);
+      if (match) return Number(match[1]);
+    }
+    return undefined;
+  })();
+  const port = await Promise.race([listening, exited]);
+  if (port === undefined) throw new Error(`python ${role} exited before listening`);
+  return port;
+}
+
+async function stopAll(processes: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    processes.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exit = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exit;
+    }),
+  );
+}
