@@ -46,6 +46,12 @@ describe('config', () => {
     expect(error).toMatchObject({ line: 12, field: 'hops.1.upstream' });
   });
 
+  it('refuses an upstream with a path, which the proxy would drop', () => {
+    const error = errorOf(valid.replace('upstream: http://127.0.0.1:8101', 'upstream: http://127.0.0.1:8101/v1'));
+    expect(error).toMatchObject({ line: 9, field: 'hops.0.upstream' });
+    expect(error.message).toContain('expected an origin');
+  });
+
   it('names an unknown field at its own line', () => {
     const error = errorOf(valid.replace('  amount: 1200\n', '  amount: 1200\n  timeout: 3\n'));
     expect(error).toMatchObject({ line: 6, field: 'entry.timeout' });

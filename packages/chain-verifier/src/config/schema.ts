@@ -31,7 +31,11 @@ const entry = z.strictObject({
 const hop = z.strictObject({
   name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
   listen: listenAddress,
-  upstream: httpUrl,
+  // The proxy forwards each request's own path, so a path here would be silently dropped.
+  // zod still runs refinements after a failed format check: leave a non-URL to that check.
+  upstream: httpUrl.refine((url) => !URL.canParse(url) || (new URL(url).pathname === '/' && !new URL(url).search), {
+    error: 'expected an origin such as http://127.0.0.1:8102 (the request path is forwarded as it came)',
+  }),
   holdMs: z.number().int().positive().optional(),
 });
 
