@@ -42,6 +42,15 @@ describe('scenario selection', () => {
     expect(() => select(all, ['lost-reply@nowhere'])).toThrow('unknown or disabled scenario "lost-reply@nowhere"');
   });
 
+  it('can kill the deepest service only when the verifier runs it', () => {
+    const withService = yaml.replace(
+      'upstream: "http://127.0.0.1:2" }',
+      'upstream: "http://127.0.0.1:2", service: { start: [node, payments.js], health: "http://127.0.0.1:2/health" } }',
+    );
+    expect(catalog(parseConfig(withService, 'chain.yaml')).map((s) => s.name)).toContain('kill');
+    expect(all.map((s) => s.name)).not.toContain('kill');
+  });
+
   it('runs only what the config enables', () => {
     const some = catalog(parseConfig(`${yaml}scenarios: [no-key]\n`, 'chain.yaml'));
     expect(some.map((s) => s.name)).toEqual(['no-key']);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
 import { captureOutput } from './support/output';
-import { startPythonChain } from './support/python-chain';
+import { startPythonChain, type PaymentsOptions } from './support/python-chain';
 
 
 /**
@@ -17,14 +17,14 @@ describe('a Python chain verified from outside', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'verify-python-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function verify(variant: 'naive' | 'keyed') {
-    const chain = await startPythonChain(variant, dir);
+  async function verify(variant: 'naive' | 'keyed', payments: PaymentsOptions = {}, ...args: string[]) {
+    const chain = await startPythonChain(variant, dir, payments);
     try {
       const config = join(dir, `${variant}.yaml`);
       writeFileSync(config, chain.configYaml);
       const out = captureOutput();
       const reportDir = join(dir, `${variant}-report`);
-      const code = await main(['run', config, '--report-dir', reportDir], out, out);
+      const code = await main(['run', config, '--report-dir', reportDir, ...args], out, out);
       const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
       return { code, report, out: out.text(), markdown: readFileSync(join(reportDir, 'report.md'), 'utf8') };
     } finally {
@@ -58,5 +58,20 @@ describe('a Python chain verified from outside', () => {
     // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
     expect(report.scenarios).toHaveLength(11);
     expect(out).toContain('11/11 scenarios passed');
+  }, 240_000);
+
+  it('kills payments after its charge: keys kept with the charges survive the restart', async () => {
+    const { code, report } = await verify('keyed', { startedByVerifier: true }, '--scenario', 'kill');
+    expect(report.scenarios.map((s) => [s.name, s.passed, s.intents[0]?.effects])).toEqual([['kill', true, 1]]);
+    const atPayments = report.scenarios[0]?.attempts.filter((a) => a.hop === 'payments');
+    expect(atPayments?.[0]).toMatchObject({ attempt: 1, faults: ['kill'], status: 201, outcome: 'reply-lost' });
+    expect(code).toBe(0);
+  }, 240_000);
+
+  it('kills payments after its charge: keys kept in memory are lost and the retry charges again', async () => {
+    const { code, report } = await verify('keyed', { startedByVerifier: true, keys: 'memory' }, '--scenario', 'kill');
+    expect(report.scenarios[0]?.intents[0]?.effects).toBeGreaterThan(1);
+    expect(report.scenarios[0]?.violations).toContainEqual(expect.objectContaining({ invariant: 'effects' }));
+    expect(code).toBe(1);
   }, 240_000);
 });

@@ -28,6 +28,17 @@ const entry = z.strictObject({
   retryOnStatus: z.array(z.number().int().min(100).max(599)).default([409, 425, 429, 500, 502, 503, 504]),
 });
 
+/** How the verifier may run a hop's service itself, so that it can kill and restart it. */
+const service = z.strictObject({
+  /** Command and arguments; started without a shell. */
+  start: z.array(z.string()).min(1),
+  cwd: z.string().optional(),
+  env: z.record(z.string(), z.string()).default({}),
+  /** Polled with GET until it answers 2xx: the service is up. */
+  health: httpUrl,
+  startTimeoutMs: z.number().int().positive().default(30000),
+});
+
 const hop = z.strictObject({
   name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
   listen: listenAddress,
@@ -37,6 +48,7 @@ const hop = z.strictObject({
     error: 'expected an origin such as http://127.0.0.1:8102 (the request path is forwarded as it came)',
   }),
   holdMs: z.number().int().positive().optional(),
+  service: service.optional(),
 });
 
 /**
@@ -80,6 +92,7 @@ export const SCENARIO_NAMES = [
   'key-reuse',
   'no-key',
   'reset',
+  'kill',
 ] as const;
 
 /** The whole config file: what to call, where the proxies sit, how to count an effect. */
@@ -96,6 +109,8 @@ export const chainConfigSchema = z.strictObject({
 export type ChainConfig = z.infer<typeof chainConfigSchema>;
 /** One hop of a validated config. */
 export type HopConfig = ChainConfig['hops'][number];
+/** How the verifier runs one hop's service. */
+export type ServiceConfig = NonNullable<HopConfig['service']>;
 /** How a validated config counts the effects of one intent. */
 export type EffectConfig = ChainConfig['effect'];
 /** The name of a scenario. */

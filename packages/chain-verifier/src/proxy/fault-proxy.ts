@@ -90,7 +90,8 @@ export class FaultProxy {
     if (latency) await sleep(latency.ms);
     if (req.socket.destroyed) {
       this.options.log.end(attempt, 'caller-gone', answer.status);
-    } else if (has(faults, 'lose-reply')) {
+    } else if (has(faults, 'lose-reply') || has(faults, 'kill')) {
+      await find(faults, 'kill')?.crash();
       req.socket.resetAndDestroy();
       this.options.log.end(attempt, 'reply-lost', answer.status);
     } else {

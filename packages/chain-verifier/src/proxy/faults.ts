@@ -11,6 +11,12 @@ export type Fault =
   | { kind: 'reset' }
   /** Forward at once but deliver the answer late. */
   | { kind: 'latency'; ms: number }
+  /**
+   * Forward, read the whole answer, then run `crash` (which kills the upstream's
+   * service and starts it again) before resetting the caller's connection: the
+   * service dies after its effect and before anyone got its answer.
+   */
+  | { kind: 'kill'; crash: () => Promise<void> }
   /** Deliver the request to the upstream `copies` more times, side by side with the original. */
   | { kind: 'duplicate'; copies: number };
 

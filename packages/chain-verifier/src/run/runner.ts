@@ -8,6 +8,7 @@ import { FaultProxy } from '../proxy/fault-proxy';
 import { catalog, select } from '../scenarios/catalog';
 import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scenario';
 import { Caller } from './caller';
+import { ServiceProcess } from './service';
 import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
 
 /** Told as a run goes, so a terminal can show progress. */
@@ -28,24 +29,29 @@ export interface RunOptions {
 /**
  * Verifies a chain: starts one fault proxy per hop, runs each selected scenario
  * against the entry, counts each intent's effects once the chain settled and checks
- * the invariants. The services themselves must already be running.
+ * the invariants. Services with a `service` entry are started (deepest first) and
+ * stopped by the verifier; the others must already be running.
  */
 export async function runChain(config: ChainConfig, options: RunOptions): Promise<RunReport> {
   const scenarios = select(catalog(config), options.scenarios ?? []);
   const started = Date.now();
   const log = new AttemptLog();
   const proxies = new Map(config.hops.map((hop) => [hop.name, proxyFor(hop, config, log)]));
+  const services = new Map(config.hops.flatMap((hop) => (hop.service ? [[hop.name, new ServiceProcess(hop.name, hop.service)] as const] : [])));
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];
   try {
     await Promise.all([...proxies.values()].map((p) => p.start()));
+    // Deepest first: a service may check its downstream when it starts.
+    for (const service of [...services.values()].reverse()) await service.start();
     for (const [index, scenario] of scenarios.entries()) {
       options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
-      const report = await runScenario(scenario, { config, log, proxies, caller });
+      const report = await runScenario(scenario, { config, log, proxies, services, caller });
       reports.push(report);
       options.progress?.scenarioFinished?.(report, index, scenarios.length);
     }
   } finally {
+    await Promise.all([...services.values()].map((s) => s.stop()));
     await Promise.all([...proxies.values()].map((p) => p.stop()));
     await caller.close();
   }
@@ -63,6 +69,7 @@ interface Chain {
   config: ChainConfig;
   log: AttemptLog;
   proxies: Map<string, FaultProxy>;
+  services: Map<string, ServiceProcess>;
   caller: Caller;
 }
 
@@ -96,7 +103,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   };
 }
 
-function contextFor(scenario: Scenario, { config, log, proxies, caller }: Chain): ScenarioContext {
+function contextFor(scenario: Scenario, { config, log, proxies, services, caller }: Chain): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
     config,
@@ -110,6 +117,12 @@ function contextFor(scenario: Scenario, { config, log, proxies, caller }: Chain)
     press: (label, intentId, key) => {
       log.context = { scenario: scenario.name, intent: intentId };
       return caller.press({ label, intentId, key });
+    },
+    restart: async (hop) => {
+      const service = services.get(hop);
+      if (!service) throw new Error(`hop ${hop} has no service the verifier can restart`);
+      await service.kill();
+      await service.start();
     },
     settle: async () => {
       const { quietMs, timeoutMs } = config.settle;

@@ -1,7 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import { faultedPress, holdMs } from './faulted';
 import { doubleClick, keyReuse, noKey } from './presses';
-import type { Scenario } from './scenario';
+import type { Scenario, ScenarioContext } from './scenario';
 
 /** Every scenario the config allows, in the order they run. */
 export function catalog(config: ChainConfig): Scenario[] {
@@ -50,6 +50,16 @@ export function catalog(config: ChainConfig): Scenario[] {
       description: `The first attempt at ${hop} is reset mid-request, before ${hop} sees it.`,
       run: (c) => faultedPress(c, { [hop]: [{ kind: 'reset' }] }),
     })),
+    ...(config.hops[hops.length - 1]?.service
+      ? [
+          {
+            name: 'kill',
+            family: 'kill',
+            description: `${deepest} is killed after its effect and before its answer, started again, and the chain retries.`,
+            run: (c: ScenarioContext) => faultedPress(c, { [deepest]: [{ kind: 'kill', crash: () => c.restart(deepest) }] }),
+          } satisfies Scenario,
+        ]
+      : []),
   ];
   return all.filter((s) => config.scenarios.includes(s.family) && (config.entry.key.send || !NEEDS_KEY.has(s.family)));
 }

@@ -37,6 +37,8 @@ export interface ScenarioContext {
   intent(withKey?: boolean): { intentId: string; key: string | undefined };
   /** Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`). */
   press(label: string, intentId: string, key: string | undefined): Promise<Press>;
+  /** Kills a hop's service (SIGKILL) and starts it again; only for hops whose config has a `service`. */
+  restart(hop: string): Promise<void>;
   /** Waits until no proxy has seen anything for the configured quiet window. */
   settle(): Promise<void>;
 }

@@ -13,9 +13,22 @@ export interface PythonChain {
   stop(): Promise<void>;
 }
 
+/** How payments runs. */
+export interface PaymentsOptions {
+  /** Where the keyed variant keeps its keys (default sqlite, with the charges). */
+  keys?: 'sqlite' | 'memory';
+  /** Leave starting payments to the verifier (a `service` in the config), so it can kill it. */
+  startedByVerifier?: boolean;
+}
+
 /** Starts payments, orders and gateway (deepest first, each pointed at the next hop's proxy). */
-export async function startPythonChain(variant: 'naive' | 'keyed', dir: string): Promise<PythonChain> {
+export async function startPythonChain(
+  variant: 'naive' | 'keyed',
+  dir: string,
+  options: PaymentsOptions = {},
+): Promise<PythonChain> {
   const [gatewayProxy, ordersProxy, paymentsProxy] = [await freePort(), await freePort(), await freePort()];
+  const paymentsArgs = ['--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
   const processes: ChildProcess[] = [];
   const start = async (role: string, ...args: string[]) => {
     const child = spawn('python3', [SCRIPT, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -23,11 +36,14 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string):
     return listeningPort(child, role);
   };
   try {
-    const payments = await start('payments', '--db', join(dir, `${variant}-charges.sqlite`));
+    const payments = options.startedByVerifier ? await freePort() : await start('payments', ...paymentsArgs);
     const orders = await start('orders', '--downstream', `http://127.0.0.1:${paymentsProxy}`);
     const gateway = await start('gateway', '--downstream', `http://127.0.0.1:${ordersProxy}`);
+    const service = options.startedByVerifier
+      ? ['python3', SCRIPT, 'payments', '--variant', variant, '--port', String(payments), ...paymentsArgs]
+      : undefined;
     return {
-      configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }),
+      configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service),
       stop: () => stopAll(processes),
     };
   } catch (error) {
@@ -36,7 +52,13 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string):
   }
 }
 
-function configYaml(p: Record<'gatewayProxy' | 'ordersProxy' | 'paymentsProxy' | 'gateway' | 'orders' | 'payments', number>): string {
+type Ports = Record<'gatewayProxy' | 'ordersProxy' | 'paymentsProxy' | 'gateway' | 'orders' | 'payments', number>;
+
+function configYaml(p: Ports, paymentsService: string[] | undefined): string {
+  // JSON is YAML too: the command's paths need no YAML quoting rules.
+  const service = paymentsService
+    ? `\n    service:\n      start: ${JSON.stringify(paymentsService)}\n      health: http://127.0.0.1:${p.payments}/charges?order=health`
+    : '';
   return `# The Python chain: gateway -> orders -> payments, each behind a fault proxy.
 entry:
   url: http://127.0.0.1:${p.gatewayProxy}/checkout
@@ -55,7 +77,7 @@ hops:
   - name: payments
     listen: 127.0.0.1:${p.paymentsProxy}
     upstream: http://127.0.0.1:${p.payments}
-    holdMs: 1500 # past orders' 1 s timeout to payments
+    holdMs: 1500 # past orders' 1 s timeout to payments${service}
 effect:
   http:
     url: http://127.0.0.1:${p.payments}/charges?order={{intentId}}
