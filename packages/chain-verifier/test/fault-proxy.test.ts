@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Agent, request } from 'undici';
 import { keyHash } from '../src/proxy/attempt';
 import { AttemptLog } from '../src/proxy/attempt-log';
@@ -75,6 +76,21 @@ describe('FaultProxy over real HTTP', () => {
     await settled();
     expect(upstream.received).toHaveLength(0);
     expect(log.of('s')[0]).toMatchObject({ status: null, outcome: 'reset' });
+  });
+
+  it('survives a caller that hangs up mid-body, and ends the attempt', async () => {
+    const port = Number(new URL(url).port);
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /charges HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789');
+    await new Promise<void>((resolve) => {
+      const off = log.onChange(() => (off(), resolve()));
+    });
+    socket.destroy();
+    await settled();
+    expect(log.of('s')).toEqual([expect.objectContaining({ outcome: 'caller-gone', status: null })]);
+    expect(upstream.received).toHaveLength(0);
+    expect((await post()).statusCode).toBe(201);
   });
 
   it('delivers duplicates side by side and answers the caller once', async () => {

@@ -45,6 +45,12 @@ export class AttemptLog {
     this.changes.emit('change');
   }
 
+  /** Calls `listener` whenever an attempt arrives or ends; returns the way to stop. */
+  onChange(listener: () => void): () => void {
+    this.changes.on('change', listener);
+    return () => this.changes.off('change', listener);
+  }
+
   /** Attempts of one scenario, in arrival order. */
   of(scenario: string): Attempt[] {
     return this.attempts.filter((a) => a.scenario === scenario);

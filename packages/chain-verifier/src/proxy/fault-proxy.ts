@@ -41,6 +41,8 @@ export class FaultProxy {
     const timeout = options.upstreamTimeoutMs ?? 60_000;
     this.upstream = new Pool(options.upstream, { headersTimeout: timeout, bodyTimeout: timeout });
     this.server = createServer((req, res) => void this.handle(req, res));
+    // A caller resetting its own connection is part of the game, not a proxy failure.
+    this.server.on('clientError', (_error, socket) => socket.destroy());
   }
 
   /** Starts listening; resolves with the port actually bound. */
@@ -69,6 +71,17 @@ export class FaultProxy {
     const number = ++this.attempts;
     const faults = this.plan.get(number) ?? [];
     const attempt = this.begin(req, number, faults);
+    try {
+      await this.serve(req, res, attempt, faults);
+    } catch {
+      // The caller hung up mid-body (or a crash hook failed): end the attempt so the
+      // chain can still settle, and never let one request take the proxy down.
+      if (attempt.outcome === 'in-flight') this.options.log.end(attempt, 'caller-gone', attempt.status);
+      req.socket.destroy();
+    }
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, attempt: Attempt, faults: readonly Fault[]): Promise<void> {
     if (has(faults, 'reset')) {
       req.socket.resetAndDestroy();
       this.options.log.end(attempt, 'reset', null);
@@ -78,7 +91,7 @@ export class FaultProxy {
     const hold = find(faults, 'hold');
     if (hold) await sleep(hold.ms);
     const copies = find(faults, 'duplicate')?.copies ?? 0;
-    const duplicates = Array.from({ length: copies }, () => this.deliverCopy(req, body, number));
+    const duplicates = Array.from({ length: copies }, () => this.deliverCopy(req, body, attempt.attempt));
     const answer = await this.forward(req, body);
     await Promise.all(duplicates);
     if (!answer) {
