@@ -1,14 +1,5 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { ServiceProcess } from '../src/run/service';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from './support/free-port';
 
 describe('ServiceProcess', () => {
   const config = (start: string[], health: string) => ({ start, env: {}, health, startTimeoutMs: 20_000 });

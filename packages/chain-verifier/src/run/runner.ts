@@ -75,13 +75,16 @@ interface Chain {
 
 async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioReport> {
   const started = performance.now();
-  const context = contextFor(scenario, chain);
+  // A restart runs inside a proxy, which can only end the attempt: its failure is kept for the scenario.
+  const restartFailures: unknown[] = [];
+  const context = contextFor(scenario, chain, restartFailures);
   for (const proxy of chain.proxies.values()) proxy.setPlan(new Map());
   const intents: IntentReport[] = [];
   const violations: Violation[] = [];
   let error: string | undefined;
   try {
     const records = await scenario.run(context);
+    if (restartFailures.length > 0) throw restartFailures[0];
     await context.settle();
     for (const record of records) {
       const effects = await countEffects(chain.config.effect, record.intentId);
@@ -103,7 +106,11 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   };
 }
 
-function contextFor(scenario: Scenario, { config, log, proxies, services, caller }: Chain): ScenarioContext {
+function contextFor(
+  scenario: Scenario,
+  { config, log, proxies, services, caller }: Chain,
+  restartFailures: unknown[],
+): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
     config,
@@ -122,7 +129,10 @@ function contextFor(scenario: Scenario, { config, log, proxies, services, caller
       const service = services.get(hop);
       if (!service) throw new Error(`hop ${hop} has no service the verifier can restart`);
       await service.kill();
-      await service.start();
+      await service.start().catch((failure: unknown) => {
+        restartFailures.push(failure);
+        throw failure;
+      });
     },
     settle: async () => {
       const { quietMs, timeoutMs } = config.settle;

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { freePort } from './free-port';
 
 const SCRIPT = join(__dirname, '..', 'fixtures', 'python-chain', 'chain.py');
 
@@ -88,16 +88,6 @@ settle:
 doubleClick:
   presses: 4
 `;
-}
-
-/** A port free right now: the proxies must be known before the services that call them start. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Resolves with the port a service prints once it listens; rejects if it exits first. */
