@@ -43,6 +43,9 @@ describe('a Python chain verified from outside', () => {
     expect(effects(report, 'lost-reply@payments')?.[0]).toBeGreaterThan(1);
     const writeUp = report.scenarios.find((s) => s.name === 'write-up');
     expect(writeUp?.violations).toContainEqual(expect.objectContaining({ invariant: 'effects' }));
+    const first = (hop: string) => writeUp?.attempts.find((a) => a.hop === hop && a.attempt === 1);
+    expect(first('payments')).toMatchObject({ faults: ['latency 1500ms'], status: 201 });
+    expect(first('orders')).toMatchObject({ faults: ['lose-reply'], outcome: 'reply-lost' });
     expect(effects(report, 'key-reuse')).toEqual([1, 1]);
     expect(out).toMatch(/write-up\s+FAIL/);
     expect(markdown).toContain('reply lost');

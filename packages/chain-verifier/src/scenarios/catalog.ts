@@ -1,4 +1,5 @@
 import type { ChainConfig } from '../config/schema';
+import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
 import { doubleClick, keyReuse, noKey } from './presses';
 import type { Scenario, ScenarioContext } from './scenario';
@@ -7,12 +8,16 @@ import type { Scenario, ScenarioContext } from './scenario';
 export function catalog(config: ChainConfig): Scenario[] {
   const hops = config.hops.map((h) => h.name);
   const deepest = hops[hops.length - 1] as string;
+  const above = hops[hops.length - 2] ?? deepest;
   const all: Scenario[] = [
     {
       name: 'write-up',
       family: 'write-up',
-      description: `The first attempt at ${deepest} is held past its caller's timeout and its reply is lost; every layer retries.`,
-      run: (c) => faultedPress(c, { [deepest]: [{ kind: 'hold', ms: holdMs(c, deepest) }, { kind: 'lose-reply' }] }),
+      description:
+        above === deepest
+          ? `${deepest} answers its first attempt only after its caller's timeout, and that answer is lost; every layer retries.`
+          : `${deepest} answers its first attempt only after its caller's timeout, and ${above}'s first reply is lost; every layer retries.`,
+      run: (c) => faultedPress(c, writeUpFaults(c, deepest, above)),
     },
     ...hops.map<Scenario>((hop) => ({
       name: `lost-reply@${hop}`,
@@ -66,6 +71,17 @@ export function catalog(config: ChainConfig): Scenario[] {
 
 /** Families that are about what one key does: meaningless for a caller that sends none. */
 const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse']);
+
+/**
+ * The write-up's faults: the deepest service does the work at once but its first
+ * answer comes late (its caller gives up and retries), and the first reply of the
+ * hop above it is lost after its work is done (so the layer above retries too).
+ */
+function writeUpFaults(context: ScenarioContext, deepest: string, above: string): Record<string, Fault[]> {
+  const slow: Fault = { kind: 'latency', ms: holdMs(context, deepest) };
+  if (above === deepest) return { [deepest]: [slow, { kind: 'lose-reply' }] };
+  return { [deepest]: [slow], [above]: [{ kind: 'lose-reply' }] };
+}
 
 /**
  * Narrows a catalog to the names asked for on the command line: a family name

@@ -17,7 +17,7 @@ export async function faultedPress(context: ScenarioContext, faults: Record<stri
   return [{ intentId, key, effects: 'once', presses: [press], laterPress }];
 }
 
-/** How long to hold an attempt so its caller gives up first. */
+/** How long the write-up delays a hop's first answer so that its caller gives up first. */
 export function holdMs(context: ScenarioContext, hop: string): number {
   const configured = context.config.hops.find((h) => h.name === hop)?.holdMs;
   // Without a figure for the hop's own caller, outlast the outermost timeout: inner
