@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseConfig } from '../src/config/load';
+import { runChain } from '../src/run/runner';
+import { freePort } from './support/free-port';
+
+/** The repository's lab entry: the three NestJS services, built by turbo before this test (turbo.json). */
+const LAB = join(__dirname, '..', '..', '..', 'lab', 'dist', 'main.js');
+
+/**
+ * The repository's own chain verified from outside, as any team's would be: the
+ * verifier starts gateway, orders and payments plainly, with each downstream URL
+ * pointed at its proxy, under each of the lab's four key policies.
+ */
+describe('the lab verified from outside', () => {
+  beforeAll(() => {
+    if (!existsSync(LAB)) throw new Error(`${LAB} is missing: npx turbo run build --filter=@idempotency-chain/lab...`);
+  });
+
+  async function writeUpEffects(policy: string): Promise<number | undefined> {
+    const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+    const [gateway, orders, payments, gatewayProxy, ordersProxy, paymentsProxy] = ports as [number, number, number, number, number, number];
+    const service = (name: string, port: number, env: Record<string, string>) => ({
+      start: [process.execPath, LAB, name],
+      // The in-process store keeps the test off the shared Redis; the ledger follows it.
+      env: { PORT: String(port), KEY_POLICY: policy, IDEMPOTENCY_STORE: 'memory', LOG_LEVEL: 'silent', ...env },
+      health: `http://127.0.0.1:${port}/health`,
+      startTimeoutMs: 60_000,
+    });
+    const config = parseConfig(
+      JSON.stringify({
+        entry: {
+          url: `http://127.0.0.1:${gatewayProxy}/checkout`,
+          body: { orderId: '{{intentId}}', account: 'acct-1', amountCents: 1200 },
+          timeoutMs: 3000,
+          retries: 2,
+        },
+        hops: [
+          { name: 'gateway', listen: `127.0.0.1:${gatewayProxy}`, upstream: `http://127.0.0.1:${gateway}`, service: service('gateway', gateway, { ORDERS_URL: `http://127.0.0.1:${ordersProxy}` }) },
+          { name: 'orders', listen: `127.0.0.1:${ordersProxy}`, upstream: `http://127.0.0.1:${orders}`, service: service('orders', orders, { PAYMENTS_URL: `http://127.0.0.1:${paymentsProxy}` }) },
+          // 1.5 s: past orders' 300 ms and the gateway's 600 ms timeouts, as in the lab's write-up.
+          { name: 'payments', listen: `127.0.0.1:${paymentsProxy}`, upstream: `http://127.0.0.1:${payments}`, holdMs: 1500, service: service('payments', payments, {}) },
+        ],
+        effect: { http: { url: `http://127.0.0.1:${payments}/charges?orderId={{intentId}}`, path: '$.count' } },
+        settle: { quietMs: 1500 },
+        scenarios: ['write-up'],
+      }),
+      `lab-${policy}.json`,
+    );
+    const run = await runChain(config, { configFile: `lab-${policy}.json` });
+    expect(run.scenarios[0]?.error).toBeUndefined();
+    return run.scenarios[0]?.intents[0]?.effects;
+  }
+
+  it('counts the write-up charges of each key policy: none 4, per-attempt 2, propagated 1, fingerprint 1', async () => {
+    const none = await writeUpEffects('none');
+    const perAttempt = await writeUpEffects('per-attempt');
+    // Without a key that spans the whole chain every attempt reaching payments can
+    // charge: the write-up makes 4 (2 for per-attempt's inner key), and a loaded
+    // machine can only add timeouts, hence retries, hence charges, never remove one.
+    expect(none).toBeGreaterThanOrEqual(4);
+    expect(perAttempt).toBeGreaterThanOrEqual(2);
+    expect(await writeUpEffects('propagated')).toBe(1);
+    expect(await writeUpEffects('fingerprint')).toBe(1);
+    process.stdout.write(`lab write-up effects: none ${none}, per-attempt ${perAttempt}, propagated 1, fingerprint 1\n`);
+  }, 600_000);
+});
