@@ -25,6 +25,7 @@ wait_for() { for _ in $(seq 1 "$2"); do answers "$1" && return 0; sleep 0.5; don
 node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' \
   || missing+=("Node.js 20.19 or later (this is $(node --version))")
 [ -d node_modules/.bin ] || missing+=("the workspace's packages: run 'npm ci' first")
+command -v python3 >/dev/null || missing+=("python3, for the verifier's chain in another language (apt-get install python3)")
 command -v redis-server >/dev/null && command -v redis-cli >/dev/null \
   || missing+=("redis-server and redis-cli, for the local Redis Cluster and the outage tests (apt-get install redis-server)")
 
