@@ -1,3 +1,4 @@
+import { describeCompletionFailureCases } from './conformance/completion-failure.cases';
 import { conformanceContext, type Harness } from './conformance/context';
 import { describeFencingCases } from './conformance/fencing.cases';
 import { describeLifecycleCases } from './conformance/lifecycle.cases';
@@ -40,6 +41,7 @@ export function describeStoreConformance(name: string, harness: Harness, options
     describe('releasing on failure', () => describeReleaseCases(context));
     describe('fencing, leases and retention', () => describeFencingCases(context));
     describe('the same call sent twice by its owner', () => describeResendCases(context));
+    describe('a completion that fails once', () => describeCompletionFailureCases(context));
     describe('connecting and answering health checks', () => describeLifecycleCases(context));
     // A store that cannot be stopped (memory) has no outage cases at all, rather than skipped ones.
     if (options.outage) describe('store outage', () => describeOutageCases(context));
