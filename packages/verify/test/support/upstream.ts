@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { EventEmitter } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
 
@@ -17,7 +17,7 @@ export interface Upstream {
 export async function startUpstream(): Promise<Upstream> {
   const received: string[] = [];
   const events = new EventEmitter();
-  const server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = (await buffer(req)).toString();
     received.push(body);
     events.emit('received', body);
@@ -25,7 +25,9 @@ export async function startUpstream(): Promise<Upstream> {
     res.end(JSON.stringify({ n: received.length, key: req.headers['idempotency-key'] ?? null }), () =>
       events.emit('answered'),
     );
-  });
+  };
+  // A caller that hangs up mid-body fails the read: nothing to answer.
+  const server = createServer((req, res) => void answer(req, res).catch(() => res.destroy()));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
