@@ -15,8 +15,20 @@ describe('principalScope', () => {
     expect(scopeOf({ userId: 42 })).toBe(scopeOf({ id: 42 }));
   });
 
+  it('scopes a principal within its tenant: user 7 of one tenant is not user 7 of another', () => {
+    expect(scopeOf({ id: 7, tenantId: 'acme' })).toBe('tenant:acme/user:7');
+    expect(scopeOf({ id: 7, tenantId: 'globex' })).not.toBe(scopeOf({ id: 7, tenantId: 'acme' }));
+    expect(scopeOf({ sub: 's-1', tenantId: 'acme' })).toBe('tenant:acme/subject:s-1');
+  });
+
+  it('encodes every value, so no value can spell another scope', () => {
+    expect(scopeOf({ tenantId: 'acme/user:7' })).not.toBe(scopeOf({ id: 7, tenantId: 'acme' }));
+    expect(scopeOf({ id: 'a/b:c' })).toBe('user:a%2Fb%3Ac');
+    expect(scopeOf('tenant:acme')).toBe('principal:tenant%3Aacme');
+  });
+
   it('takes the first identifying field, and resolves nothing without one', () => {
-    expect(scopeOf({ id: 7, tenantId: 't-1' })).toBe('user:7');
+    expect(scopeOf({ id: 7, userId: 8, sub: '9' })).toBe('user:7');
     expect([undefined, null, '', {}, { id: '' }, { name: 'x' }].map(scopeOf)).toEqual(Array(6).fill(undefined));
   });
 

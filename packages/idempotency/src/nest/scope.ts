@@ -22,31 +22,34 @@ export type ScopeResolver = (context: ExecutionContext) => string | undefined;
 /**
  * Fields of an authenticated principal that identify it, first found wins,
  * each with the kind of principal it names. The kind is part of the scope:
- * a user 42 and a tenant 42 are different callers.
+ * a user 42 and a subject 42 are different callers.
  */
 const PRINCIPAL_ID_FIELDS = [
   ['id', 'user'],
   ['userId', 'user'],
   ['sub', 'subject'],
-  ['tenantId', 'tenant'],
 ] as const;
 
 /**
  * The default scope: the authenticated principal a guard left on the
  * request (`request.user`, the Passport convention), typed by what
- * identifies it, so principals of different kinds never share a scope:
+ * identifies it, so principals of different kinds never share a scope, and
+ * within its tenant when it names one (ids are often unique only there):
  *
- * | `request.user`      | scope           |
- * |---------------------|-----------------|
- * | `{ id: 42 }`        | `user:42`       |
- * | `{ userId: '42' }`  | `user:42`       |
- * | `{ sub: '42' }`     | `subject:42`    |
- * | `{ tenantId: '42' }`| `tenant:42`     |
- * | `'42'`              | `principal:42`  |
+ * | `request.user`                     | scope                    |
+ * |------------------------------------|--------------------------|
+ * | `{ id: 42 }`                       | `user:42`                |
+ * | `{ userId: '42' }`                 | `user:42`                |
+ * | `{ sub: '42' }`                    | `subject:42`             |
+ * | `{ tenantId: 'acme' }`             | `tenant:acme`            |
+ * | `{ id: 7, tenantId: 'acme' }`      | `tenant:acme/user:7`     |
+ * | `'42'`                             | `principal:42`           |
  *
- * The first of `id`, `userId`, `sub`, `tenantId` found wins. `undefined`
- * (the request is refused) when there is none. A resolver of your own
- * should type its scopes the same way (`account:${id}`).
+ * The first of `id`, `userId`, `sub` found names the principal. Each value
+ * is percent-encoded (`encodeURIComponent`), so no value can spell another
+ * scope's separators. `undefined` (the request is refused) when there is
+ * nothing to name. A resolver of your own should type its scopes the same
+ * way (`account:${id}`).
  *
  * @example
  * IdempotencyModule.forRoot({ service: 'payments', store, scope: principalScope })
@@ -54,11 +57,18 @@ const PRINCIPAL_ID_FIELDS = [
 export const principalScope: ScopeResolver = (context) => {
   const request = context.getType() === 'http' ? context.switchToHttp().getRequest<{ user?: unknown }>() : undefined;
   const user = request?.user;
-  if (typeof user === 'string') return user ? `principal:${user}` : undefined;
+  if (typeof user === 'string') return user ? `principal:${encodeURIComponent(user)}` : undefined;
   if (typeof user !== 'object' || user === null) return undefined;
+  const fields = user as Record<string, unknown>;
+  const tenant = identifier(fields.tenantId);
   for (const [field, kind] of PRINCIPAL_ID_FIELDS) {
-    const value = (user as Record<string, unknown>)[field];
-    if ((typeof value === 'string' && value !== '') || typeof value === 'number') return `${kind}:${value}`;
+    const id = identifier(fields[field]);
+    if (id !== undefined) return tenant === undefined ? `${kind}:${id}` : `tenant:${tenant}/${kind}:${id}`;
   }
-  return undefined;
+  return tenant === undefined ? undefined : `tenant:${tenant}`;
 };
+
+/** A non-empty string or a number, percent-encoded; anything else names nobody. */
+function identifier(value: unknown): string | undefined {
+  return (typeof value === 'string' && value !== '') || typeof value === 'number' ? encodeURIComponent(value) : undefined;
+}
