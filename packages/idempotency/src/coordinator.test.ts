@@ -182,6 +182,23 @@ describe('the end of an execution', () => {
     expect(recorder.outcomes()).toEqual(['is_final_threw', 'executed', 'replayed']);
     expect(recorder.events[0]).toMatchObject({ error: broken, epoch: first.epoch });
   });
+
+  it('releases a transient result when isFinal throws, as the built-in rule would: the retry runs', async () => {
+    const policy = {
+      isFinal: () => {
+        throw new Error('isFinal bug');
+      },
+      maxWaitMs: 0,
+    };
+    let runs = 0;
+    const first = await coordinator.run(request({ policy }), async () => ((runs += 1), { statusCode: 503 }));
+    const retry = await coordinator.run(request({ policy }), async () => ((runs += 1), ok()));
+
+    expect(first).toMatchObject({ replayed: false, value: { statusCode: 503 } });
+    expect(retry).toMatchObject({ replayed: false, value: { statusCode: 201 } });
+    expect(runs).toBe(2);
+    expect(recorder.outcomes()).toEqual(['is_final_threw', 'released', 'is_final_threw', 'executed']);
+  });
 });
 
 describe('the replay cache', () => {

@@ -1,6 +1,7 @@
 import { LeaseLostError, StoreUnavailableError } from './errors';
 import { heartbeat, type Beating } from './heartbeat';
 import { IdempotencyOutcome } from './observer';
+import { isFinalOutcome } from './outcome';
 import type { OperationPolicy } from './policy';
 import type { RunningExecutions } from './running-executions';
 import type { IdempotencyStore, StoreTransaction } from './store';
@@ -185,17 +186,19 @@ export class Execution implements Beating {
 
   /**
    * Whether `result` is final under this execution's policy (`isFinal`). A
-   * rule that throws counts as final and is reported `is_final_threw` with
-   * its error: the action ran, so what it answered is stored (a retry
-   * replays it, never runs it again) rather than the key left neither
-   * stored nor released, held by its heartbeat for good.
+   * rule that throws is reported `is_final_threw` with its error, and the
+   * built-in rule (`isFinalOutcome`) decides instead: a success or a
+   * definitive client error is stored (the action ran: a retry replays it,
+   * never runs it again), a 5xx or a not-now status releases the key, as it
+   * would have without the app's rule. Either way the key is never left
+   * neither stored nor released, held by its heartbeat for good.
    */
   isFinal(result: unknown): boolean {
     try {
       return this.policy.isFinal(result);
     } catch (error) {
       this.report(IdempotencyOutcome.IsFinalThrew, { epoch: this.epoch, error });
-      return true;
+      return isFinalOutcome(result);
     }
   }
 

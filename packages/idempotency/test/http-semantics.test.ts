@@ -433,6 +433,17 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       expect(String(ruled.at(-3)?.error)).toContain('isFinal bug');
     });
 
+    it('an isFinal that throws on a 504 the handler threw leaves the decision to the built-in rule: released, the retry runs', async () => {
+      const k = key();
+      const first = await post('/rule-throws-on-timeout', { idempotencyKey: k });
+      const retry = await post('/rule-throws-on-timeout', { idempotencyKey: k });
+
+      expect(first).toMatchObject({ status: 504, replayed: false });
+      expect(retry).toMatchObject({ status: 201, replayed: false, json: { run: 2 } });
+      const ruled = recorder.events.filter((event) => event.operation === 'shop.rule-throws-on-timeout');
+      expect(ruled.map((event) => event.outcome)).toEqual(['is_final_threw', 'released', 'is_final_threw', 'executed']);
+    });
+
     it('a 204 carries no Content-Length, first time or replayed', async () => {
       const k = key();
       const answers = [await post('/accepted-empty', { idempotencyKey: k }), await post('/accepted-empty', { idempotencyKey: k })];

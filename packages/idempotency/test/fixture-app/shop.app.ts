@@ -13,6 +13,7 @@ import {
   ClassSerializerInterceptor,
   Controller,
   ExecutionContext,
+  GatewayTimeoutException,
   HttpCode,
   HttpException,
   Injectable,
@@ -299,6 +300,15 @@ export class ShopController {
   @Idempotent('shop.rule-throws', { maxWaitMs: 0, isFinal: brokenRule })
   ruleThrows() {
     return { run: this.runs.hit('rule-throws') };
+  }
+
+  @Post('rule-throws-on-timeout')
+  // The same broken rule on a handler whose downstream timed out: nothing is final about a 504.
+  @Idempotent('shop.rule-throws-on-timeout', { maxWaitMs: 0, isFinal: brokenRule })
+  ruleThrowsOnTimeout() {
+    const run = this.runs.hit('rule-throws-on-timeout');
+    if (run === 1) throw new GatewayTimeoutException('the bank did not answer in time');
+    return { run };
   }
 
   @Post('flaky')
