@@ -115,19 +115,45 @@ describe('Execution completion when the store fails', () => {
     await store.close();
   });
 
-  it('gives up after a lease of failures: completion_failed, the caller gets its answer, and this process replays it', async () => {
+  it('gives up after the retention of failures: completion_failed, the caller gets its answer, and this process replays it', async () => {
     const store = new FlakyStore(-1);
     const { coordinator, charge, runs } = setup(store, true);
+    const failing = { ...request(1_004), policy: { leaseMs: 1_004, retentionMs: 20_000 } };
 
-    const first = await settle(coordinator.run(request(1_004), charge));
-    const retry = await settle(coordinator.run(request(1_004), charge));
+    const first = await settle(coordinator.run(failing, charge), 2_000);
+    const retry = await settle(coordinator.run(failing, charge), 1_000);
+    expect(coordinator.runningExecutions).toBe(1); // still trying, the key still held
+    await jest.advanceTimersByTimeAsync(30_000);
 
     expect(first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
     expect(retry).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
     expect(runs()).toBe(1);
     expect(recorder.count('completion_failed')).toBe(1);
-    expect(recorder.outcomes().slice(-2)).toEqual(['completion_failed', 'replayed']);
+    expect(recorder.outcomes().slice(-2)).toEqual(['replayed', 'completion_failed']);
     expect(coordinator.runningExecutions).toBe(0);
+    await store.close();
+  });
+
+  it('goes on completing after the caller has its answer while the lease is held: another process never runs the action', async () => {
+    const store = new FlakyStore(8); // fails for about 4.5 s, three leases of 1.5 s
+    const { coordinator, charge, runs } = setup(store);
+    const other = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
+    const policy = { leaseMs: 1_506, heartbeatMs: 500, maxWaitMs: 0 };
+    const held = { ...request(1_506), policy };
+
+    const first = await settle(coordinator.run(held, charge), 1_600);
+    expect(first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
+    expect(coordinator.runningExecutions).toBe(1);
+    // Past the lease the claim had: still held by the heartbeat, so another process is told to wait.
+    await jest.advanceTimersByTimeAsync(1_600);
+    await expect(other.run(held, charge)).rejects.toMatchObject({ name: 'InFlightError' });
+    await jest.advanceTimersByTimeAsync(10_000);
+
+    expect(await settle(other.run(held, charge))).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
+    expect(runs()).toBe(1);
+    expect(coordinator.runningExecutions).toBe(0);
+    expect(recorder.count('completion_failed')).toBe(0);
+    expect(recorder.outcomes().at(-1)).toBe('executed');
     await store.close();
   });
 

@@ -14,8 +14,12 @@ const RETRY_FIRST_MS = 50;
 /** The longest pause between two completion attempts: a store back from a restart is found within it. */
 const RETRY_MAX_MS = 1_000;
 
-/** How a completion ended in the store. */
-type Stored = 'stored' | 'refused' | 'lost' | 'failed';
+/**
+ * How a completion ended in the store; `held` when the caller's share of
+ * the retries ran out while the lease is still held, and they go on
+ * without the caller.
+ */
+type Stored = 'stored' | 'refused' | 'lost' | 'failed' | 'held';
 
 /**
  * One execution of an operation for one key: what the action is handed
@@ -117,11 +121,13 @@ export class Execution implements Beating {
    *
    * A store that fails is tried again, with a capped backoff and the
    * heartbeat still renewing the lease, until the result is stored, the
-   * lease is lost, or the lease held (at most one `leaseMs` past the first
-   * failure) runs out: a side effect that ran is never run again because
-   * one store write failed. When it finally cannot be stored, the caller
-   * still gets its answer (the work ran), the answer is kept in this
-   * process for the next attempt, and `completion_failed` is reported.
+   * lease is lost, or the lease held runs out: a side effect that ran is
+   * never run again because one store write failed. The caller waits for
+   * at most one `leaseMs` of that; then it gets its answer (the work ran),
+   * the answer is kept in this process for the next attempt, and, while
+   * the store still renews the lease, the retries go on without the caller
+   * for up to the retention, so no other process claims the key meanwhile.
+   * When it finally cannot be stored, `completion_failed` is reported.
    *
    * @returns `true` when the result is stored, `false` when it could not be
    *   (or the execution is unprotected, or had ended already).
@@ -132,6 +138,7 @@ export class Execution implements Beating {
    */
   async complete(result: string, unstorable?: unknown): Promise<boolean> {
     if (!this.end()) return false;
+    let goesOn = false;
     try {
       if (unstorable !== undefined) this.report(IdempotencyOutcome.Unstorable, { epoch: this.epoch, error: unstorable });
       let stored: Stored;
@@ -152,16 +159,48 @@ export class Execution implements Beating {
             : 'This execution lost its lease; the request is now owned by another attempt',
         );
       }
-      if (stored === 'failed') {
+      if (stored === 'failed' || stored === 'held') {
         this.remember?.(result);
-        this.report(IdempotencyOutcome.CompletionFailed, { epoch: this.epoch });
+        if (stored === 'held') {
+          goesOn = true;
+          void this.completeWithoutCaller(result);
+        } else this.report(IdempotencyOutcome.CompletionFailed, { epoch: this.epoch });
         return false;
       }
       this.report(IdempotencyOutcome.Executed, { epoch: this.epoch });
       return true;
     } finally {
-      this.stopHeartbeat();
-      this.running?.ended();
+      if (!goesOn) this.settle();
+    }
+  }
+
+  /**
+   * The retries left once the caller has its answer: every `RETRY_MAX_MS`
+   * while the heartbeat still holds the lease, for at most the retention
+   * (past it a stored result would have expired anyway). The heartbeat and
+   * the drain's count end with them.
+   */
+  private async completeWithoutCaller(result: string): Promise<void> {
+    const giveUpAt = performance.now() + this.policy.retentionMs;
+    try {
+      for (;;) {
+        const now = performance.now();
+        if (this.lost) return;
+        if (now >= Math.min(giveUpAt, this.heldUntil)) {
+          this.report(IdempotencyOutcome.CompletionFailed, { epoch: this.epoch });
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MAX_MS, this.heldUntil - now)));
+        try {
+          const stored = await this.storeResult(result);
+          this.report(stored ? IdempotencyOutcome.Executed : IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
+          return;
+        } catch {
+          // Reported once, when the caller's share of the retries ran out; a store down for hours is one alert, not one per second.
+        }
+      }
+    } finally {
+      this.settle();
     }
   }
 
@@ -215,7 +254,7 @@ export class Execution implements Beating {
       if (this.lost) return 'lost';
       const now = performance.now();
       const until = Math.min(giveUpAt, this.heldUntil);
-      if (now >= until) return 'failed';
+      if (now >= until) return now < this.heldUntil ? 'held' : 'failed';
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause, until - now)));
       try {
         return (await this.storeResult(result)) ? 'stored' : 'refused';
@@ -253,6 +292,12 @@ export class Execution implements Beating {
     if (this.ended) return false;
     this.ended = true;
     return this.protected;
+  }
+
+  /** The store has the last word: stop renewing, and stop counting this execution as running. */
+  private settle(): void {
+    this.stopHeartbeat();
+    this.running?.ended();
   }
 
   private stopHeartbeat(): void {
