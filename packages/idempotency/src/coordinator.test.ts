@@ -623,6 +623,9 @@ describe('drain', () => {
       override release(): Promise<boolean> {
         return Promise.reject(new Error('ECONNRESET'));
       }
+      override renew(): Promise<boolean> {
+        return Promise.reject(new Error('ECONNRESET'));
+      }
     })();
     // Its own lease: the heartbeat timer made under fake timers is shared with no other test.
     const failingCoordinator = new IdempotencyCoordinator({ service: 'payments', store: failing, observer: recorder, defaults: { leaseMs: 1_201 } });

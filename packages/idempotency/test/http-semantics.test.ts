@@ -568,8 +568,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     expect(plainAgain.headers['content-encoding']).toBeUndefined();
   });
 
-  // Only the Fastify shop compresses its answers.
-  (adapter === 'fastify' ? it : it.skip)(
+  // Only the Fastify shop compresses its answers: the case exists on it alone, rather than skipped on Express.
+  if (adapter === 'fastify') it(
     'a compressed answer that would inflate past maxResponseBytes is 406 to a client that does not accept it: decoded no further than the limit',
     async () => {
       const k = key();
