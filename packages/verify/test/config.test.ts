@@ -69,6 +69,15 @@ describe('config', () => {
     expect(error.message).toContain('exactly one of "http", "command" or "postgres"');
   });
 
+  it('takes the statuses a reused key may be refused with, never one meaning "later" or "not you"', () => {
+    expect(parseConfig(valid, 'chain.yaml').keyReuse).toEqual({ refusedWith: [422] });
+    expect(parseConfig(`${valid}keyReuse:\n  refusedWith: [400, 422]\n`, 'chain.yaml').keyReuse.refusedWith).toEqual([400, 422]);
+    const error = errorOf(`${valid}keyReuse:\n  refusedWith: [422, 409]\n`);
+    expect(error).toMatchObject({ line: 18, field: 'keyReuse.refusedWith.1' });
+    expect(error.message).toContain('not 401, 403, 408, 409, 425 or 429');
+    expect(errorOf(`${valid}keyReuse:\n  refusedWith: [500]\n`).message).toContain('expected a 4xx');
+  });
+
   it('refuses an unknown scenario by its index', () => {
     const error = errorOf(`${valid}scenarios: [write-up, typo]\n`);
     expect(error).toMatchObject({ line: 17, field: 'scenarios.1' });

@@ -49,16 +49,43 @@ describe('invariants per intent', () => {
     expect(broken(record({ laterPress: press('later press', ok('{"charge":2}')) }), 1)).toEqual(['same-answer', 'replay']);
     expect(broken(record({ laterPress: press('later press', { attempt: 1, status: 503, body: '' }) }), 1)).toEqual([
       'same-answer',
-      'settled-no-5xx',
+      'settled-final',
     ]);
-    expect(broken(record({ laterPress: press('later press', lost) }), 1)).toEqual(['settled-no-5xx']);
+    expect(broken(record({ laterPress: press('later press', lost) }), 1)).toEqual(['settled-final']);
   });
 
-  it('wants a reused key with another body refused with a 4xx and no effect', () => {
+  it('fails a key stuck in progress: 409 on every press, the later one included, with one effect', () => {
+    const inFlight = (): CallerAnswer => ({ attempt: 1, status: 409, body: '{"type":"in-flight"}' });
+    const stuck = record({ presses: [press('press', inFlight(), inFlight())], laterPress: press('later press', inFlight()) });
+    expect(broken(stuck, 1)).toEqual(['final-answer', 'settled-final']);
+    expect(checkIntent(stuck, 1)[0]?.message).toBe('all 3 answers the caller got were in progress (409 x3), none final');
+    expect(checkIntent(stuck, 1)[1]?.message).toContain('got 409 after 1 attempt(s), not a final answer');
+    // Without a later press too: in progress is never the only answer.
+    expect(broken(record({ presses: [press('press', inFlight(), { ...inFlight(), status: 425 })], laterPress: undefined }), 1)).toEqual([
+      'final-answer',
+    ]);
+  });
+
+  it('wants the settled press final: 2xx, or the replay of a final 4xx', () => {
+    const status = (code: number, body = ''): CallerAnswer => ({ attempt: 1, status: code, body });
+    for (const code of [408, 425, 429]) {
+      expect(broken(record({ laterPress: press('later press', status(code)) }), 1)).toContain('settled-final');
+    }
+    const rejected = record({ effects: 'none', presses: [press('press', status(400, 'bad'))] });
+    expect(broken({ ...rejected, laterPress: press('later press', status(400, 'bad')) }, 0)).toEqual([]);
+    expect(broken({ ...rejected, laterPress: press('later press', status(404, 'gone')) }, 0)).toEqual(['same-answer', 'replay']);
+    // In progress while the chain works, then the answer: fine.
+    expect(broken(record({ presses: [press('press', status(409), ok())] }), 1)).toEqual([]);
+  });
+
+  it('wants a reused key with another body refused with 422 and no effect', () => {
     const reuse = (answer: CallerAnswer) =>
       record({ effects: 'none', presses: [], laterPress: undefined, refusedPress: press('other body', answer) });
-    expect(broken(reuse({ attempt: 1, status: 422, body: '' }), 0)).toEqual([]);
+    const status = (code: number): CallerAnswer => ({ attempt: 1, status: code, body: '' });
+    expect(broken(reuse(status(422)), 0)).toEqual([]);
     expect(broken(reuse(ok()), 1)).toEqual(['effects', 'refused']);
-    expect(broken(reuse({ attempt: 1, status: 500, body: '' }), 0)).toEqual(['refused']);
+    for (const code of [401, 403, 409, 500]) expect(broken(reuse(status(code)), 0)).toEqual(['refused']);
+    expect(checkIntent(reuse(status(409)), 0)[0]?.message).toBe('a reused key with another body got 409, expected a refusal (422)');
+    expect(checkIntent(reuse(status(400)), 0, { refusedStatuses: [400, 422] })).toEqual([]);
   });
 });

@@ -83,6 +83,19 @@ const settle = z.strictObject({
   timeoutMs: z.number().int().positive().default(60000),
 });
 
+/**
+ * Statuses a chain may refuse a reused key with. Never one that means something else:
+ * 401/403 (the caller, not the key), 408/409/425/429 (try again later) or a 5xx (broken).
+ */
+const refusal = z
+  .number()
+  .int()
+  .min(400, 'expected a 4xx')
+  .max(499, 'expected a 4xx')
+  .refine((status) => ![401, 403, 408, 409, 425, 429].includes(status), {
+    error: 'expected a refusal of the key, not 401, 403, 408, 409, 425 or 429',
+  });
+
 /** Every scenario the verifier knows, by the name a config or `--scenario` selects it with. */
 export const SCENARIO_NAMES = [
   'write-up',
@@ -103,6 +116,7 @@ export const chainConfigSchema = z.strictObject({
   settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
   scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).default([...SCENARIO_NAMES]),
   doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
+  keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
 });
 
 /** A validated config with every default filled in. */

@@ -2,7 +2,7 @@ import type { CallerAnswer, Press } from '../run/caller';
 import type { IntentRecord } from '../scenarios/scenario';
 
 /** The names of the invariants, as reports show them. */
-export type InvariantName = 'effects' | 'same-answer' | 'refused' | 'settled-no-5xx' | 'replay';
+export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay';
 
 /** One broken invariant for one intent. */
 export interface Violation {
@@ -12,14 +12,27 @@ export interface Violation {
   message: string;
 }
 
+/** What the invariants accept that a chain may choose. */
+export interface CheckOptions {
+  /** Statuses that refuse a reused key with another body (default `[422]`). */
+  refusedStatuses?: readonly number[];
+}
+
 /**
  * Statuses that say "still working on it" rather than giving another answer: a
- * caller may see them between the answers without the answers differing.
+ * caller may see them between the answers without the answers differing, but
+ * never as the only answer it gets.
  */
 const IN_PROGRESS = new Set([409, 425]);
 
+/**
+ * 4xx statuses that are no final answer: in progress, a timeout or a rate limit.
+ * Once the chain settled, a press answered with one of these was told nothing.
+ */
+const NOT_FINAL = new Set([408, 409, 425, 429]);
+
 /** Checks one intent's record against the invariants, given the effects counted once the chain settled. */
-export function checkIntent(record: IntentRecord, effects: number): Violation[] {
+export function checkIntent(record: IntentRecord, effects: number, options: CheckOptions = {}): Violation[] {
   const found: Violation[] = [];
   const violate = (invariant: InvariantName, message: string) =>
     found.push({ invariant, intentId: record.intentId, message });
@@ -36,25 +49,32 @@ export function checkIntent(record: IntentRecord, effects: number): Violation[] 
     const shown = [...distinct.values()].map((a) => `${a.status} ${excerpt(a.body)}`);
     violate('same-answer', `the caller got ${distinct.size} different answers: ${shown.join(' | ')}`);
   }
+  // A key stuck in progress answers 409 forever: tolerated between answers, never instead of one.
+  if (answers.length > 0 && distinct.size === 0) {
+    violate('final-answer', `all ${answers.length} answers the caller got were in progress (${statuses(answers)}), none final`);
+  }
 
   if (record.refusedPress) {
+    const refusedWith = options.refusedStatuses ?? [422];
     const status = final(record.refusedPress)?.status ?? null;
-    if (status === null || status < 400 || status >= 500) {
-      violate('refused', `a reused key with another body got ${status ?? 'no answer'}, expected a 4xx refusal`);
+    if (status === null || !refusedWith.includes(status)) {
+      violate('refused', `a reused key with another body got ${status ?? 'no answer'}, expected a refusal (${refusedWith.join(', ')})`);
     }
   }
 
   if (record.laterPress) {
     const later = final(record.laterPress);
-    if (!later || later.status === null || later.status >= 500) {
-      violate('settled-no-5xx', `the press after the chain settled got ${later?.status ?? later?.error ?? 'no answer'}`);
+    if (!later || !isFinal(later.status)) {
+      const got = later?.status ?? later?.error ?? 'no answer';
+      violate('settled-final', `the press after the chain settled got ${got} after ${record.laterPress.answers.length} attempt(s), not a final answer (2xx, or a 4xx other than 408, 409, 425, 429)`);
     } else {
-      const earlier = record.presses.flatMap(given).find((a) => isSuccess(a.status));
+      const earlier = firstFinal(record.presses);
       if (earlier && fingerprint(earlier) !== fingerprint(later)) {
         violate('replay', `the later press got ${later.status} ${excerpt(later.body)}, not the replay of ${earlier.status} ${excerpt(earlier.body)}`);
       }
     }
   }
+
   return found;
 }
 
@@ -67,8 +87,24 @@ function final(press: Press): CallerAnswer | undefined {
   return press.answers[press.answers.length - 1];
 }
 
+/** The first answer the caller was told something final by: a success first, else a final 4xx. */
+function firstFinal(presses: Press[]): CallerAnswer | undefined {
+  const answers = presses.flatMap(given);
+  return answers.find((a) => isSuccess(a.status)) ?? answers.find((a) => isFinal(a.status));
+}
+
 function isSuccess(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;
+}
+
+function isFinal(status: number | null): boolean {
+  return status !== null && (isSuccess(status) || (status >= 400 && status < 500 && !NOT_FINAL.has(status)));
+}
+
+function statuses(answers: CallerAnswer[]): string {
+  const counts = new Map<number | null, number>();
+  for (const a of answers) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${status} x${n}`).join(', ');
 }
 
 function fingerprint(answer: CallerAnswer): string {

@@ -89,7 +89,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
     for (const record of records) {
       const effects = await countEffects(chain.config.effect, record.intentId);
       intents.push(intentReport(record, effects));
-      violations.push(...checkIntent(record, effects));
+      violations.push(...checkIntent(record, effects, { refusedStatuses: chain.config.keyReuse.refusedWith }));
     }
   } catch (failure) {
     error = failure instanceof Error ? failure.message : String(failure);

@@ -22,7 +22,7 @@ export interface IntentRecord {
   presses: Press[];
   /** A press after the chain settled: it must be a replay of the answer, never a 5xx. */
   laterPress?: Press;
-  /** A press with this intent's body under another intent's key: it must be refused (4xx). */
+  /** A press with this intent's body under another intent's key: it must be refused (422 by default). */
   refusedPress?: Press;
 }
 
