@@ -51,6 +51,12 @@ describe('scenario selection', () => {
     expect(all.map((s) => s.name)).not.toContain('kill');
   });
 
+  it('presses as two callers with one key only when the config describes both', () => {
+    const withCallers = yaml.replace('checkout\n', 'checkout\n  callers: [{ headers: { X-Tenant: a } }, { headers: { X-Tenant: b } }]\n');
+    expect(catalog(parseConfig(withCallers, 'chain.yaml')).map((s) => s.name).at(-1)).toBe('two-callers');
+    expect(all.map((s) => s.name)).not.toContain('two-callers');
+  });
+
   it('runs only what the config enables', () => {
     const some = catalog(parseConfig(`${yaml}scenarios: [no-key]\n`, 'chain.yaml'));
     expect(some.map((s) => s.name)).toEqual(['no-key']);

@@ -78,6 +78,21 @@ describe('config', () => {
     expect(errorOf(`${valid}keyReuse:\n  refusedWith: [500]\n`).message).toContain('expected a 4xx');
   });
 
+  it('takes two callers with headers of their own, and names a wrong one by its line', () => {
+    const callers = (list: string) => valid.replace('    amount: 1200\n', `    amount: 1200\n  callers:\n${list}`);
+    const two = '    - headers: { X-Tenant: acme }\n    - headers: { X-Tenant: globex }\n';
+    expect(parseConfig(callers(two), 'chain.yaml').entry.callers).toEqual([{ headers: { 'X-Tenant': 'acme' } }, { headers: { 'X-Tenant': 'globex' } }]);
+    expect(parseConfig(valid, 'chain.yaml').entry.callers).toBeUndefined();
+    expect(errorOf(callers('    - headers: { X-Tenant: acme }\n'))).toMatchObject({ line: 7, field: 'entry.callers' });
+    expect(errorOf(callers('    - headers: { X-Tenant: acme }\n    - headers: { X-Tenant: 7 }\n'))).toMatchObject({
+      line: 8,
+      field: 'entry.callers.1.headers.X-Tenant',
+    });
+    expect(errorOf(callers('    - headers: {}\n    - { headers: {}, tenant: acme }\n')).message).toBe(
+      'chain.yaml:8: entry.callers.1.tenant: unknown field "tenant"',
+    );
+  });
+
   it('refuses an unknown scenario by its index', () => {
     const error = errorOf(`${valid}scenarios: [write-up, typo]\n`);
     expect(error).toMatchObject({ line: 17, field: 'scenarios.1' });

@@ -78,6 +78,14 @@ describe('invariants per intent', () => {
     expect(broken(record({ presses: [press('press', status(409), ok())] }), 1)).toEqual([]);
   });
 
+  it("wants an answer of the intent's own, not another caller's under the same key", () => {
+    const theirs = [press('caller 1 press', ok('{"charge":1,"tenant":"acme"}'))];
+    expect(broken(record({ otherCallers: theirs }), 1)).toEqual([]);
+    const copied = record({ presses: [press('press', ok('{"charge":1,"tenant":"acme"}'))], laterPress: press('later press', ok('{"charge":1,"tenant":"acme"}')), otherCallers: theirs });
+    expect(broken(copied, 0)).toEqual(['effects', 'own-answer']);
+    expect(checkIntent(copied, 0)[1]?.message).toBe('2 of the 2 answers were another caller\'s under the same key: 201 {"charge":1,"tenant":"acme"}');
+  });
+
   it('wants a reused key with another body refused with 422 and no effect', () => {
     const reuse = (answer: CallerAnswer) =>
       record({ effects: 'none', presses: [], laterPress: undefined, refusedPress: press('other body', answer) });

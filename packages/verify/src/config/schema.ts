@@ -26,6 +26,14 @@ const entry = z.strictObject({
   retries: z.number().int().min(0).max(20).default(3),
   retryDelayMs: z.number().int().min(0).default(200),
   retryOnStatus: z.array(z.number().int().min(100).max(599)).default([409, 425, 429, 500, 502, 503, 504]),
+  /**
+   * Two callers (tenants, users) sending the same key, each with headers of its own
+   * merged over `headers`: enables `two-callers`.
+   */
+  callers: z
+    .array(z.strictObject({ headers: z.record(z.string(), z.string()) }))
+    .length(2, 'expected exactly two callers')
+    .optional(),
 });
 
 /** How the verifier may run a hop's service itself, so that it can kill and restart it. */
@@ -106,6 +114,7 @@ export const SCENARIO_NAMES = [
   'no-key',
   'reset',
   'kill',
+  'two-callers',
 ] as const;
 
 /** The whole config file: what to call, where the proxies sit, how to count an effect. */

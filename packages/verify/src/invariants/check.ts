@@ -2,7 +2,7 @@ import type { CallerAnswer, Press } from '../run/caller';
 import type { IntentRecord } from '../scenarios/scenario';
 
 /** The names of the invariants, as reports show them. */
-export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay';
+export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer';
 
 /** One broken invariant for one intent. */
 export interface Violation {
@@ -75,6 +75,13 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
     }
   }
 
+  if (record.otherCallers) {
+    const theirs = new Set(record.otherCallers.flatMap(given).filter((a) => isSuccess(a.status)).map(fingerprint));
+    const shared = answers.filter((a) => isSuccess(a.status) && theirs.has(fingerprint(a)));
+    if (shared.length > 0) {
+      violate('own-answer', `${shared.length} of the ${answers.length} answers were another caller's under the same key: ${shared[0]?.status} ${excerpt(shared[0]?.body ?? '')}`);
+    }
+  }
   return found;
 }
 

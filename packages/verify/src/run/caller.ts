@@ -32,6 +32,8 @@ export interface PressOptions {
   intentId: string;
   /** Key to send; `undefined` sends none and then the caller does not retry either. */
   key: string | undefined;
+  /** Headers of one of several callers, merged over the entry's (`{{intentId}}` is replaced). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -63,7 +65,7 @@ export class Caller {
   }
 
   private async attempt(attempt: number, options: PressOptions): Promise<CallerAnswer> {
-    const headers: Record<string, string> = { ...fillTemplate(this.entry.headers, options.intentId) };
+    const headers: Record<string, string> = fillTemplate(merged(this.entry.headers, options.headers), options.intentId);
     if (options.key !== undefined) headers[this.entry.key.header] = options.key;
     const template = this.entry.body === undefined ? undefined : fillTemplate(this.entry.body, options.intentId);
     const body = template === undefined || typeof template === 'string' ? template : JSON.stringify(template);
@@ -83,6 +85,12 @@ export class Caller {
       return { attempt, status: null, body: '', error: describe(error) };
     }
   }
+}
+
+/** `over` on top of `base`, header names compared without case: a caller's header replaces the entry's. */
+function merged(base: Record<string, string>, over: Record<string, string> = {}): Record<string, string> {
+  const replaced = new Set(Object.keys(over).map((name) => name.toLowerCase()));
+  return { ...Object.fromEntries(Object.entries(base).filter(([name]) => !replaced.has(name.toLowerCase()))), ...over };
 }
 
 function describe(error: unknown): string {

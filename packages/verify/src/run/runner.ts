@@ -121,9 +121,10 @@ function contextFor(
       intentId: `vfy-${randomBytes(6).toString('hex')}`,
       key: withKey && config.entry.key.send ? randomUUID() : undefined,
     }),
-    press: (label, intentId, key) => {
+    press: (label, intentId, key, callerIndex) => {
       log.context = { scenario: scenario.name, intent: intentId };
-      return caller.press({ label, intentId, key });
+      const headers = callerIndex === undefined ? undefined : config.entry.callers?.[callerIndex]?.headers;
+      return caller.press({ label, intentId, key, headers });
     },
     restart: async (hop) => {
       const service = services.get(hop);

@@ -1,7 +1,7 @@
 import type { ChainConfig } from '../config/schema';
 import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
-import { doubleClick, keyReuse, noKey } from './presses';
+import { doubleClick, keyReuse, noKey, twoCallers } from './presses';
 import type { Scenario, ScenarioContext } from './scenario';
 
 /** Every scenario the config allows, in the order they run. */
@@ -65,12 +65,22 @@ export function catalog(config: ChainConfig): Scenario[] {
           } satisfies Scenario,
         ]
       : []),
+    ...(config.entry.callers
+      ? [
+          {
+            name: 'two-callers',
+            family: 'two-callers',
+            description: 'Two callers send the same key, each with its own body: each must get its own effect and answer.',
+            run: twoCallers,
+          } satisfies Scenario,
+        ]
+      : []),
   ];
   return all.filter((s) => config.scenarios.includes(s.family) && (config.entry.key.send || !NEEDS_KEY.has(s.family)));
 }
 
 /** Families that are about what one key does: meaningless for a caller that sends none. */
-const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse']);
+const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse', 'two-callers']);
 
 /**
  * The write-up's faults: the deepest service does the work at once but its first

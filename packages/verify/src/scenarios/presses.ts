@@ -34,3 +34,26 @@ export async function noKey(context: ScenarioContext, deepest: string): Promise<
   await context.settle();
   return [{ intentId, key: undefined, effects: 'at-most-once', presses: [press] }];
 }
+
+/**
+ * Two callers (`entry.callers`) send the same key, one after the other, each with
+ * its own intent: a chain that keys its store by the key alone hands the second
+ * caller the first one's answer. Each caller presses again once the chain settled.
+ * Nobody else had used the key before the first caller's press, so its answer is its
+ * own: the second caller's answers must differ from it (and the first caller's later
+ * press must replay it, which `replay` checks).
+ */
+export async function twoCallers(context: ScenarioContext): Promise<IntentRecord[]> {
+  const { key } = context.intent();
+  const [first, second] = [context.intent().intentId, context.intent().intentId];
+  const pressFirst = await context.press('caller 1 press', first, key, 0);
+  await context.settle();
+  const pressSecond = await context.press('caller 2 press', second, key, 1);
+  await context.settle();
+  const laterFirst = await context.press('caller 1 later press', first, key, 0);
+  const laterSecond = await context.press('caller 2 later press', second, key, 1);
+  return [
+    { intentId: first, key, effects: 'once', presses: [pressFirst], laterPress: laterFirst },
+    { intentId: second, key, effects: 'once', presses: [pressSecond], laterPress: laterSecond, otherCallers: [pressFirst] },
+  ];
+}

@@ -24,6 +24,8 @@ export interface IntentRecord {
   laterPress?: Press;
   /** A press with this intent's body under another intent's key: it must be refused (422 by default). */
   refusedPress?: Press;
+  /** Another caller's earlier presses under the same key: none of their successes may be this intent's answer. */
+  otherCallers?: Press[];
 }
 
 /** What a scenario can do to the chain. */
@@ -35,8 +37,11 @@ export interface ScenarioContext {
   plan(hop: string, plan: FaultPlan): void;
   /** A fresh intent: a new id and a new key, unless `withKey` is false or the config's caller sends none. */
   intent(withKey?: boolean): { intentId: string; key: string | undefined };
-  /** Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`). */
-  press(label: string, intentId: string, key: string | undefined): Promise<Press>;
+  /**
+   * Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`);
+   * `caller` picks one of the config's `entry.callers` (by index) to press as.
+   */
+  press(label: string, intentId: string, key: string | undefined, caller?: number): Promise<Press>;
   /** Kills a hop's service (SIGKILL) and starts it again; only for hops whose config has a `service`. */
   restart(hop: string): Promise<void>;
   /** Waits until no proxy has seen anything for the configured quiet window. */
