@@ -52,6 +52,12 @@ export interface HttpRequest {
   key?: string;
   /** Derive the key from business identity when no key is bound (under `propagated`). */
   businessKey?: string;
+  /**
+   * The caller's scope `businessKey` is derived within (`account:acct-7`;
+   * `'shared'` for an id unique across callers). Defaults to the scope the
+   * `@Idempotent` route resolved; required outside one (a message handler, a job).
+   */
+  scope?: string;
   /** Name of this sub-call: derives a child of the bound key, distinct per name (under `propagated`). */
   callName?: string;
 }

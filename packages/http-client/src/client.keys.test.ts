@@ -104,11 +104,22 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
 
   it('derives the key from business identity when no key is bound', async () => {
     await setup(() => ({ status: 201 }));
-    await client.post('/charges', {}, { businessKey: 'order:42:charge' });
-    await client.post('/charges', {}, { businessKey: 'order:42:charge' });
+    await client.post('/charges', {}, { businessKey: 'order:42:charge', scope: 'account:a' });
+    await client.post('/charges', {}, { businessKey: 'order:42:charge', scope: 'account:a' });
     expect(server.keys()[0]).toBe(server.keys()[1]);
     await client.post('/charges', {});
     expect(server.keys()[2]).not.toBe(server.keys()[0]);
+  });
+
+  it("never sends two tenants' order 42 under one key: the scope is the call's, and required outside an identified request", async () => {
+    await setup(() => ({ status: 201 }));
+    await client.post('/charges', {}, { businessKey: 'order:42:charge', scope: 'account:a' });
+    await client.post('/charges', {}, { businessKey: 'order:42:charge', scope: 'account:b' });
+    expect(new Set(server.keys()).size).toBe(2);
+    await expect(runWithRequestContext({}, () => client.post('/charges', {}, { businessKey: 'order:42:charge' }))).rejects.toThrow(
+      /needs the caller's `scope`/,
+    );
+    expect(server.seen).toHaveLength(2); // the refused call sent nothing
   });
 
   it('keeps 100 interleaved requests bound to different inbound keys apart', async () => {

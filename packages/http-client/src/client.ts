@@ -67,6 +67,8 @@ export class IdempotentHttpClient {
    *   unknown outcome, which is not retried unless `retryUnkeyed`.
    * @throws ResponseTooLargeError when the body is over `maxResponseBytes`.
    * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
+   * @throws TypeError, before any attempt, when a `businessKey` has neither an
+   *   `@Idempotent` route's scope nor the call's `scope`.
    */
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {
     return runCall<T>(this.settings, request);

@@ -33,8 +33,8 @@ export function deriveChildKey(parentKey: string, callName: string): string {
  * Business ids are often per tenant (two tenants each have an order 42):
  * with a `scope` (the caller's, as the hop resolved it; `''` for a shared
  * one), the key is UUIDv8 of SHA-256("business-in-scope\n" + JSON of
- * [scope, businessKey]), one per caller. The client passes the scope of the
- * request it serves.
+ * [scope, businessKey]), one per caller. The client passes the call's
+ * `scope`, else that of the request it serves.
  *
  * @example
  * client.post('/charges', charge, { businessKey: `order:${orderId}:charge` });

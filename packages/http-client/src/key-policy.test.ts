@@ -13,11 +13,17 @@ describe('resolveIntentKey under propagated', () => {
     expect(resolveIntentKey('propagated', { inboundKey: 'in', callName: 'charge' })).toBe(deriveChildKey('in', 'charge'));
   });
 
-  it('derives from business identity when no key is bound', () => {
-    expect(resolveIntentKey('propagated', { businessKey: 'order:1' })).toBe(deriveBusinessKey('order:1'));
-    expect(resolveIntentKey('propagated', { businessKey: 'order:1', callName: 'c' })).toBe(
+  it("derives from business identity within the call's scope when no key is bound, and needs one without a hop", () => {
+    const [a, b] = ['account:a', 'account:b'].map((scope) => resolveIntentKey('propagated', { businessKey: 'order:42:charge', scope }));
+    expect(a).toBe(deriveBusinessKey('order:42:charge', 'account:a'));
+    expect(b).not.toBe(a); // every tenant has an order 42
+    expect(resolveIntentKey('propagated', { businessKey: 'order:1', scope: 'shared' })).toBe(deriveBusinessKey('order:1'));
+    expect(resolveIntentKey('propagated', { businessKey: 'order:1', scope: 'shared', callName: 'c' })).toBe(
       deriveChildKey(deriveBusinessKey('order:1'), 'c'),
     );
+    const refusal = /businessKey outside a request an @Idempotent route identified needs the caller's `scope`/;
+    expect(() => resolveIntentKey('propagated', { businessKey: 'order:42:charge' })).toThrow(refusal);
+    expect(() => resolveIntentKey('propagated', { businessKey: 'order:42:charge', scope: '' })).toThrow(refusal);
   });
 
   describe('once the hop has identified the inbound request', () => {
@@ -44,6 +50,8 @@ describe('resolveIntentKey under propagated', () => {
       expect(resolveIntentKey('propagated', { ...fingerprinted, hop: hop('account:b', 'f'.repeat(64), true) })).not.toBe(
         resolveIntentKey('propagated', fingerprinted),
       );
+      // The call's scope, when it states one, outranks the hop's.
+      expect(resolveIntentKey('propagated', { ...fingerprinted, scope: 'shared' })).toBe(deriveBusinessKey('order-1001'));
       // A key the caller chose still comes first.
       expect(resolveIntentKey('propagated', { inboundKey: 'k', businessKey: 'order-1001', hop: hop('account:a', 'k') })).toBe(
         deriveHopKey(hop('account:a', 'k')),

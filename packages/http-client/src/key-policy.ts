@@ -14,6 +14,12 @@ export interface KeySources {
   inboundKey?: string;
   /** The record the inbound request runs under at this hop, once identified (see `RequestContext.hop`). */
   hop?: RequestIdentity;
+  /**
+   * The caller's scope a `businessKey` is derived within (`'shared'`: one key
+   * for every caller). Outranks the hop's; required when no hop identified
+   * the request, whose caller the client cannot know.
+   */
+  scope?: string;
 }
 
 /**
@@ -53,13 +59,26 @@ const PROPAGATED: KeyStrategy = {
  * The key of the inbound intent, as it leaves this hop. The caller's own key
  * first; then a business key, which the code states and which outranks the
  * hop's guess from the body (its fingerprint, when the caller sent no key).
- * Each is bound to the caller when the hop identified the request.
+ * Each is bound to the caller when the hop identified the request; a
+ * business key needs a scope when it did not.
  */
-function parentKey({ inboundKey, businessKey, hop }: KeySources): string | undefined {
+function parentKey(sources: KeySources): string | undefined {
+  const { inboundKey, businessKey, hop } = sources;
   const callerChose = inboundKey !== undefined && !hop?.fingerprinted;
   if (callerChose) return hop ? deriveHopKey(hop) : inboundKey;
-  if (businessKey !== undefined) return deriveBusinessKey(businessKey, hop?.scope);
+  if (businessKey !== undefined) return deriveBusinessKey(businessKey, businessScope(sources));
   return hop ? deriveHopKey(hop) : undefined;
+}
+
+// Business ids are per caller (every tenant has an order 42): the scope comes from the call or the hop, never by default.
+function businessScope({ scope, hop }: KeySources): string {
+  if (scope === 'shared') return '';
+  if (scope !== undefined && scope !== '') return scope;
+  if (scope === undefined && hop) return hop.scope;
+  throw new TypeError(
+    "A businessKey outside a request an @Idempotent route identified needs the caller's `scope` " +
+      "(e.g. 'account:acct-7'), or `scope: 'shared'` when the business id is unique across callers",
+  );
 }
 
 const NONE: KeyStrategy = { intentKey: () => undefined };
@@ -78,16 +97,19 @@ function strategyOf(policy: KeyPolicy): KeyStrategy {
  * random UUID. Once the hop has identified the inbound request (`hop`), the
  * inbound key and the fingerprint leave it as `deriveHopKey(hop)` and the
  * business key is derived within the caller's scope: two callers never send
- * one key downstream, and every retry of one sends the same. A `callName`
+ * one key downstream, and every retry of one sends the same. Without `hop`
+ * a business key needs the call's `scope`. A `callName`
  * turns the inbound or business key into a child key (see `deriveChildKey`),
  * so several sub-calls of one intent never share a key and a retried parent
  * reproduces the same children. `none` resolves nothing.
  *
- * @throws when the explicit key is not a key every hop would accept.
+ * @throws when the explicit key is not a key every hop would accept, or when
+ *   a business key has neither `hop` nor `scope`.
  * @example
  * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // 'k-1'
  * resolveIntentKey('propagated', { inboundKey: 'k-1', hop });                // deriveHopKey(hop): the caller's record at this hop
- * resolveIntentKey('propagated', { inboundKey: 'k-1', callName: 'charge' }); // deriveChildKey('k-1', 'charge')
+ * resolveIntentKey('propagated', { inboundKey: 'k-1', hop, callName: 'c' }); // deriveChildKey(deriveHopKey(hop), 'c')
+ * resolveIntentKey('propagated', { businessKey: 'order:42', scope: 'account:a' }); // deriveBusinessKey('order:42', 'account:a')
  * resolveIntentKey('propagated', {});                                        // a fresh UUID, once per call
  */
 export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {
