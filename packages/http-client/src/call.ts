@@ -28,6 +28,7 @@ export interface CallSettings {
   onAttempt?: AttemptListener;
   maxResponseBytes: number;
   retryUnkeyed: boolean;
+  forwardUnboundKey: boolean;
 }
 
 /** A transport failure, classified; cockatiel retries it when `retryable`. */
@@ -64,7 +65,12 @@ class AttemptFailed extends Error {
 export async function runCall<T>(settings: CallSettings, request: HttpRequest): Promise<HttpResponse<T>> {
   const context = currentRequestContext();
   const budget = CallBudget.start(Date.now(), settings.deadlineMs, context?.deadline);
-  const intentKey = resolveIntentKey(settings.keyPolicy, { ...request, inboundKey: context?.key, hop: context?.hop });
+  const intentKey = resolveIntentKey(settings.keyPolicy, {
+    ...request,
+    inboundKey: context?.key,
+    hop: context?.hop,
+    forwardUnboundKey: settings.forwardUnboundKey,
+  });
   const method = request.method.toUpperCase();
   const label = `${method} ${request.path}`;
   const { body, contentType } = encodeBody(request.body);

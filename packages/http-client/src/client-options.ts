@@ -34,6 +34,14 @@ export interface IdempotentClientOptions {
    * show what happens when it does not.
    */
   retryUnkeyed?: boolean;
+  /**
+   * Send the inbound `Idempotency-Key` as it came when no `@Idempotent` route
+   * has identified the request (default `false`: such a call is refused, see
+   * `resolveIntentKey`). Two callers sending one key then share one record
+   * downstream: set it only when every caller of this hop is one trusted
+   * principal.
+   */
+  forwardUnboundKey?: boolean;
   /** Called once per attempt, after it ends. */
   onAttempt?: AttemptListener;
   /** undici dispatcher to send through; by default a keep-alive `Agent` owned (and closed) by the client. */

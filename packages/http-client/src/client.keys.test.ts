@@ -71,8 +71,8 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
     expect(new Set(log.events.map((e) => e.callId)).size).toBe(1);
   });
 
-  it('propagates the inbound key and the remaining deadline', async () => {
-    await setup(() => ({ status: 200 }));
+  it('propagates the inbound key (when told to forward one no hop identified) and the remaining deadline', async () => {
+    await setup(() => ({ status: 200 }), { forwardUnboundKey: true });
     await runWithRequestContext({ key: 'k-in', deadline: Date.now() + 5_000 }, () => client.get('/orders/1'));
     expect(server.seen[0]!.key).toBe('k-in');
     expect(server.seen[0]!.headers['idempotency-key']).toBe('"k-in"');
@@ -88,7 +88,7 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
   });
 
   it('derives child keys per call name: distinct, and the same again when the parent is retried', async () => {
-    await setup(() => ({ status: 201 }));
+    await setup(() => ({ status: 201 }), { forwardUnboundKey: true });
     const parent = () =>
       runWithRequestContext({ key: 'order-42' }, () =>
         Promise.all([client.post('/reserve', {}, { callName: 'reserve' }), client.post('/charge', {}, { callName: 'charge' })]),
@@ -122,8 +122,15 @@ describe('IdempotentHttpClient: the key belongs to the intent', () => {
     expect(server.seen).toHaveLength(2); // the refused call sent nothing
   });
 
+  it('refuses to forward an inbound key no hop identified, before sending anything', async () => {
+    await setup(() => ({ status: 201 }));
+    const call = runWithRequestContext({ key: 'order-1' }, () => client.post('/charges', {}));
+    await expect(call).rejects.toThrow(/no @Idempotent route has identified the request/);
+    expect(server.seen).toHaveLength(0);
+  });
+
   it('keeps 100 interleaved requests bound to different inbound keys apart', async () => {
-    await setup((request) => ({ status: 200, body: { key: request.key } }));
+    await setup((request) => ({ status: 200, body: { key: request.key } }), { forwardUnboundKey: true });
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
         runWithRequestContext({ key: `inbound-${i}` }, async () => {

@@ -52,6 +52,7 @@ export class IdempotentHttpClient {
       backoff,
       maxResponseBytes,
       retryUnkeyed: options.retryUnkeyed === true,
+      forwardUnboundKey: options.forwardUnboundKey === true,
       ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
       ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
     };
@@ -67,8 +68,9 @@ export class IdempotentHttpClient {
    *   unknown outcome, which is not retried unless `retryUnkeyed`.
    * @throws ResponseTooLargeError when the body is over `maxResponseBytes`.
    * @throws DeadlineExceededError when the client's or the inbound deadline left no room.
-   * @throws TypeError, before any attempt, when a `businessKey` has neither an
-   *   `@Idempotent` route's scope nor the call's `scope`.
+   * @throws Error, before any attempt, when the key cannot be bound to the caller: an inbound
+   *   key no `@Idempotent` route identified (see `forwardUnboundKey`), or a `businessKey`
+   *   with neither such a route nor the call's `scope`.
    */
   request<T = unknown>(request: HttpRequest): Promise<HttpResponse<T>> {
     return runCall<T>(this.settings, request);

@@ -8,9 +8,19 @@ describe('resolveIntentKey under propagated', () => {
     expect(resolveIntentKey('propagated', { key: 'mine', inboundKey: 'in', businessKey: 'b', callName: 'c' })).toBe('mine');
   });
 
-  it('takes the inbound key, or its child when the call is named', () => {
-    expect(resolveIntentKey('propagated', { inboundKey: 'in', businessKey: 'b' })).toBe('in');
-    expect(resolveIntentKey('propagated', { inboundKey: 'in', callName: 'charge' })).toBe(deriveChildKey('in', 'charge'));
+  it('under forwardUnboundKey, takes the inbound key no hop identified, or its child when the call is named', () => {
+    const forwarded = { inboundKey: 'in', forwardUnboundKey: true };
+    expect(resolveIntentKey('propagated', { ...forwarded, businessKey: 'b', scope: 'shared' })).toBe('in');
+    expect(resolveIntentKey('propagated', { ...forwarded, callName: 'charge' })).toBe(deriveChildKey('in', 'charge'));
+  });
+
+  it("refuses an inbound key no hop identified: two callers' order-1 would be one downstream record", () => {
+    const refusal = /no @Idempotent route has identified the request.*forwardUnboundKey: true/;
+    expect(() => resolveIntentKey('propagated', { inboundKey: 'order-1' })).toThrow(refusal);
+    expect(() => resolveIntentKey('propagated', { inboundKey: 'order-1', callName: 'charge' })).toThrow(refusal);
+    expect(() => resolveIntentKey('propagated', { inboundKey: 'order-1', businessKey: 'b', scope: 'account:a' })).toThrow(refusal);
+    // The call's own key is its own statement, and no inbound key means nothing to forward.
+    expect(resolveIntentKey('propagated', { inboundKey: 'order-1', key: 'mine' })).toBe('mine');
   });
 
   it("derives from business identity within the call's scope when no key is bound, and needs one without a hop", () => {

@@ -20,6 +20,8 @@ export interface KeySources {
    * the request, whose caller the client cannot know.
    */
   scope?: string;
+  /** Send an inbound key no hop identified as it came (see `IdempotentClientOptions.forwardUnboundKey`). */
+  forwardUnboundKey?: boolean;
 }
 
 /**
@@ -59,15 +61,26 @@ const PROPAGATED: KeyStrategy = {
  * The key of the inbound intent, as it leaves this hop. The caller's own key
  * first; then a business key, which the code states and which outranks the
  * hop's guess from the body (its fingerprint, when the caller sent no key).
- * Each is bound to the caller when the hop identified the request; a
- * business key needs a scope when it did not.
+ * Each is bound to the caller, or refused when nothing says who the caller is.
  */
 function parentKey(sources: KeySources): string | undefined {
   const { inboundKey, businessKey, hop } = sources;
   const callerChose = inboundKey !== undefined && !hop?.fingerprinted;
-  if (callerChose) return hop ? deriveHopKey(hop) : inboundKey;
+  if (callerChose) return hop ? deriveHopKey(hop) : unboundKey(inboundKey, sources.forwardUnboundKey);
   if (businessKey !== undefined) return deriveBusinessKey(businessKey, businessScope(sources));
   return hop ? deriveHopKey(hop) : undefined;
+}
+
+// Sent as it came, two callers' `order-1` would be one record downstream; a
+// fresh key instead would charge again on the caller's retry. Neither is safe,
+// so the call is refused unless every caller of this hop is one principal.
+function unboundKey(inboundKey: string, forward = false): string {
+  if (forward) return inboundKey;
+  throw new Error(
+    'An inbound Idempotency-Key is bound, but no @Idempotent route has identified the request, so the caller is unknown ' +
+      'and the key cannot leave this hop without colliding with another caller\'s: make the call from an @Idempotent route ' +
+      "(after its interceptor), pass the call's own `key`, or set `forwardUnboundKey: true` when every caller of this hop is one trusted principal",
+  );
 }
 
 // Business ids are per caller (every tenant has an order 42): the scope comes from the call or the hop, never by default.
@@ -98,18 +111,22 @@ function strategyOf(policy: KeyPolicy): KeyStrategy {
  * inbound key and the fingerprint leave it as `deriveHopKey(hop)` and the
  * business key is derived within the caller's scope: two callers never send
  * one key downstream, and every retry of one sends the same. Without `hop`
- * a business key needs the call's `scope`. A `callName`
+ * the caller is unknown: an inbound key is refused (unless
+ * `forwardUnboundKey`, then sent as it came) and a business key needs the
+ * call's `scope`. A `callName`
  * turns the inbound or business key into a child key (see `deriveChildKey`),
  * so several sub-calls of one intent never share a key and a retried parent
  * reproduces the same children. `none` resolves nothing.
  *
- * @throws when the explicit key is not a key every hop would accept, or when
- *   a business key has neither `hop` nor `scope`.
+ * @throws when the explicit key is not a key every hop would accept, when
+ *   an inbound key has no `hop` (and no `forwardUnboundKey`), or when a
+ *   business key has neither `hop` nor `scope`.
  * @example
- * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // 'k-1'
  * resolveIntentKey('propagated', { inboundKey: 'k-1', hop });                // deriveHopKey(hop): the caller's record at this hop
  * resolveIntentKey('propagated', { inboundKey: 'k-1', hop, callName: 'c' }); // deriveChildKey(deriveHopKey(hop), 'c')
  * resolveIntentKey('propagated', { businessKey: 'order:42', scope: 'account:a' }); // deriveBusinessKey('order:42', 'account:a')
+ * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // throws: whose k-1?
+ * resolveIntentKey('propagated', { inboundKey: 'k-1', forwardUnboundKey: true }); // 'k-1'
  * resolveIntentKey('propagated', {});                                        // a fresh UUID, once per call
  */
 export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {

@@ -13,7 +13,8 @@ export interface RequestContext {
    * The record this hop runs the request under (service, operation, the
    * caller's scope, its key or fingerprint), once an `@Idempotent` route has
    * identified it. Outbound keys are derived from it (see `deriveHopKey`),
-   * so they carry the caller: without it, `key` is forwarded as it came.
+   * so they carry the caller: without it, a call refuses to forward `key`
+   * (unless the client has `forwardUnboundKey`).
    */
   readonly hop?: RequestIdentity;
   /** Epoch ms after which the caller no longer waits. */

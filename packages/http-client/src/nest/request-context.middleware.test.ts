@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { MemoryStore, type RequestIdentity } from '@idempotency-chain/idempotency';
 import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
 import { IdempotentHttpClient } from '../client';
+import type { IdempotentClientOptions } from '../client-options';
 import { deriveHopKey } from '../derived-key';
 import { FaultServer } from '../fault-server.test-support';
 import { currentRequestContext } from '../request-context';
@@ -24,11 +25,11 @@ class CheckoutController {
   }
 }
 
-function appModule(downstreamUrl: string, controller: Type = CheckoutController, imports: DynamicModule[] = []) {
+function appModule(downstreamUrl: string, controller: Type = CheckoutController, imports: DynamicModule[] = [], options: Partial<IdempotentClientOptions> = {}) {
   @Module({
     imports,
     controllers: [controller],
-    providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstreamUrl }) }],
+    providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstreamUrl, ...options }) }],
   })
   class AppModule implements NestModule {
     configure(consumer: MiddlewareConsumer) {
@@ -41,14 +42,14 @@ function appModule(downstreamUrl: string, controller: Type = CheckoutController,
 describe.each([
   ['fastify', () => new FastifyAdapter()],
   ['express', () => new ExpressAdapter()],
-])('RequestContextMiddleware under %s', (_name, adapter) => {
+])('RequestContextMiddleware under %s (forwardUnboundKey: one trusted caller)', (_name, adapter) => {
   let downstream: FaultServer;
   let app: INestApplication;
   let url: string;
 
   beforeAll(async () => {
     downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
-    app = await NestFactory.create(appModule(downstream.url), adapter(), { logger: false });
+    app = await NestFactory.create(appModule(downstream.url, CheckoutController, [], { forwardUnboundKey: true }), adapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
   });
@@ -145,5 +146,38 @@ describe.each([
     expect(hop).toMatchObject({ service: 'shop', operation: 'shop.checkout', scope: '', fingerprinted: true });
     expect(hop!.key).toMatch(/^[0-9a-f]{64}$/);
     expect(downstreamKey).toBe(deriveHopKey(hop!));
+  });
+});
+
+describe('RequestContextMiddleware before a route that is not @Idempotent', () => {
+  let downstream: FaultServer;
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
+    app = await NestFactory.create(appModule(downstream.url), new FastifyAdapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+  afterAll(async () => {
+    await app.close();
+    await downstream.close();
+  });
+
+  it("refuses to forward the caller's key: two tenants sending order-1 must not share one downstream record", async () => {
+    const statuses = await Promise.all(
+      ['tenant-a', 'tenant-b'].map(async (tenant) => {
+        const response = await request(`${url}/checkout`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': '"order-1"', authorization: tenant },
+          body: JSON.stringify({ orderId: 'o-1' }),
+        });
+        await response.body.dump();
+        return response.statusCode;
+      }),
+    );
+    expect(statuses).toEqual([500, 500]);
+    expect(downstream.seen).toHaveLength(0);
   });
 });
