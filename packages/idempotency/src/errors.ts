@@ -113,6 +113,19 @@ export class EncodingNotAcceptableError extends IdempotencyError {
   readonly httpStatus = 406;
 }
 
+/**
+ * A stored answer is compressed in an encoding the client does not accept,
+ * and this process already decompresses as many bytes of replays as it may
+ * at once (`maxDecompressingBytes`). The stored answer is intact: a retry in
+ * a moment gets it, and a client that accepts the encoding gets it at once.
+ * 503 with `Retry-After`.
+ */
+export class DecompressionBusyError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:decompression-busy';
+  readonly httpStatus = 503;
+  readonly retryAfterSeconds = 1;
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -125,6 +138,7 @@ export const isInvalidRequestError = is<InvalidRequestError>('InvalidRequestErro
 export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedError');
 export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
 export const isEncodingNotAcceptableError = is<EncodingNotAcceptableError>('EncodingNotAcceptableError');
+export const isDecompressionBusyError = is<DecompressionBusyError>('DecompressionBusyError');
 export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
 export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
 export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');

@@ -601,6 +601,58 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     },
   );
 
+  // Only the Fastify shop compresses its answers.
+  (adapter === 'fastify' ? it : it.skip)(
+    'concurrent replays decompress within maxDecompressingBytes: those past it are 503 with Retry-After, and a later replay is answered',
+    async () => {
+      // Room for two decompressions of at most maxResponseBytes (2048 in the shop) each.
+      const budgeted = await bootShop(adapter, { scope: undefined, maxDecompressingBytes: 2 * 2048 });
+      const k = key();
+      const send = (acceptEncoding: string) =>
+        fetch(`${budgeted.url}/receipt`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer tenant-a', 'idempotency-key': k, 'accept-encoding': acceptEncoding },
+        }).then(async (response) => ({ status: response.status, headers: response.headers, text: await response.text() }));
+      const first = await send('gzip');
+      // Every decompression starts when the gate opens, so that all of them are in flight at once; the decoder's output is counted.
+      const end = Gunzip.prototype.end;
+      const gated: (() => void)[] = [];
+      const ending = jest.spyOn(Gunzip.prototype, 'end').mockImplementation(function (this: Gunzip, ...args: unknown[]) {
+        gated.push(() => (end as (...args: unknown[]) => void).apply(this, args));
+        return this;
+      });
+      const pushed = jest.spyOn(Gunzip.prototype, 'push');
+      const replays = 12;
+      let answered = 0;
+      const burst = Array.from({ length: replays }, () => send('identity').finally(() => (answered += 1)));
+      await until(() => answered + gated.length === replays);
+      const refusedBeforeTheGate = answered;
+      for (const start of gated) start();
+      const answers = await Promise.all(burst);
+      const decoded = pushed.mock.calls.reduce((bytes, [chunk]) => bytes + (Buffer.isBuffer(chunk) ? chunk.length : 0), 0);
+      ending.mockRestore();
+      pushed.mockRestore();
+      const later = await send('identity');
+      await budgeted.app.close();
+
+      const plain = (answer: { status: number }) => answer.status === 201;
+      const busy = answers.filter((answer) => !plain(answer));
+      expect(first.headers.get('content-encoding')).toBe('gzip');
+      // Two receipts of about 1.8 KB decoded while the burst was in flight, never one per replay.
+      expect(decoded).toBeLessThanOrEqual(2 * 2048);
+      expect(first.text.length).toBeGreaterThan(1500);
+      expect(decoded).toBe(2 * first.text.length);
+      expect(refusedBeforeTheGate).toBe(replays - 2);
+      expect(answers.filter(plain).map((answer) => [answer.headers.get('content-encoding'), answer.text])).toEqual(
+        Array.from({ length: 2 }, () => [null, first.text]),
+      );
+      expect(busy.map((answer) => [answer.status, answer.headers.get('retry-after')])).toEqual(Array.from({ length: replays - 2 }, () => [503, '1']));
+      expect(JSON.parse(busy[0]?.text ?? '')).toMatchObject({ type: 'urn:idempotency-chain:problem:decompression-busy', status: 503 });
+      expect([later.status, later.headers.get('content-encoding'), later.text]).toEqual([201, null, first.text]);
+      expect(budgeted.runs.count.receipt).toBe(1);
+    },
+  );
+
   it('a body that was not parsed when the key was checked is refused (400), never fingerprinted as empty', async () => {
     const send = (amount: string) =>
       fetch(`${shop.url}/orders/text/refund`, {
@@ -687,6 +739,7 @@ describe.each<Adapter>(['fastify', 'express'])('the store down, and decisions ta
     [{ maxResponseBytes: -1 }, /maxResponseBytes must be a positive whole number of bytes/],
     [{ maxResponseBytes: Number.NaN }, /maxResponseBytes/],
     [{ drainTimeoutMs: -1 }, /drainTimeoutMs must be a number of milliseconds, 0 or more \(got -1\)/],
+    [{ maxDecompressingBytes: 1024 }, /maxDecompressingBytes must be a whole number of bytes, at least maxResponseBytes \(got 1024\)/],
   ])('refuses to boot with a mistyped option %j, naming it', async (options, message) => {
     await expect(bootShop(adapter, options)).rejects.toThrow(message);
   });

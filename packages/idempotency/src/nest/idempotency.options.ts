@@ -51,6 +51,16 @@ export interface IdempotencyModuleOptions {
    */
   maxResponseBytes?: number;
   /**
+   * How many bytes replays may hold decompressed at once in this process,
+   * for clients that do not accept a stored answer's encoding: each counts
+   * `maxResponseBytes` while it decompresses, then its decoded size until
+   * it is sent. Default 8 × `maxResponseBytes`; at least `maxResponseBytes`.
+   * A replay past it is answered 503 `decompression-busy` with
+   * `Retry-After` (the stored answer is intact, a retry gets it), so
+   * concurrent replays of one small answer cannot inflate it without bound.
+   */
+  maxDecompressingBytes?: number;
+  /**
    * Answer replays of records this process has seen completed from memory,
    * without a round trip to the store; `false` turns it off. Default on
    * (10,000 records, 16 Mi characters). Safe: a completed record never

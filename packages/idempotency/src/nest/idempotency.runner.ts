@@ -7,19 +7,22 @@ import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { parseIdempotencyKey } from '../key';
 import { noteRequestIdentity } from '../request-identity';
+import { DecompressionBudget } from './decompression-budget';
 import { HttpExecution, type AnswerLimits } from './http-execution';
 import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
-import { sendReplay } from './http-replay';
+import { sendReplay, type ReplayDecompression } from './http-replay';
 import { IdempotencyException, toHttpException } from './idempotency.exception';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
 import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, uploadedFiles, type HttpRequestLike } from './idempotency-request';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './module-options';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import type { ProtectedHandler } from './protected-handlers';
 import { UnfinishedExecutions } from './unfinished-executions';
 import { runRpc, toRpcError } from './rpc-execution';
 
-const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/** Replays decompressing at once by default, each counted at `maxResponseBytes`. */
+const DEFAULT_DECOMPRESSIONS = 8;
 
 /**
  * Runs each call of an `@Idempotent` handler (HTTP on Fastify or Express, or
@@ -44,6 +47,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export class IdempotencyRunner {
   /** What every HTTP execution stores of its answer. */
   private readonly answers: AnswerLimits;
+  /** What replays decompress for clients that do not accept a stored encoding. */
+  private readonly decompression: ReplayDecompression;
   /** This service's name, for the identity of each request (see `requestIdentity`). */
   private readonly service: string;
 
@@ -59,10 +64,13 @@ export class IdempotencyRunner {
       throw new TypeError('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor');
     }
     this.service = options.service;
+    const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.answers = {
       replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
-      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      maxResponseBytes,
     };
+    const budget = new DecompressionBudget(options.maxDecompressingBytes ?? DEFAULT_DECOMPRESSIONS * maxResponseBytes);
+    this.decompression = { maxBytes: maxResponseBytes, budget };
   }
 
   /** Run `handler` (`invoke`, handed its execution) once for this request's key, or answer for it. */
@@ -202,7 +210,7 @@ export class IdempotencyRunner {
     const adapter = this.adapterHost.httpAdapter;
     adapter.status(response, answer.status);
     adapter.setHeader(response, HeaderName.Replayed, 'true');
-    const sent = sendReplay(rawResponse(response), answer, incoming.headers['accept-encoding'], route.writesItself, this.answers.maxResponseBytes);
+    const sent = sendReplay(rawResponse(response), answer, incoming.headers['accept-encoding'], route.writesItself, this.decompression);
     return sent ? sent.then(() => null) : null;
   }
 

@@ -1,5 +1,8 @@
 import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
 
+/** `maxResponseBytes` unless set: 1 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
 const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'none'];
 
 /** A mistyped option would quietly change what is protected: refuse it at boot, naming it. */
@@ -29,6 +32,13 @@ export function checkModuleOptions(options: IdempotencyModuleOptions): void {
   const max = options.maxResponseBytes;
   if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
     throw new InvalidOptionError(`${where}: maxResponseBytes must be a positive whole number of bytes (got ${String(max)})`);
+  }
+  const budget = options.maxDecompressingBytes;
+  if (budget !== undefined && !(Number.isSafeInteger(budget) && budget >= (max ?? DEFAULT_MAX_RESPONSE_BYTES))) {
+    // Each decompression reserves maxResponseBytes: a smaller budget would refuse every one.
+    throw new InvalidOptionError(
+      `${where}: maxDecompressingBytes must be a whole number of bytes, at least maxResponseBytes (got ${String(budget)})`,
+    );
   }
   const drain = options.drainTimeoutMs;
   if (drain !== undefined && !(Number.isFinite(drain) && drain >= 0)) {

@@ -201,6 +201,13 @@ export class ShopController {
     return { run: this.runs.hit('report'), rows: 'x'.repeat(1_500_000) };
   }
 
+  @Post('receipt')
+  @Idempotent('shop.receipt')
+  receipt() {
+    // About 1.8 KB of JSON that compresses well: stored gzipped (the Fastify shop compresses), it decodes to nearly the limit.
+    return { run: this.runs.hit('receipt'), lines: 'coffee 3.20; '.repeat(140) };
+  }
+
   @Post('bigint')
   @Idempotent('shop.bigint')
   bigint() {
