@@ -601,8 +601,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     },
   );
 
-  // Only the Fastify shop compresses its answers.
-  (adapter === 'fastify' ? it : it.skip)(
+  // Only the Fastify shop compresses its answers: the case exists on it alone, rather than skipped on Express.
+  if (adapter === 'fastify') it(
     'concurrent replays decompress within maxDecompressingBytes: those past it are 503 with Retry-After, and a later replay is answered',
     async () => {
       // Room for two decompressions of at most maxResponseBytes (2048 in the shop) each.
