@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every check a change must pass, the way CI runs it: the preflight (starts
-# or names every service the tests need), types and lint over every workspace,
-# the published API against its reports (packages/*/api/*.api.md), then every
-# test against real Redis, a real Redis Cluster, PostgreSQL and RabbitMQ.
+# or names every service the tests need), types, lint and format over every
+# workspace, the published API against its reports (packages/*/api/*.api.md),
+# then every test against real Redis, a real Redis Cluster, PostgreSQL and
+# RabbitMQ.
 # The local cluster (infra/redis-cluster.sh) is stopped however the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ export TURBO_TELEMETRY_DISABLED=1
 bash scripts/preflight.sh
 npm run typecheck -- --output-logs=errors-only
 npm run lint
+npm run format:check
 npm run api:check
 trap 'bash infra/redis-cluster.sh down' EXIT
 bash infra/redis-cluster.sh up
