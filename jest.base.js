@@ -4,9 +4,7 @@
  */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'].filter((dir) =>
-    require('node:fs').existsSync(dir.replace('<rootDir>', process.cwd())),
-  ),
+  roots: ['<rootDir>/src', '<rootDir>/test'].filter((dir) => require('node:fs').existsSync(dir.replace('<rootDir>', process.cwd()))),
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': [

@@ -6,7 +6,25 @@ const base = require('../jest.base.js');
  * (Vega, Vega-Lite and their d3 modules), compiled to CommonJS like the
  * sources: Jest's module loader cannot import them as they ship.
  */
-const ESM_ONLY = ['vega', 'vega-[^/]+', 'd3-[^/]+', 'internmap', 'delaunator', 'robust-predicates', 'json-stringify-pretty-compact', 'yargs', 'yargs-parser', 'cliui', 'string-width', 'get-east-asian-width', 'strip-ansi', 'ansi-regex', 'wrap-ansi', 'ansi-styles', 'y18n'];
+const ESM_ONLY = [
+  'vega',
+  'vega-[^/]+',
+  'd3-[^/]+',
+  'internmap',
+  'delaunator',
+  'robust-predicates',
+  'json-stringify-pretty-compact',
+  'yargs',
+  'yargs-parser',
+  'cliui',
+  'string-width',
+  'get-east-asian-width',
+  'strip-ansi',
+  'ansi-regex',
+  'wrap-ansi',
+  'ansi-styles',
+  'y18n',
+];
 
 module.exports = {
   ...base,

@@ -36,7 +36,12 @@ try {
           projectFolder,
           mainEntryPointFilePath: join(projectFolder, target.types),
           compiler: { tsconfigFilePath: join(projectFolder, 'tsconfig.build.json') },
-          apiReport: { enabled: true, reportFileName: `${entry}.api.md`, reportFolder: join(projectFolder, 'api'), reportTempFolder: scratch },
+          apiReport: {
+            enabled: true,
+            reportFileName: `${entry}.api.md`,
+            reportFolder: join(projectFolder, 'api'),
+            reportTempFolder: scratch,
+          },
           docModel: { enabled: false },
           dtsRollup: { enabled: false },
           tsdocMetadata: { enabled: false },
@@ -52,7 +57,9 @@ try {
       const name = `${pkg.name}${subpath === '.' ? '' : subpath.slice(1)}`;
       if (!result.succeeded) {
         failed++;
-        console.error(`api-report: ${name}: ${result.apiReportChanged ? 'the API changed; run `npm run api:update` and commit api/' : `${result.errorCount} errors`}`);
+        console.error(
+          `api-report: ${name}: ${result.apiReportChanged ? 'the API changed; run `npm run api:update` and commit api/' : `${result.errorCount} errors`}`,
+        );
       } else {
         console.log(`api-report: ${name}${result.apiReportChanged ? ' (report updated)' : ''}`);
       }

@@ -25,7 +25,12 @@ function groupedBars(title: string, field: 'rps' | 'p99', axis: string, librarie
       y: { field, type: 'quantitative', title: axis },
     },
     layer: [
-      { mark: { type: 'bar' }, encoding: { color: { field: 'library', type: 'nominal', sort: libraries, title: null, legend: { orient: 'bottom', labelLimit: 400 } } } },
+      {
+        mark: { type: 'bar' },
+        encoding: {
+          color: { field: 'library', type: 'nominal', sort: libraries, title: null, legend: { orient: 'bottom', labelLimit: 400 } },
+        },
+      },
       { mark: { type: 'text', dy: -5, fontSize: 9 }, encoding: { text: { field, type: 'quantitative', format } } },
     ],
   };
@@ -42,7 +47,10 @@ export function sideBySideChart(points: LibraryPoint[], subtitle: string): Chart
       config: FONT,
       title: { text: 'POST /orders under the same load', subtitle },
       data: { values: points },
-      hconcat: [groupedBars('Throughput (higher is better)', 'rps', 'requests per second', libraries, ',.0f'), groupedBars('p99 latency (lower is better)', 'p99', 'ms', libraries, '.1f')],
+      hconcat: [
+        groupedBars('Throughput (higher is better)', 'rps', 'requests per second', libraries, ',.0f'),
+        groupedBars('p99 latency (lower is better)', 'p99', 'ms', libraries, '.1f'),
+      ],
       resolve: { scale: { color: 'shared' } },
     },
   };
@@ -61,7 +69,7 @@ export function waiterChart(points: WakeupPoint[], subtitle: string): Chart {
   const wakes = [...new Set(points.map((p) => p.wake))];
   return {
     name: 'waiters',
-    title: 'Waiter wake-up: completion to each duplicate\'s answer, pub/sub signal vs polling loop',
+    title: "Waiter wake-up: completion to each duplicate's answer, pub/sub signal vs polling loop",
     spec: {
       $schema: SCHEMA,
       config: FONT,

@@ -11,7 +11,9 @@ const libraries: LibraryPoint[] = ['first execution', 'replay'].flatMap((request
   { library: 'Powertools', request, rps: 5012, p99: 23.9 },
 ]);
 const wakeups: WakeupPoint[] = [1, 10, 100].flatMap((waiters) =>
-  ['pub/sub signal', '50 ms polling loop'].flatMap((wake) => ['p50', 'p99'].map((percentile) => ({ waiters, wake, percentile, ms: wake === 'pub/sub signal' ? 0.8 * waiters : 27.5 }))),
+  ['pub/sub signal', '50 ms polling loop'].flatMap((wake) =>
+    ['p50', 'p99'].map((percentile) => ({ waiters, wake, percentile, ms: wake === 'pub/sub signal' ? 0.8 * waiters : 27.5 })),
+  ),
 );
 
 describe('charts', () => {
@@ -22,14 +24,26 @@ describe('charts', () => {
   test('the side-by-side chart draws every library, both kinds of request and their figures', async () => {
     const svg = (await renderCharts([sideBySideChart(libraries, '32 connections')])).get('side-by-side') ?? '';
     expect(svg.startsWith('<svg')).toBe(true);
-    for (const text of ['bare (no idempotency)', 'ours', 'node-idempotency', 'Powertools', 'first execution', 'replay', '9,123', '5,012', '23.9', '32 connections']) {
+    for (const text of [
+      'bare (no idempotency)',
+      'ours',
+      'node-idempotency',
+      'Powertools',
+      'first execution',
+      'replay',
+      '9,123',
+      '5,012',
+      '23.9',
+      '32 connections',
+    ]) {
       expect(svg).toContain(text);
     }
   });
 
   test('the waiter chart draws signal and polling for every waiter count, on a log scale', async () => {
     const svg = (await renderCharts([waiterChart(wakeups, 'medians of 3 runs')])).get('waiters') ?? '';
-    for (const text of ['pub/sub signal', '50 ms polling loop', 'p50', 'p99', '100', '80.0', '27.5', 'ms (log scale)']) expect(svg).toContain(text);
+    for (const text of ['pub/sub signal', '50 ms polling loop', 'p50', 'p99', '100', '80.0', '27.5', 'ms (log scale)'])
+      expect(svg).toContain(text);
   });
 
   test('writing replaces the charts of an earlier run', () => {

@@ -23,7 +23,10 @@ export function recordKeys({ key, account }: Checkout): Record<Service, string> 
   // The coordinator hashes the identity; its store plays no part in that.
   const store = new MemoryStore();
   const keys = Object.fromEntries(
-    SERVICES.map((service) => [service, new IdempotencyCoordinator({ service, store }).recordKey(OPERATIONS[service], service === 'gateway' ? account : '', key)]),
+    SERVICES.map((service) => [
+      service,
+      new IdempotencyCoordinator({ service, store }).recordKey(OPERATIONS[service], service === 'gateway' ? account : '', key),
+    ]),
   ) as Record<Service, string>;
   void store.close();
   return keys;
@@ -38,7 +41,10 @@ export async function assertRecordsFound(client: Redis, checkout: Checkout): Pro
   const keys = recordKeys(checkout);
   const missing: string[] = [];
   for (const service of SERVICES) if ((await countMatching(client, `*${keys[service]}*`)) === 0) missing.push(service);
-  if (missing.length > 0) throw new Error(`no Redis record found for ${missing.join(', ')} under the recomputed record key: has the lab's idempotency scope or operation changed?`);
+  if (missing.length > 0)
+    throw new Error(
+      `no Redis record found for ${missing.join(', ')} under the recomputed record key: has the lab's idempotency scope or operation changed?`,
+    );
 }
 
 /** Delete every key naming one of this checkout's records or its order id; resolves with the count. */

@@ -37,7 +37,8 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
   const body = JSON.stringify(order);
   const records: Checkout = { key, account: order.account, orderId: order.orderId };
   const checkout = () => post(agent, `${url('gateway')}/checkout`, body, key);
-  const charges = async () => ((await (await fetch(`${url('payments')}/charges?orderId=${encodeURIComponent(order.orderId)}`)).json()) as { count: number }).count;
+  const charges = async () =>
+    ((await (await fetch(`${url('payments')}/charges?orderId=${encodeURIComponent(order.orderId)}`)).json()) as { count: number }).count;
   try {
     log('  starting gateway, orders, payments (ports 3200-3202, Redis store, propagated keys)');
     await Promise.all(
@@ -80,8 +81,15 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
         // The floor, interleaved so that it sees the same moments of the machine: one Redis round trip.
         pings.push(...(await pingLatencies(redis, 1)));
       }
-      runs.push({ p50: percentile(samples, 50), p99: percentile(samples, 99), ping50: percentile(pings, 50), ping99: percentile(pings, 99) });
-      log(`  run ${run + 1}/${SETTINGS.runs}: ${samples.length} replays, p50 ${fmt.ms(runs[run]!.p50)}, p99 ${fmt.ms(runs[run]!.p99)}; Redis PING p50 ${fmt.ms(runs[run]!.ping50)}, p99 ${fmt.ms(runs[run]!.ping99)}`);
+      runs.push({
+        p50: percentile(samples, 50),
+        p99: percentile(samples, 99),
+        ping50: percentile(pings, 50),
+        ping99: percentile(pings, 99),
+      });
+      log(
+        `  run ${run + 1}/${SETTINGS.runs}: ${samples.length} replays, p50 ${fmt.ms(runs[run]!.p50)}, p99 ${fmt.ms(runs[run]!.p99)}; Redis PING p50 ${fmt.ms(runs[run]!.ping50)}, p99 ${fmt.ms(runs[run]!.ping99)}`,
+      );
     }
     const cpuAfter = cpuOf();
     const replays = SETTINGS.runs * SETTINGS.e2eReplays;
@@ -94,8 +102,16 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
     const ping50 = figure(runs.map((r) => r.ping50));
     const ping99 = figure(runs.map((r) => r.ping99));
     const targets: Target[] = [
-      { what: `replay p50 <= ${TARGET_MS} ms`, met: p50.median <= TARGET_MS, detail: `${fmt.ms(p50.median)} (write-up: ${WRITE_UP_MS} ms)` },
-      { what: `replay p99 <= ${TARGET_MS} ms`, met: p99.median <= TARGET_MS, detail: `${fmt.ms(p99.median)} (runs: ${p99.runs.map((v, i) => `${v.toFixed(2)} ms with Redis PING p99 ${runs[i]?.ping99.toFixed(2)} ms`).join('; ')})` },
+      {
+        what: `replay p50 <= ${TARGET_MS} ms`,
+        met: p50.median <= TARGET_MS,
+        detail: `${fmt.ms(p50.median)} (write-up: ${WRITE_UP_MS} ms)`,
+      },
+      {
+        what: `replay p99 <= ${TARGET_MS} ms`,
+        met: p99.median <= TARGET_MS,
+        detail: `${fmt.ms(p99.median)} (runs: ${p99.runs.map((v, i) => `${v.toFixed(2)} ms with Redis PING p99 ${runs[i]?.ping99.toFixed(2)} ms`).join('; ')})`,
+      },
     ];
     const profiles: SectionResult['profiles'] = [];
     if (targets.some((t) => !t.met)) {
@@ -124,9 +140,27 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
         {
           headers: ['figure', 'p50', 'p99', 'write-up', 'target'],
           rows: [
-            ['later press (replay at the gateway)', fmt.spread(p50, (n) => fmt.ms(n)), fmt.spread(p99, (n) => fmt.ms(n)), `${WRITE_UP_MS} ms`, `<= ${TARGET_MS} ms`],
-            ['Redis PING from the same process, interleaved (floor: one round trip)', fmt.spread(ping50, (n) => fmt.ms(n)), fmt.spread(ping99, (n) => fmt.ms(n)), '', ''],
-            ['replay / PING', fmt.ratio(figure(runs.map((r) => r.p50 / r.ping50)).median), fmt.ratio(figure(runs.map((r) => r.p99 / r.ping99)).median), '', ''],
+            [
+              'later press (replay at the gateway)',
+              fmt.spread(p50, (n) => fmt.ms(n)),
+              fmt.spread(p99, (n) => fmt.ms(n)),
+              `${WRITE_UP_MS} ms`,
+              `<= ${TARGET_MS} ms`,
+            ],
+            [
+              'Redis PING from the same process, interleaved (floor: one round trip)',
+              fmt.spread(ping50, (n) => fmt.ms(n)),
+              fmt.spread(ping99, (n) => fmt.ms(n)),
+              '',
+              '',
+            ],
+            [
+              'replay / PING',
+              fmt.ratio(figure(runs.map((r) => r.p50 / r.ping50)).median),
+              fmt.ratio(figure(runs.map((r) => r.p99 / r.ping99)).median),
+              '',
+              '',
+            ],
           ],
         },
       ],
@@ -136,7 +170,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
         `CPU per replay, as the kernel counts it: gateway ${fmt.int(cpuUs[0] as number)} µs, orders ${fmt.int(cpuUs[1] as number)} µs, payments ${fmt.int(cpuUs[2] as number)} µs ` +
           '(a replay is answered by the gateway alone; the kernel counts CPU in 10 ms ticks, so single-digit figures are noise).',
         'One request at a time, each request also pays for waking an idle process: on this machine the same code costs several times ' +
-          'the CPU per request it costs under the steady load of section 1, so this per-replay figure is far above that section\'s.',
+          "the CPU per request it costs under the steady load of section 1, so this per-replay figure is far above that section's.",
       ],
       profiles,
       charts: [],
@@ -164,7 +198,12 @@ function post(agent: Agent, url: string, body: string, key: string): Promise<Ans
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, replayed: res.headers['idempotent-replayed'] === 'true', body: text, ms: performance.now() - started }),
+          resolve({
+            status: res.statusCode ?? 0,
+            replayed: res.headers['idempotent-replayed'] === 'true',
+            body: text,
+            ms: performance.now() - started,
+          }),
         );
       },
     );

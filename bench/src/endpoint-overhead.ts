@@ -35,7 +35,12 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
     table = await createOrdersTable();
     log(`  starting the bare and @Idempotent servers, no-op and PostgreSQL handlers (child processes; table ${table.name})`);
     const pg = { prefix, work: 'pg', table: table.name } as const;
-    const [bare, ours, pgBare, pgOurs] = await Promise.all([startServer('bare', { prefix }), startServer('ours', { prefix }), startServer('bare', pg), startServer('ours', pg)]);
+    const [bare, ours, pgBare, pgOurs] = await Promise.all([
+      startServer('bare', { prefix }),
+      startServer('ours', { prefix }),
+      startServer('bare', pg),
+      startServer('ours', pg),
+    ]);
     servers.push(bare, ours, pgBare, pgOurs);
     const stamp = Date.now().toString(36);
     const variants = [
@@ -48,7 +53,8 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
     const m = await measureInterleaved(variants, log);
     const executions = async () => (await pgBare.stats()).handled + (await pgOurs.stats()).handled;
     const inserted = await table.settle(executions);
-    if (inserted.rows !== inserted.expected) throw new Error(`${table.name} holds ${inserted.rows} rows for ${inserted.expected} executions of the PostgreSQL handlers`);
+    if (inserted.rows !== inserted.expected)
+      throw new Error(`${table.name} holds ${inserted.rows} rows for ${inserted.expected} executions of the PostgreSQL handlers`);
 
     const vsBare = (name: string) => m.ratio(name, BASELINE[name]!);
     const cpuOver = (name: string) => m.difference(name, BASELINE[name]!, 'cpuUs');
@@ -64,7 +70,11 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
     ]);
     const ratioTarget = (what: string, name: string, target: number): Target => {
       const r = vsBare(name);
-      return { what: `${what} >= ${target.toFixed(2)}x`, met: r.median >= target, detail: `${fmt.ratio(r.median)} (${runsOf(r, fmt.ratio)})` };
+      return {
+        what: `${what} >= ${target.toFixed(2)}x`,
+        met: r.median >= target,
+        detail: `${fmt.ratio(r.median)} (${runsOf(r, fmt.ratio)})`,
+      };
     };
     const tripsTarget = (what: string, name: string, target: number): Target => {
       const trips = m.roundTrips(name);
@@ -87,7 +97,12 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
     const profiles: SectionResult['profiles'] = [];
     const [firstMet, replayMet, , cpuMet] = targets.map((t) => t.met);
     if (!firstMet || !replayMet || !cpuMet) {
-      log(`  target ${mark(false)}: ${targets.filter((t) => !t.met).map((t) => t.what).join('; ')} -> profiling the servers`);
+      log(
+        `  target ${mark(false)}: ${targets
+          .filter((t) => !t.met)
+          .map((t) => t.what)
+          .join('; ')} -> profiling the servers`,
+      );
       const focus = firstMet && cpuMet ? REPLAY : FIRST;
       const profiled = variants.filter((v) => v.name === BARE || v.name === focus || (!replayMet && v.name === REPLAY));
       profiles.push({
@@ -110,7 +125,7 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
         '`first execution`: a new `Idempotency-Key` per request (claim + complete on Redis). `replay`: one key, stored before the runs. ' +
         `\`+ PostgreSQL insert\`: the handler first inserts the order into a table of the run's own (\`pg\` pool, default size) on the PostgreSQL at \`${pgHost()}\`; the guard is the same \`RedisStore\`. ` +
         'Throughput: median (min-max) of runs; "vs bare" is computed run by run against the bare run doing the same work in the same round, then the median; ' +
-        'latency: autocannon\'s per-response timer, percentiles per run, median of runs; server CPU: as the kernel counts it for the server process; ' +
+        "latency: autocannon's per-response timer, percentiles per run, median of runs; server CPU: as the kernel counts it for the server process; " +
         `Redis commands: counted by a hook on the server's client over ${SETTINGS.roundTripSample} sequential requests per variant.`,
       tables: [{ headers: ['variant', 'req/s', 'vs bare', 'p50', 'p99', 'server CPU/req', 'CPU over bare', 'Redis cmds/req'], rows }],
       targets,
@@ -118,7 +133,7 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
         `Redis commands per request: first execution ${fmtRoundTrips(m.roundTrips(FIRST))}; replay ${fmtRoundTrips(m.roundTrips(REPLAY))}; with the PostgreSQL handler ${fmtRoundTrips(m.roundTrips(PG_FIRST))}.`,
         `Server CPU moves with the machine's load less than throughput does, but it moves (bare: ${fmt.spread(m.figure(BARE, 'cpuUs'), fmt.int)} µs); its difference over bare is taken run by run.`,
         `Checked: the PostgreSQL table holds exactly one row per execution the handlers counted (${fmt.int(inserted.rows)} rows), so every fresh key executed once and every insert is in the figures.`,
-        'With the no-op handler the guard\'s cost is the whole difference: the worst case for its share, and a replay replaces a handler that costs nothing with one Redis round trip. ' +
+        "With the no-op handler the guard's cost is the whole difference: the worst case for its share, and a replay replaces a handler that costs nothing with one Redis round trip. " +
           'With a real write in the handler the same guard costs the same in absolute terms, and a smaller share of each request.',
       ],
       profiles,

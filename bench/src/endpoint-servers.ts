@@ -36,7 +36,16 @@ export interface ServerOptions {
 export async function startServer(mode: Mode, { prefix, work = 'noop', table = '' }: ServerOptions): Promise<EndpointServer> {
   const script = join(__dirname, 'fixtures', 'endpoint-server.js');
   const { child, match } = await spawnNode(`endpoint-${mode}${work === 'pg' ? '-pg' : ''}`, script, {
-    env: { BENCH_MODE: mode, BENCH_PREFIX: prefix, BENCH_WORK: work, BENCH_TABLE: table, REDIS_URL, DATABASE_URL, PORT: '0', NODE_ENV: 'production' },
+    env: {
+      BENCH_MODE: mode,
+      BENCH_PREFIX: prefix,
+      BENCH_WORK: work,
+      BENCH_TABLE: table,
+      REDIS_URL,
+      DATABASE_URL,
+      PORT: '0',
+      NODE_ENV: 'production',
+    },
     readyLine: /^READY (\d+)$/,
   });
   const url = `http://127.0.0.1:${match?.[1]}`;

@@ -124,7 +124,9 @@ export async function collectEnvironment(): Promise<Environment> {
     date: new Date().toISOString(),
     commit: `${commit}${dirty ? ' (with uncommitted changes)' : ''}`,
     cpu,
-    machine: `${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${platform()} ${release()}${virtualisation()}, load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    machine: `${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${platform()} ${release()}${virtualisation()}, load average at start ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     node: process.version,
     postgres: await postgresVersion(),
     redis: `${server.get('redis_version') ?? '?'} (${server.get('redis_mode') ?? '?'}, ${server.get('multiplexing_api') ?? '?'}, at ${url.host})`,

@@ -49,13 +49,18 @@ async function cleanUpRedis(): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const only = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const only = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only.filter((id) => !SECTIONS.some((s) => s.id === id));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown ${unknown.join(', ')}; known: ${SECTIONS.map((s) => s.id).join(', ')}`);
   const selected = SECTIONS.filter((s) => only.length === 0 || only.includes(s.id));
   rmSync(PROFILE_DIR, { recursive: true, force: true }); // profiles of earlier runs
   const environment = await collectEnvironment();
-  log(`bench: ${selected.map((s) => s.id).join(', ')} on ${environment.cpu}, Node ${process.version}, Redis ${environment.redis}; key prefix ${RUN_PREFIX}`);
+  log(
+    `bench: ${selected.map((s) => s.id).join(', ')} on ${environment.cpu}, Node ${process.version}, Redis ${environment.redis}; key prefix ${RUN_PREFIX}`,
+  );
 
   const results: SectionResult[] = [];
   const failures: string[] = [];
@@ -91,7 +96,9 @@ async function main(): Promise<number> {
     log(`wrote ${file}`);
   } else {
     for (const [name, svg] of rendered) log(`chart ${name}: ${svg.length} bytes of SVG rendered, not written`);
-    log(`BENCHMARKS.md and the charts not written (${failures.length > 0 ? 'a section failed' : SETTINGS.quick ? 'BENCH_QUICK' : 'BENCH_ONLY'}: only a full run writes them)`);
+    log(
+      `BENCHMARKS.md and the charts not written (${failures.length > 0 ? 'a section failed' : SETTINGS.quick ? 'BENCH_QUICK' : 'BENCH_ONLY'}: only a full run writes them)`,
+    );
   }
   log(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;

@@ -51,7 +51,9 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     `- Node ${env.node}; Redis ${env.redis}, shared with other users of the machine (every key of the run is under its own prefix and deleted at the end); ` +
       `PostgreSQL ${env.postgres}, where the run writes only a table of its own, dropped at the end.`,
     `- Packages: ${env.packages.map(([name, version]) => `${name} ${version}`).join(', ')}.`,
-    `- Commit ${env.commit}; the whole run took ${seconds.toFixed(0)} s; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')} ` +
+    `- Commit ${env.commit}; the whole run took ${seconds.toFixed(0)} s; load average at the end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} ` +
       `(on ${cpus().length} cores: other work on the machine competes with every figure, which is why each one is read against a baseline from the same run).`,
     `- Every figure is the median of ${SETTINGS.runs} runs (${SETTINGS.httpRuns} for the HTTP load of sections 1 and 6), with the spread as min-max where it matters; ratios are computed run by run (same round), then their median. ` +
       'The charts are drawn by the same run from the same figures (Vega-Lite, rendered to SVG in Node).',
@@ -67,5 +69,8 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     if (result.notes.length > 0) out.push('');
     for (const profile of result.profiles) out.push(`### ${profile.title}`, '', profile.markdown, '');
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

@@ -24,7 +24,9 @@ export async function measureInterleaved(variants: Variant[], log: (line: string
       const run: MeasuredRun = { ...loaded, cpuUs: ((variant.server.child.cpuMs() - cpuBefore) * 1000) / loaded.total };
       if (run.failures > 0) throw new Error(`${variant.name}: ${run.failures} failed responses (${JSON.stringify(run.statusCodes)})`);
       runs.get(variant.name)!.push(run);
-      log(`  round ${round + 1}/${SETTINGS.httpRuns} ${variant.name.padEnd(36)} ${Math.round(run.rps).toString().padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  server CPU ${Math.round(run.cpuUs)} µs/req`);
+      log(
+        `  round ${round + 1}/${SETTINGS.httpRuns} ${variant.name.padEnd(36)} ${Math.round(run.rps).toString().padStart(6)} req/s  p50 ${run.p50.toFixed(2)} ms  p99 ${run.p99.toFixed(2)} ms  server CPU ${Math.round(run.cpuUs)} µs/req`,
+      );
     }
   }
   const trips = new Map<string, RoundTrips>();

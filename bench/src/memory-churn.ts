@@ -59,7 +59,14 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
     const sizeAfter = store.size;
     const heapAfter = heap();
     await store.close();
-    const result = { keysPerSecond, peakSize, peakHeapAbove: peakHeap - baseline, sizeAfter, heapAfterAbove: heapAfter - baseline, emptiedAfterMs };
+    const result = {
+      keysPerSecond,
+      peakSize,
+      peakHeapAbove: peakHeap - baseline,
+      sizeAfter,
+      heapAfterAbove: heapAfter - baseline,
+      emptiedAfterMs,
+    };
     runs.push(result);
     log(
       `  run ${run + 1}/${SETTINGS.runs}: ${fmt.int(SETTINGS.churnKeys)} keys at ${fmt.int(keysPerSecond)}/s; peak ${fmt.int(peakSize)} records, ` +
@@ -70,7 +77,11 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
   const sizeAfter = Math.max(...runs.map((r) => r.sizeAfter));
   const heapAfter = med((r) => r.heapAfterAbove);
   const targets: Target[] = [
-    { what: 'store size back to 0 after expiry', met: sizeAfter === 0, detail: `${sizeAfter} records left (largest of ${runs.length} runs)` },
+    {
+      what: 'store size back to 0 after expiry',
+      met: sizeAfter === 0,
+      detail: `${sizeAfter} records left (largest of ${runs.length} runs)`,
+    },
     {
       what: `heap back to baseline after expiry (within ${fmt.mb(HEAP_TOLERANCE_BYTES)}, after a full GC)`,
       met: heapAfter <= HEAP_TOLERANCE_BYTES,
@@ -89,7 +100,15 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
       `then wait for the sweeper to empty the store and measure the heap after \`gc()\`. Medians of ${SETTINGS.runs} runs.`,
     tables: [
       {
-        headers: ['keys', 'keys/s', 'peak records', 'peak heap above baseline (garbage included)', 'records after expiry', 'heap after expiry vs baseline', 'emptied after last insert'],
+        headers: [
+          'keys',
+          'keys/s',
+          'peak records',
+          'peak heap above baseline (garbage included)',
+          'records after expiry',
+          'heap after expiry vs baseline',
+          'emptied after last insert',
+        ],
         rows: [
           [
             fmt.int(SETTINGS.churnKeys),
@@ -98,13 +117,18 @@ export async function memoryChurn(log: (line: string) => void): Promise<SectionR
             fmt.mb(med((r) => r.peakHeapAbove)),
             String(sizeAfter),
             signedMb(heapAfter),
-            fmt.ms(med((r) => r.emptiedAfterMs), 0),
+            fmt.ms(
+              med((r) => r.emptiedAfterMs),
+              0,
+            ),
           ],
         ],
       },
     ],
     targets,
-    notes: ['The peak is what retention bounds: the records of the last retention window (plus up to one sweep interval), not every key ever seen.'],
+    notes: [
+      'The peak is what retention bounds: the records of the last retention window (plus up to one sweep interval), not every key ever seen.',
+    ],
     profiles: [],
     charts: [],
   };

@@ -38,7 +38,11 @@ export async function peerComparison(log: (line: string) => void): Promise<Secti
     for (const kind of KINDS) {
       LIBRARIES.forEach(({ label }, i) => {
         const keys = `${label.slice(0, 2)}${kind === 'replay' ? 'r' : 'f'}${stamp}`;
-        variants.push(kind === 'replay' ? replayVariant(nameOf(label, kind), guarded[i]!, keys) : freshVariant(nameOf(label, kind), guarded[i]!, `${keys}-`));
+        variants.push(
+          kind === 'replay'
+            ? replayVariant(nameOf(label, kind), guarded[i]!, keys)
+            : freshVariant(nameOf(label, kind), guarded[i]!, `${keys}-`),
+        );
       });
     }
     const m = await measureInterleaved(variants, log);
@@ -79,7 +83,12 @@ export async function peerComparison(log: (line: string) => void): Promise<Secti
     }
     const points: LibraryPoint[] = KINDS.flatMap((request) => [
       { library: 'bare (no idempotency)', request, rps: m.figure(BARE).median, p99: m.figure(BARE, 'p99').median },
-      ...LIBRARIES.map(({ label }) => ({ library: label, request, rps: m.figure(nameOf(label, request)).median, p99: m.figure(nameOf(label, request), 'p99').median })),
+      ...LIBRARIES.map(({ label }) => ({
+        library: label,
+        request,
+        rps: m.figure(nameOf(label, request)).median,
+        p99: m.figure(nameOf(label, request), 'p99').median,
+      })),
     ]);
     const ratios = (peer: string) => KINDS.map((kind) => fmt.ratio(m.ratio(OURS(kind), nameOf(peer, kind)).median));
     const trips = (label: string) => KINDS.map((kind) => `${kind} ${fmtRoundTrips(m.roundTrips(nameOf(label, kind)))}`).join(', ');
@@ -93,24 +102,41 @@ export async function peerComparison(log: (line: string) => void): Promise<Secti
       method:
         'The endpoint of (1) with the no-op handler, four ways, each in its own child process, same Redis, same autocannon load ' +
         `(${SETTINGS.connections} connections, ${SETTINGS.durationS} s, ${SETTINGS.httpRuns} interleaved rounds): bare; ours (\`@Idempotent\` on a \`RedisStore\`, ioredis); ` +
-        '`@node-idempotency/nestjs` (its `@Idempotent` and `redis` adapter, node-redis 4); Powertools for AWS Lambda\'s idempotency utility as a Nest user wires it ' +
-        '(`makeIdempotent` around the handler\'s work, its cache persistence layer on a `@redis/client` connection, keyed on the `Idempotency-Key` header with `eventKeyJmesPath`, ' +
+        "`@node-idempotency/nestjs` (its `@Idempotent` and `redis` adapter, node-redis 4); Powertools for AWS Lambda's idempotency utility as a Nest user wires it " +
+        "(`makeIdempotent` around the handler's work, its cache persistence layer on a `@redis/client` connection, keyed on the `Idempotency-Key` header with `eventKeyJmesPath`, " +
         'an in-flight duplicate mapped to 409). "ours / this" is ours\' figure over this variant\'s for the same kind of request, run by run: ' +
         `above 1x for throughput, or below 1x for p99, means ours is faster. Redis commands per request are counted over ${SETTINGS.roundTripSample} sequential requests per variant.`,
-      tables: [{ headers: ['variant', 'req/s', 'vs bare', 'ours / this (req/s)', 'p50', 'p99', 'ours / this (p99)', 'server CPU/req', 'Redis cmds/req'], rows }],
+      tables: [
+        {
+          headers: [
+            'variant',
+            'req/s',
+            'vs bare',
+            'ours / this (req/s)',
+            'p50',
+            'p99',
+            'ours / this (p99)',
+            'server CPU/req',
+            'Redis cmds/req',
+          ],
+          rows,
+        },
+      ],
       targets,
       notes: [
         `Redis commands per request: ${LIBRARIES.map(({ label }) => `${label}: ${trips(label)}`).join('; ')} (the peers' client calls, one Redis command each).`,
         'Not like for like in what is guaranteed. @node-idempotency/nestjs answers a duplicate in flight with 409 at once (no waiting for the shared result), ' +
           'holds an in-progress key for its whole TTL after a crash (no lease, no heartbeat), completes without an owner check, and writes the raw key and path into the Redis key name. ' +
-          'Powertools also refuses a duplicate in flight at once, bounds an in-progress record by the Lambda invocation\'s remaining time (here a fixed 30 s window, there being no Lambda), ' +
-          'completes and deletes with a plain `SET`/`DEL` (no owner check, no fencing) and stores the handler\'s return value, not the HTTP answer; ' +
+          "Powertools also refuses a duplicate in flight at once, bounds an in-progress record by the Lambda invocation's remaining time (here a fixed 30 s window, there being no Lambda), " +
+          "completes and deletes with a plain `SET`/`DEL` (no owner check, no fencing) and stores the handler's return value, not the HTTP answer; " +
           'its payload validation is left off, because in this version its cache layer drops the validation hash when a record completes and every replay would be refused ' +
           '(aws-powertools/powertools-lambda-typescript#5705), so a key reused with another body is replayed, not refused. ' +
           'Ours waits for in-flight duplicates, fences completions, stores the answer as it went on the wire, and pays for a Lua script per step, a SHA-256 of the canonical request and of the key identity, and metrics.',
       ],
       profiles,
-      charts: [sideBySideChart(points, `${SETTINGS.connections} connections, no-op handler, medians of ${SETTINGS.httpRuns} interleaved runs`)],
+      charts: [
+        sideBySideChart(points, `${SETTINGS.connections} connections, no-op handler, medians of ${SETTINGS.httpRuns} interleaved runs`),
+      ],
     };
   } finally {
     await Promise.all(servers.map((s) => s.child.stop()));

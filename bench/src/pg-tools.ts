@@ -24,7 +24,9 @@ export async function createOrdersTable(): Promise<OrdersTable> {
   await client.connect();
   const name = `bench_orders_${RUN_ID}`;
   try {
-    await client.query(`CREATE TABLE ${name} (id bigserial PRIMARY KEY, order_id text NOT NULL, amount_cents integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE ${name} (id bigserial PRIMARY KEY, order_id text NOT NULL, amount_cents integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
   } catch (error) {
     await client.end();
     throw error;

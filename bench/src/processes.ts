@@ -42,7 +42,11 @@ export interface SpawnOptions {
 }
 
 /** Start `node <script>` with the profiler preload; resolve with it and the matched ready line. */
-export async function spawnNode(name: string, script: string, options: SpawnOptions = {}): Promise<{ child: NodeChild; match?: RegExpMatchArray }> {
+export async function spawnNode(
+  name: string,
+  script: string,
+  options: SpawnOptions = {},
+): Promise<{ child: NodeChild; match?: RegExpMatchArray }> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const profileFile = join(PROFILE_DIR, `${name}-${process.pid}-${Date.now()}.cpuprofile`);
   const proc = spawn(process.execPath, ['-r', PROFILER_PRELOAD, script], {

@@ -27,7 +27,16 @@ export interface ProfileSummary {
  * Where a function lives: the npm package (under node_modules), the
  * workspace package (packages/*, apps/*), Node's core, or V8 itself.
  */
-const SOCKET_IO = new Set(['writev', 'writeUtf8String', 'writeBuffer', 'writeLatin1String', 'writeAsciiString', 'writeUcs2String', 'shutdown', 'close']);
+const SOCKET_IO = new Set([
+  'writev',
+  'writeUtf8String',
+  'writeBuffer',
+  'writeLatin1String',
+  'writeAsciiString',
+  'writeUcs2String',
+  'shutdown',
+  'close',
+]);
 const CRYPTO = new Set(['Hash', 'HashDigest', 'digest', 'update', 'secureBuffer', 'getRandomValues', 'randomFillSync']);
 
 function areaOf(functionName: string, url: string): string {
@@ -124,7 +133,8 @@ export function profileMarkdown(profiles: Array<{ label: string; summary: Profil
     lines.push(
       '',
       `Of the ${total >= 0 ? '+' : ''}${total.toFixed(0)} µs per ${unit} that ${focus} costs over ${baseline.label} under the profiler, the largest parts: ` +
-        deltas.map((d) => `${d.area} ${d.us >= 0 ? '+' : ''}${d.us.toFixed(0)} µs`).join(', ') + '.',
+        deltas.map((d) => `${d.area} ${d.us >= 0 ? '+' : ''}${d.us.toFixed(0)} µs`).join(', ') +
+        '.',
     );
   }
   if (focused) {

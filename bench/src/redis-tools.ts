@@ -33,10 +33,10 @@ export interface CommandCounter {
 /** Call `onCommand` with the name of every command `client` sends from now on (one command, one round trip). */
 export function onEveryCommand(client: Redis, onCommand: (name: string) => void): void {
   const send = client.sendCommand.bind(client);
-  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
+  client.sendCommand = (command: { name: string }, stream?: unknown) => {
     onCommand(command.name);
     return send(command as never, stream as never);
-  });
+  };
 }
 
 /** Count every command `client` sends from now on. */

@@ -32,7 +32,11 @@ export interface SectionResult {
 /** A plain-text table for the terminal. */
 export function textTable(table: Table): string {
   const widths = table.headers.map((header, i) => Math.max(header.length, ...table.rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(table.headers), line(widths.map((w) => '-'.repeat(w))), ...table.rows.map(line)].join('\n');
 }
 

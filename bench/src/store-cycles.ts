@@ -56,7 +56,9 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
     const scripts = (calls: Record<string, number>) => (calls.evalsha ?? 0) + (calls.eval ?? 0);
     const serverPerCycle = (scripts(serverBetween) - scripts(serverBefore)) / SAMPLE;
     const serverPerReplay = (scripts(serverAfter) - scripts(serverBetween)) / SAMPLE;
-    log(`  round trips: ${perCycle.toFixed(2)} per cycle (${JSON.stringify(cycleCommands)}), ${perReplay.toFixed(2)} per replay (${JSON.stringify(replayCommands)})`);
+    log(
+      `  round trips: ${perCycle.toFixed(2)} per cycle (${JSON.stringify(cycleCommands)}), ${perReplay.toFixed(2)} per replay (${JSON.stringify(replayCommands)})`,
+    );
 
     const rows: string[][] = [];
     for (const concurrency of SETTINGS.storeConcurrency) {
@@ -68,7 +70,9 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
         replays.push(await rate(replay, concurrency, SETTINGS.storeRunS / 2));
         sets.push(await redisBenchmarkSet(concurrency, concurrency === 1 ? 15_000 : 40_000, rbKey));
         const i = cycles.length - 1;
-        log(`  c=${String(concurrency).padEnd(3)} run ${run + 1}/${SETTINGS.runs}: ${fmt.int(cycles[i]!)} cycles/s, ${fmt.int(replays[i]!)} replays/s, redis-benchmark SET ${fmt.int(sets[i]!)}/s`);
+        log(
+          `  c=${String(concurrency).padEnd(3)} run ${run + 1}/${SETTINGS.runs}: ${fmt.int(cycles[i]!)} cycles/s, ${fmt.int(replays[i]!)} replays/s, redis-benchmark SET ${fmt.int(sets[i]!)}/s`,
+        );
       }
       const c = figure(cycles);
       const r = figure(replays);
@@ -82,11 +86,15 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
         fmt.spread(s, fmt.int),
         fmt.ratio(cycleRatio.median),
         fmt.ratio(replayRatio.median),
-        fmt.ratio((cycleRatio.median * perCycle)),
+        fmt.ratio(cycleRatio.median * perCycle),
       ]);
     }
     const targets = [
-      { what: 'Redis round trips per claim+complete cycle = 2', met: perCycle === 2, detail: `${perCycle.toFixed(2)} (${fmtNames(cycleCommands)})` },
+      {
+        what: 'Redis round trips per claim+complete cycle = 2',
+        met: perCycle === 2,
+        detail: `${perCycle.toFixed(2)} (${fmtNames(cycleCommands)})`,
+      },
       { what: 'Redis round trips per replay = 1', met: perReplay === 1, detail: `${perReplay.toFixed(2)} (${fmtNames(replayCommands)})` },
     ];
     const at16 = rows.find((row) => row[0] === '16');
@@ -123,7 +131,9 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
 }
 
 function fmtNames(names: Record<string, number>): string {
-  return Object.entries(names).map(([name, count]) => `${name} x${count}`).join(', ');
+  return Object.entries(names)
+    .map(([name, count]) => `${name} x${count}`)
+    .join(', ');
 }
 
 /** Operations per second of `operation` run by `concurrency` loops for `seconds`. */

@@ -91,11 +91,15 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
           const stats = { p50: percentile(samples, 50), p99: percentile(samples, 99), max: Math.max(...samples) };
           const name = `${count}:${mode}`;
           perRun.set(name, [...(perRun.get(name) ?? []), stats]);
-          log(`  run ${run + 1}/${SETTINGS.runs} ${String(count).padStart(3)} waiters, ${mode.padEnd(6)}: p50 ${fmt.ms(stats.p50)}, p99 ${fmt.ms(stats.p99)} (${samples.length} samples)`);
+          log(
+            `  run ${run + 1}/${SETTINGS.runs} ${String(count).padStart(3)} waiters, ${mode.padEnd(6)}: p50 ${fmt.ms(stats.p50)}, p99 ${fmt.ms(stats.p99)} (${samples.length} samples)`,
+          );
         }
       }
       pingRuns.push({ p50: percentile(pings, 50), p99: percentile(pings, 99) });
-      log(`  run ${run + 1}/${SETTINGS.runs} Redis PING between trials: p50 ${fmt.ms(pingRuns[run]!.p50)}, p99 ${fmt.ms(pingRuns[run]!.p99)} (${pings.length} samples)`);
+      log(
+        `  run ${run + 1}/${SETTINGS.runs} Redis PING between trials: p50 ${fmt.ms(pingRuns[run]!.p50)}, p99 ${fmt.ms(pingRuns[run]!.p99)} (${pings.length} samples)`,
+      );
     }
     const med = (count: number, mode: Mode, pick: 'p50' | 'p99') => figure((perRun.get(`${count}:${mode}`) ?? []).map((s) => s[pick]));
     const rows = SETTINGS.waiterCounts.map((count) => [
@@ -127,7 +131,11 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
       const cpuMs = (used.user + used.system) / 1000;
       profiles.push({
         title: `Where the time goes: CPU profile of the benchmark process (winner + ${count} waiters), 10 trials`,
-        markdown: profileMarkdown([{ label: `${count} waiters`, summary: summarizeProfile(file, 10 * count, cpuMs) }], `${count} waiters`, 'waiter'),
+        markdown: profileMarkdown(
+          [{ label: `${count} waiters`, summary: summarizeProfile(file, 10 * count, cpuMs) }],
+          `${count} waiters`,
+          'waiter',
+        ),
       });
     }
     const first = SETTINGS.waiterCounts[0] as number;
@@ -137,18 +145,23 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
       headline:
         `**Waiters**: a duplicate waiting on a running request gets its answer ${fmt.ms(med(first, 'signal', 'p50').median)} (p50) / ${fmt.ms(med(first, 'signal', 'p99').median)} (p99) after the first one completes, ` +
         `${fmt.ms(med(last, 'signal', 'p50').median)} / ${fmt.ms(med(last, 'signal', 'p99').median)} with ${last} waiters; polling every ${POLL_MS} ms: ${fmt.ms(med(first, 'poll', 'p50').median)} / ${fmt.ms(med(first, 'poll', 'p99').median)}.`,
-      title: '3. Waiter wake-up: completion to each duplicate\'s answer, pub/sub vs 50 ms polling',
+      title: "3. Waiter wake-up: completion to each duplicate's answer, pub/sub vs 50 ms polling",
       method:
         'One winner (its own `RedisStore` and connection) holds a key; W duplicates on a second store, as on another replica, call `IdempotencyCoordinator.run` with the same key and wait. ' +
-        'Clock: from the winner\'s action returning to each duplicate\'s `run()` resolving with the replayed result (completion script + PUBLISH + the waiter\'s re-claim). ' +
+        "Clock: from the winner's action returning to each duplicate's `run()` resolving with the replayed result (completion script + PUBLISH + the waiter's re-claim). " +
         `Baseline: the same duplicates re-claiming every ${POLL_MS} ms. Trials per run: ${SETTINGS.waiterCounts.map((c) => `${SETTINGS.waiterTrials[c]} x ${c}`).join(', ')}; ` +
         `percentiles over each run's samples, median of ${SETTINGS.runs} runs.`,
-      tables: [{ headers: ['waiters', 'pub/sub p50', 'pub/sub p99', `${POLL_MS} ms poll p50`, `${POLL_MS} ms poll p99`, 'poll / pub/sub (p50)'], rows }],
+      tables: [
+        {
+          headers: ['waiters', 'pub/sub p50', 'pub/sub p99', `${POLL_MS} ms poll p50`, `${POLL_MS} ms poll p99`, 'poll / pub/sub (p50)'],
+          rows,
+        },
+      ],
       targets,
       notes: [
         `Floor, in the same runs: a Redis PING from the waiters' connection, timed between trials, took ${fmt.ms(figure(pingRuns.map((r) => r.p50)).median)} p50 / ` +
           `${fmt.ms(figure(pingRuns.map((r) => r.p99)).median)} p99 (runs: ${pingRuns.map((r) => r.p99.toFixed(2)).join(', ')} ms). A wake-up is at least two round trips ` +
-          '(the completion script, then the re-claim that reads the result) plus the pub/sub message, so its p99 cannot go below about twice the round trip\'s.',
+          "(the completion script, then the re-claim that reads the result) plus the pub/sub message, so its p99 cannot go below about twice the round trip's.",
         `With W waiters the wake-up is one message, but W re-claims, one Redis command and one socket write each, queued on one connection: the W-th waiter waits for all before it.`,
       ],
       profiles,
@@ -156,7 +169,12 @@ export async function waiterWakeup(log: (line: string) => void): Promise<Section
         waiterChart(
           SETTINGS.waiterCounts.flatMap((waiters) =>
             (['signal', 'poll'] as const).flatMap((mode) =>
-              (['p50', 'p99'] as const).map((percentile) => ({ waiters, wake: WAKE[mode], percentile, ms: med(waiters, mode, percentile).median })),
+              (['p50', 'p99'] as const).map((percentile) => ({
+                waiters,
+                wake: WAKE[mode],
+                percentile,
+                ms: med(waiters, mode, percentile).median,
+              })),
             ),
           ),
           `one winner, W duplicates on another connection; medians of ${SETTINGS.runs} runs`,

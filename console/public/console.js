@@ -52,7 +52,11 @@ function say(text) {
  */
 async function send(path, body) {
   try {
-    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+    const response = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body ?? {}),
+    });
     if (!response.ok) {
       const problem = await response.json().catch(() => ({}));
       say(`Not now: ${problem.detail ?? response.statusText}`);
@@ -111,7 +115,9 @@ function drawControls(snapshot) {
   if (snapshot.busy) form.setAttribute('aria-busy', 'true');
   else form.removeAttribute('aria-busy');
   const store = snapshot.store;
-  byId('store-line', HTMLElement).textContent = store ? `Store: ${store.kind}, ${store.note}${store.down ? '. The idempotency store is DOWN.' : '.'}` : 'Choosing a store…';
+  byId('store-line', HTMLElement).textContent = store
+    ? `Store: ${store.kind}, ${store.note}${store.down ? '. The idempotency store is DOWN.' : '.'}`
+    : 'Choosing a store…';
   const storeDown = form.elements.namedItem('storeDown');
   if (storeDown instanceof HTMLInputElement) storeDown.disabled = Boolean(store?.outageUnavailable);
   byId('store-down-why', HTMLElement).textContent = store?.outageUnavailable ? `Not available here: ${store.outageUnavailable}.` : '';

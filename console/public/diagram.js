@@ -36,7 +36,11 @@ function row(step, fresh) {
   const who = document.createElement('span');
   who.className = 'visually-hidden';
   who.textContent =
-    step.kind === 'charge' ? 'Payments: ' : step.kind === 'lost' ? `${step.to} ${SPOKEN.lost} ${step.from}: ` : `${step.from} ${SPOKEN[step.kind]} ${step.to}: `;
+    step.kind === 'charge'
+      ? 'Payments: '
+      : step.kind === 'lost'
+        ? `${step.to} ${SPOKEN.lost} ${step.from}: `
+        : `${step.from} ${SPOKEN[step.kind]} ${step.to}: `;
   const label = document.createElement('span');
   label.className = 'label';
   label.textContent = step.text.replace(/ replayed after/, ' after');

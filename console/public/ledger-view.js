@@ -86,4 +86,3 @@ export function drawCheckout(current) {
   drawnAction = current?.action ?? -1;
   drawDiagram(diagram, current?.steps ?? [], drawn);
 }
-

@@ -44,4 +44,3 @@ export function drawWriteUp(writeUp) {
   }
   byId('write-up-rows', HTMLTableSectionElement).replaceChildren(...rows);
 }
-

@@ -4,7 +4,17 @@ import { answersOf } from './answers';
 const T0 = 1_800_000_000_000;
 
 function attempt(service: LabEvent['service'], at: number, durationMs: number, fields: Partial<LabEvent> = {}): LabEvent {
-  return { service, event: 'attempt', time: T0 + at + durationMs, startedAt: T0 + at, durationMs, attempt: 1, outcome: 'ok', status: 201, ...fields };
+  return {
+    service,
+    event: 'attempt',
+    time: T0 + at + durationMs,
+    startedAt: T0 + at,
+    durationMs,
+    attempt: 1,
+    outcome: 'ok',
+    status: 201,
+    ...fields,
+  };
 }
 
 describe('the caller’s answers', () => {
@@ -17,7 +27,10 @@ describe('the caller’s answers', () => {
   });
 
   it('says what came back when no status did', () => {
-    const events = [attempt('caller', 0, 3000, { outcome: 'timeout', status: undefined }), attempt('caller', 4000, 12, { outcome: 'reset', status: undefined })];
+    const events = [
+      attempt('caller', 0, 3000, { outcome: 'timeout', status: undefined }),
+      attempt('caller', 4000, 12, { outcome: 'reset', status: undefined }),
+    ];
     expect(answersOf(events, ['Pay', 'Press again']).map((a) => a.text)).toEqual([
       'no answer within the caller’s budget after 3000 ms',
       'reply lost (connection closed) after 12 ms',

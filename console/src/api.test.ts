@@ -62,7 +62,8 @@ describe('the console over HTTP', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(await page.text()).toContain('<h1>Idempotency lab console</h1>');
-    for (const file of ['/console.js', '/diagram.js']) expect((await fetch(`${running.url}${file}`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    for (const file of ['/console.js', '/diagram.js'])
+      expect((await fetch(`${running.url}${file}`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     expect((await fetch(`${running.url}/console.css`)).headers.get('content-type')).toMatch(/^text\/css/);
     expect((await fetch(`${running.url}/snapshot.ts`)).status).toBe(404);
     expect((await fetch(`${running.url}/..%2Fpackage.json`)).status).toBe(404);
@@ -127,7 +128,10 @@ describe('a taken port', () => {
   });
 
   it('is said plainly by `npm run lab`, with the way out', async () => {
-    const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -44,10 +44,21 @@ function problem(status: number, title: string, detail: string) {
  */
 export function registerApi(app: FastifyInstance, lab: LabConsole, events: EventStream): void {
   app.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error instanceof Refusal) return reply.status(error.status).type('application/problem+json').send(problem(error.status, 'Not now', error.message));
-    if (error.validation) return reply.status(400).type('application/problem+json').send(problem(400, 'Bad request', error.message));
+    if (error instanceof Refusal)
+      return reply
+        .status(error.status)
+        .type('application/problem+json')
+        .send(problem(error.status, 'Not now', error.message));
+    if (error.validation)
+      return reply
+        .status(400)
+        .type('application/problem+json')
+        .send(problem(400, 'Bad request', error.message));
     const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
-    return reply.status(status).type('application/problem+json').send(problem(status, status < 500 ? 'Bad request' : 'Internal error', error.message));
+    return reply
+      .status(status)
+      .type('application/problem+json')
+      .send(problem(status, status < 500 ? 'Bad request' : 'Internal error', error.message));
   });
 
   app.get('/api/state', async () => lab.snapshot());

@@ -27,7 +27,12 @@ export interface OpenBrowser {
 export async function openBrowser(): Promise<OpenBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
   try {
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 120_000 });
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      timeout: 120_000,
+    });
     return {
       context,
       close: async () => {
@@ -37,8 +42,11 @@ export async function openBrowser(): Promise<OpenBrowser> {
     };
   } catch (error) {
     rmSync(profile, { recursive: true, force: true });
-    throw new Error(`chromium did not start from ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH): ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new Error(
+      `chromium did not start from ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH): ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
 }

@@ -28,9 +28,11 @@ export class ConsoleStore {
 
   static async open(): Promise<ConsoleStore> {
     const choice = await chooseStore();
-    if (choice.store === 'memory') return new ConsoleStore(choice, undefined, 'the services run on in-memory stores: there is no Redis to stop');
+    if (choice.store === 'memory')
+      return new ConsoleStore(choice, undefined, 'the services run on in-memory stores: there is no Redis to stop');
     const missing = privateRedisUnavailable();
-    if (missing) return new ConsoleStore(choice, undefined, `the records share the ledger's Redis, which the console will not stop (${missing})`);
+    if (missing)
+      return new ConsoleStore(choice, undefined, `the records share the ledger's Redis, which the console will not stop (${missing})`);
     try {
       return new ConsoleStore(choice, await PrivateRedis.start(), undefined);
     } catch (error) {

@@ -136,11 +136,15 @@ describe('the lab console, in a browser', () => {
   it('"Run the write-up" plays the four policies and ends on the 4 / 2 / 1 / 1 table', async () => {
     await page.locator('#write-up[aria-disabled="false"]').waitFor({ timeout: CHECKOUT_BOUND_MS });
     await page.getByRole('button', { name: 'Run the write-up' }).click();
-    await page.locator('#write-up-section[data-phase="done"], #write-up-section[data-phase="failed"]').waitFor({ timeout: WRITE_UP_BOUND_MS });
+    await page
+      .locator('#write-up-section[data-phase="done"], #write-up-section[data-phase="failed"]')
+      .waitFor({ timeout: WRITE_UP_BOUND_MS });
     await screenshot('write-up');
-    const rows = await page.locator('#write-up-rows tr').evaluateAll((trs) =>
-      trs.map((tr) => ({ policy: tr.querySelector('th')?.textContent, charges: Number(tr.querySelectorAll('td')[0]?.textContent) })),
-    );
+    const rows = await page
+      .locator('#write-up-rows tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => ({ policy: tr.querySelector('th')?.textContent, charges: Number(tr.querySelectorAll('td')[0]?.textContent) })),
+      );
     expect(rows).toEqual([
       { policy: 'none', charges: 4 },
       { policy: 'per-attempt', charges: 2 },

@@ -28,10 +28,14 @@ function settled(action: number): Promise<Snapshot> {
     const check = () => {
       const snapshot = lab.snapshot();
       if (snapshot.busy || (snapshot.current?.action ?? 0) < action) return;
-      if (snapshot.current?.phase !== 'settled') return finish(() => reject(new Error(`action ${action} ended ${snapshot.current?.phase}: ${snapshot.current?.notes.join('; ')}`)));
+      if (snapshot.current?.phase !== 'settled')
+        return finish(() => reject(new Error(`action ${action} ended ${snapshot.current?.phase}: ${snapshot.current?.notes.join('; ')}`)));
       finish(() => resolve(snapshot));
     };
-    const timer = setTimeout(() => finish(() => reject(new Error(`action ${action} did not settle within ${SETTLE_BOUND_MS} ms`))), SETTLE_BOUND_MS);
+    const timer = setTimeout(
+      () => finish(() => reject(new Error(`action ${action} did not settle within ${SETTLE_BOUND_MS} ms`))),
+      SETTLE_BOUND_MS,
+    );
     const stop = lab.onChange(check);
     const finish = (end: () => void) => {
       clearTimeout(timer);

@@ -49,7 +49,10 @@ export class LabConsole {
         if (this.checkout?.policy === policy) this.checkout.record(event);
       },
       restarted: (policy, service, outcome) => {
-        const text = 'ms' in outcome ? `${service} exited and was started again in ${outcome.ms} ms` : `${service} exited and could not be started again: ${outcome.error}`;
+        const text =
+          'ms' in outcome
+            ? `${service} exited and was started again in ${outcome.ms} ms`
+            : `${service} exited and could not be started again: ${outcome.error}`;
         this.log(`${policy}: ${text}`);
         if (this.checkout?.policy === policy) this.checkout.note(text);
       },
@@ -89,13 +92,24 @@ export class LabConsole {
   playWriteUp(): number {
     const store = this.claim('write-up');
     const first = this.actions + 1;
-    const play = new WriteUpPlay(store.choice, () => ++this.actions, () => this.changed());
+    const play = new WriteUpPlay(
+      store.choice,
+      () => ++this.actions,
+      () => this.changed(),
+    );
     this.writeUp = play;
     this.showing = 'write-up';
     this.setActivity('playing the write-up: one press under each policy, a fresh lab for each');
     void play
       .play()
-      .then(() => this.setActivity(`the write-up is done: ${play.table().rows.map((row) => row.charges).join(' / ')} charges`))
+      .then(() =>
+        this.setActivity(
+          `the write-up is done: ${play
+            .table()
+            .rows.map((row) => row.charges)
+            .join(' / ')} charges`,
+        ),
+      )
       .catch((error: Error) => this.setActivity(`the write-up failed: ${error.message}`))
       .finally(() => this.release());
     return first;
@@ -121,7 +135,8 @@ export class LabConsole {
   private async runCheckout(request: CheckoutRequest, action: number): Promise<void> {
     const policy = request.mode === 'again' ? (this.checkout as Checkout).policy : request.policy;
     const pool = this.started();
-    if (pool.states()[policy].state !== 'ready') this.setActivity(`starting the services under ${policy} (a policy's first press waits for them)`);
+    if (pool.states()[policy].state !== 'ready')
+      this.setActivity(`starting the services under ${policy} (a policy's first press waits for them)`);
     const lab = await pool.lab(policy);
     const storeChanged = await this.applyStore(request.faults.storeDown, lab);
     const plans = faultPlans(request.faults);
@@ -130,7 +145,8 @@ export class LabConsole {
     const checkout = this.checkout as Checkout;
     this.showing = 'checkout';
     const labels = labelsOf(request);
-    if (request.faults.storeDown) checkout.note(`${labels[0]}: the idempotency store is down; every hop that needs it fails closed (503) before running anything`);
+    if (request.faults.storeDown)
+      checkout.note(`${labels[0]}: the idempotency store is down; every hop that needs it fails closed (503) before running anything`);
     else if (storeChanged) checkout.note(`${labels[0]}: the idempotency store is up again`);
     this.setActivity(`${labels.length > 1 ? `${labels.length} clicks` : labels[0]} under ${policy}, then settling`);
     await checkout.press(action, labels, request.faults.slowFirstAttempt ? SETUP.slowFirstAttemptMs : 0, () => pool.settled(policy));

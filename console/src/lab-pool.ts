@@ -31,7 +31,10 @@ export class LabPool {
 
   /** Each policy's state, for the page. */
   states(): Record<Policy, LabState> {
-    return Object.fromEntries(POLICIES.map((policy) => [policy, this.labs.get(policy)?.state ?? { state: 'stopped' }])) as Record<Policy, LabState>;
+    return Object.fromEntries(POLICIES.map((policy) => [policy, this.labs.get(policy)?.state ?? { state: 'stopped' }])) as Record<
+      Policy,
+      LabState
+    >;
   }
 
   /** `policy`'s lab once it answers (started now if it was not); rejects if it cannot start. */

@@ -55,7 +55,13 @@ export class WriteUpPlay {
         });
         live.charges = run.ledger;
         live.done = true;
-        this.rows.push({ policy, charges: run.charges, expected: EXPECTED_CHARGES[policy], caller: callerText(run), later: laterText(run) });
+        this.rows.push({
+          policy,
+          charges: run.charges,
+          expected: EXPECTED_CHARGES[policy],
+          caller: callerText(run),
+          later: laterText(run),
+        });
         this.changed();
       }
       this.phase = 'done';
@@ -69,7 +75,12 @@ export class WriteUpPlay {
   }
 
   table(): WriteUpView {
-    return { phase: this.phase, rows: this.rows, ...(this.live && !this.live.done && { policy: this.live.policy }), ...(this.error && { error: this.error }) };
+    return {
+      phase: this.phase,
+      rows: this.rows,
+      ...(this.live && !this.live.done && { policy: this.live.policy }),
+      ...(this.error && { error: this.error }),
+    };
   }
 
   /** The run being played (or the last one), drawn like a checkout. */

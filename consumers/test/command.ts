@@ -5,7 +5,9 @@ const execFileAsync = promisify(execFile);
 
 /** npm settings a child keeps: where the cache is, and how the registry is reached. */
 const KEPT_NPM_SETTINGS = new Set(
-  ['cache', 'registry', 'userconfig', 'globalconfig', 'cafile', 'strict_ssl', 'proxy', 'https_proxy', 'noproxy'].map((name) => `npm_config_${name}`),
+  ['cache', 'registry', 'userconfig', 'globalconfig', 'cafile', 'strict_ssl', 'proxy', 'https_proxy', 'noproxy'].map(
+    (name) => `npm_config_${name}`,
+  ),
 );
 
 /**
@@ -15,9 +17,7 @@ const KEPT_NPM_SETTINGS = new Set(
  * settings that say where npm's cache is and how to reach the registry stay.
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') || KEPT_NPM_SETTINGS.has(name)),
-  );
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') || KEPT_NPM_SETTINGS.has(name)));
   return { ...env, ...extra };
 }
 

@@ -24,7 +24,8 @@ export async function packLibraries(destination: string): Promise<Record<Library
     await mkdir(folder, { recursive: true });
     await runCommand('npm', ['pack', '--workspace', name, '--pack-destination', folder], { cwd: REPO_ROOT, timeoutMs: 600_000 });
     const [tarball, ...others] = (await readdir(folder)).filter((file) => file.endsWith('.tgz'));
-    if (!tarball || others.length > 0) throw new Error(`npm pack of ${name} left ${others.length + (tarball ? 1 : 0)} tarballs in ${folder}`);
+    if (!tarball || others.length > 0)
+      throw new Error(`npm pack of ${name} left ${others.length + (tarball ? 1 : 0)} tarballs in ${folder}`);
     tarballs[name] = join(folder, tarball);
   }
   return tarballs as Record<LibraryName, string>;

@@ -56,8 +56,7 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
     describe.each(COMPILE_VARIANTS)('compiled as $name', (variant) => {
       const prefix = `consumers-test:${randomUUID()}:`;
       let app: RunningApp | undefined;
-      const charge = (key: string, amountCents: number) =>
-        app!.post('/charges', { amountCents }, { 'idempotency-key': key, ...TENANT });
+      const charge = (key: string, amountCents: number) => app!.post('/charges', { amountCents }, { 'idempotency-key': key, ...TENANT });
 
       beforeAll(async () => {
         const entry = await builds.get(variant.name)!;

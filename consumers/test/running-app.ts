@@ -27,7 +27,10 @@ export class RunningApp {
     const output: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     const port = new Promise<string>((resolvePort, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${entry} did not listen within ${bootTimeoutMs} ms:\n${output.join('')}`)), bootTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${entry} did not listen within ${bootTimeoutMs} ms:\n${output.join('')}`)),
+        bootTimeoutMs,
+      );
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`${entry} exited with ${code} before listening:\n${output.join('')}`));

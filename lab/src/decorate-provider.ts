@@ -49,10 +49,13 @@ export function decorateProvider<T>(
     throw new Error(`The lab can only decorate a factory or value provider; ${String(token)} is declared otherwise, or not at all`);
   }
   const original: FactoryProvider<T> =
-    'useFactory' in provider ? (provider as FactoryProvider<T>) : { provide: token, useFactory: () => (provider as { useValue: T }).useValue };
+    'useFactory' in provider
+      ? (provider as FactoryProvider<T>)
+      : { provide: token, useFactory: () => (provider as { useValue: T }).useValue };
   const own = original.inject?.length ?? 0;
   builder.overrideProvider(token).useFactory({
     inject: [...(original.inject ?? []), ...inject],
-    factory: async (...values: unknown[]) => decorate(await original.useFactory(...values.slice(0, own)), ...(values.slice(own) as never[])),
+    factory: async (...values: unknown[]) =>
+      decorate(await original.useFactory(...values.slice(0, own)), ...(values.slice(own) as never[])),
   });
 }

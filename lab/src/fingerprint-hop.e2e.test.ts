@@ -28,7 +28,9 @@ class PayController {
 
 function hopModule(paymentsUrl: string) {
   @Module({
-    imports: [IdempotencyModule.forRoot({ service: 'hop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true })],
+    imports: [
+      IdempotencyModule.forRoot({ service: 'hop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true }),
+    ],
     controllers: [PayController],
     // One attempt: a lost reply is the hop's 502 at once, and its record is released.
     providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: paymentsUrl, maxAttempts: 1 }) }],
@@ -59,7 +61,11 @@ describe('a keyless request through a fingerprint-mode hop', () => {
   it("is charged once when payments' reply is lost and the customer retries: the retry sends payments the same key", async () => {
     const order = { orderId: 'o-fingerprint-hop', account: 'acct-1', amountCents: 900 };
     // Payments charges, then its reply is lost: the hop answers 502 and gives its record back.
-    const armed = await fetch(`${payments.url}/lab/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ loseReplies: 1 }) });
+    const armed = await fetch(`${payments.url}/lab/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ loseReplies: 1 }),
+    });
     expect(armed.status).toBe(204);
     expect((await post({ url: hopUrl }, '/pay', order)).status).toBe(502);
 

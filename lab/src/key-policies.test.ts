@@ -21,7 +21,7 @@ describe('the lab policies', () => {
     expect(PER_ATTEMPT.attemptKey!(undefined, 1)).not.toBe(PER_ATTEMPT.attemptKey!(undefined, 2));
   });
 
-  it('maps each policy to how a service keys its route, over the apps\' own modules', async () => {
+  it("maps each policy to how a service keys its route, over the apps' own modules", async () => {
     expect(await routeKeyMode('payments', 'none')).toBe('none');
     expect(await routeKeyMode('payments', 'propagated')).toBe('required');
     expect(await routeKeyMode('gateway', 'propagated')).toBe('fingerprint');

@@ -12,7 +12,11 @@ describe('loadLabConfig', () => {
 
   it.each([
     ['KEY_POLICY', 'sometimes', /KEY_POLICY="sometimes" is not valid: expected one of none, per-attempt, propagated, fingerprint/],
-    ['LAB_NAIVE', 'no-ledger', /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/],
+    [
+      'LAB_NAIVE',
+      'no-ledger',
+      /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/,
+    ],
   ])('refuses %s=%s with a message naming it', (name, value, message) => {
     expect(() => loadLabConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadLabConfig({ [name]: value })).toThrow(message);

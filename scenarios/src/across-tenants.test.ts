@@ -48,7 +48,10 @@ describe('two tenants sending one key through the chain', () => {
     expect([a.status, b.status]).toEqual([201, 201]);
     expect(b.chargeId).not.toBe(a.chargeId);
 
-    const [aAgain, bAgain] = [await checkout('tenant-a', 'order-1001', 'order-1001'), await checkout('tenant-b', 'order-1001', 'order-1001')];
+    const [aAgain, bAgain] = [
+      await checkout('tenant-a', 'order-1001', 'order-1001'),
+      await checkout('tenant-b', 'order-1001', 'order-1001'),
+    ];
     expect(aAgain).toEqual({ status: 201, chargeId: a.chargeId, replayed: true });
     expect(bAgain).toEqual({ status: 201, chargeId: b.chargeId, replayed: true });
 

@@ -64,7 +64,9 @@ describe('payments started while its store does not answer', () => {
       DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`,
     });
     expect(ended.code).toBe(1);
-    expect(ended.stderr).toBe(`payments: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${port}/postgres: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    expect(ended.stderr).toBe(
+      `payments: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${port}/postgres: connect ECONNREFUSED 127.0.0.1:${port}\n`,
+    );
     expectNoStack(ended);
   });
 });

@@ -18,7 +18,9 @@ async function main(): Promise<void> {
     reports.push({ file, ...report });
     const whole = report.messages.filter((m) => m.whole).length;
     if (!json) {
-      process.stdout.write(`${shownPath(file)}: ${report.diagrams} diagrams, ${whole}/${report.messages.length} message lines parse whole\n`);
+      process.stdout.write(
+        `${shownPath(file)}: ${report.diagrams} diagrams, ${whole}/${report.messages.length} message lines parse whole\n`,
+      );
       for (const e of report.errors) process.stdout.write(`  diagram ${e.diagram + 1} refused: ${e.error}\n`);
       for (const m of report.messages.filter((m) => !m.whole).slice(0, 20)) {
         process.stdout.write(`  diagram ${m.diagram + 1}: wrote "${m.source}", Mermaid read "${m.parsed ?? '(nothing)'}"\n`);

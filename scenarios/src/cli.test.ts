@@ -8,7 +8,12 @@ describe('the runner command line', () => {
   it('--list prints every scenario id and runs nothing', async () => {
     const run = await runCommand('main.js', ['--list']);
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(SCENARIO_IDS);
+    expect(
+      run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(SCENARIO_IDS);
   });
 
   it('refuses an unknown id in SCENARIOS, lists the valid ones, and writes nothing', async () => {

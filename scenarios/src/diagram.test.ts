@@ -59,12 +59,21 @@ describe('sequence diagrams, as Mermaid reads them', () => {
   it('shows fencing epochs relative to the first claim, never as 13 digits', () => {
     const notes = report.messages.map((m) => m.parsed ?? '').filter((text) => /charge \d/.test(text));
     expect(diagram).not.toMatch(/\d{13}/);
-    expect(notes).toEqual(['+45 ms charge 1, epoch +0 since the first claim', '+660 ms charge 2, epoch +632 since the first claim', '+900 ms charge 3']);
+    expect(notes).toEqual([
+      '+45 ms charge 1, epoch +0 since the first claim',
+      '+660 ms charge 2, epoch +632 since the first claim',
+      '+900 ms charge 3',
+    ]);
     expect(firstEpoch(EVENTS, CHARGES)).toBe(T0 + 35);
   });
 
   it('would catch the labels GitHub used to cut: a # ends the message, a ; breaks the diagram', async () => {
-    const old = ['sequenceDiagram', '  participant Caller', '  participant Gateway', '  Caller->>Gateway: +0 ms /checkout #1 key 2a5d0e'].join('\n');
+    const old = [
+      'sequenceDiagram',
+      '  participant Caller',
+      '  participant Gateway',
+      '  Caller->>Gateway: +0 ms /checkout #1 key 2a5d0e',
+    ].join('\n');
     const split = ['sequenceDiagram', '  participant Caller', '  participant Gateway', '  Gateway-->>Caller: 201; replayed'].join('\n');
     const report = await checkDiagramTexts([old, split]);
     expect(report.messages[0]).toMatchObject({ source: '+0 ms /checkout #1 key 2a5d0e', parsed: '+0 ms /checkout', whole: false });
@@ -84,7 +93,11 @@ describe('sequence steps, before any renderer', () => {
     const lines = sequenceDiagram(EVENTS, CHARGES, T0).split('\n').slice(5);
     expect(steps).toHaveLength(lines.length);
     expect(steps.map((s) => s.at)).toEqual([...steps.map((s) => s.at)].sort((a, b) => a - b));
-    expect(steps.find((s) => s.text.includes('queue delivery #2; redelivered'))).toMatchObject({ kind: 'request', from: 'Orders', to: 'Payments' });
+    expect(steps.find((s) => s.text.includes('queue delivery #2; redelivered'))).toMatchObject({
+      kind: 'request',
+      from: 'Orders',
+      to: 'Payments',
+    });
   });
 
   it('send each answer from the hop that gave it, and mark what a store replayed', () => {

@@ -32,7 +32,10 @@ export interface SequenceStep {
  * GitHub; line breaks would end the message.
  */
 export function mermaidText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/#/g, 'no. ').replace(/;/g, ',');
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/#/g, 'no. ')
+    .replace(/;/g, ',');
 }
 
 /** Which attempt of which key an arrow belongs to, e.g. `attempt 2, key 2a5d0e`. */

@@ -14,11 +14,20 @@ export interface RunEnvironment {
 export function environment(store: 'redis' | 'memory', storeNote: string): RunEnvironment {
   let commit = 'unknown';
   try {
-    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     // Not a git checkout: leave it unknown.
   }
-  return { node: process.version, platform: `${process.platform} ${process.arch}`, store, storeNote, commit, date: new Date().toISOString() };
+  return {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    store,
+    storeNote,
+    commit,
+    date: new Date().toISOString(),
+  };
 }
 
 /** The line under a section's title that says which run wrote it. */

@@ -38,7 +38,16 @@ export function failureMarkdown(result: ScenarioResult, env: RunEnvironment, dur
     '|---|---|---|---|',
     ...result.variants.map((v) => `| ${v.variant} | **${v.charges}** | ${v.expectedCharges} | ${v.outcome} |`),
     '',
-    ...result.variants.flatMap((v) => [`<details><summary>${v.variant}: timeline</summary>`, '', '```mermaid', diagramOf(v), '```', '', '</details>', '']),
+    ...result.variants.flatMap((v) => [
+      `<details><summary>${v.variant}: timeline</summary>`,
+      '',
+      '```mermaid',
+      diagramOf(v),
+      '```',
+      '',
+      '</details>',
+      '',
+    ]),
   ]
     .join('\n')
     .trimEnd();

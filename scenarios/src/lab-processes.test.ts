@@ -14,7 +14,10 @@ describe('a lab on free ports', () => {
     const seen: LabEvent[][] = [[], []];
     const labs = [0, 1].map(
       (index) =>
-        new Lab({ env: { IDEMPOTENCY_STORE: 'memory', KEY_POLICY: 'propagated', LOG_LEVEL: 'info' }, onEvent: (event) => seen[index]!.push(event) }),
+        new Lab({
+          env: { IDEMPOTENCY_STORE: 'memory', KEY_POLICY: 'propagated', LOG_LEVEL: 'info' },
+          onEvent: (event) => seen[index]!.push(event),
+        }),
     );
     try {
       await Promise.all(labs.map((lab) => lab.start()));

@@ -121,7 +121,10 @@ export class Lab {
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code, signal) => reject(new Error(`${name} exited (${signal ?? code}): ${stderr.trim()}`))),
     );
-    this.exits.set(name, exited.catch(() => undefined));
+    this.exits.set(
+      name,
+      exited.catch(() => undefined),
+    );
     await Promise.race([this.waitHealthy(name, child), exited]);
   }
 

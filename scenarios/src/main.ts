@@ -26,18 +26,25 @@ function stopOnSignals(): void {
 function expectationsMissed(outcome: RunOutcome): string[] {
   return [
     ...(outcome.writeUp?.runs ?? []).filter((run) => run.charges !== EXPECTED_CHARGES[run.policy]).map((run) => `write-up ${run.policy}`),
-    ...outcome.failures.flatMap(({ result }) => result.variants.filter((v) => v.charges !== v.expectedCharges).map((v) => `${result.id} ${v.variant}`)),
+    ...outcome.failures.flatMap(({ result }) =>
+      result.variants.filter((v) => v.charges !== v.expectedCharges).map((v) => `${result.id} ${v.variant}`),
+    ),
   ];
 }
 
 function report(outcome: RunOutcome, selection: Selection, summary: WriteSummary): string {
-  const tables = [outcome.writeUp ? table(outcome.writeUp.runs) : '', outcome.failures.length > 0 ? failuresTable(outcome.failures.map((f) => f.result)) : ''];
+  const tables = [
+    outcome.writeUp ? table(outcome.writeUp.runs) : '',
+    outcome.failures.length > 0 ? failuresTable(outcome.failures.map((f) => f.result)) : '',
+  ];
   const skipped = outcome.failures.filter(({ result }) => result.skipped).map(({ result }) => `  ${result.id}: ${result.skipped}`);
   const lines = [
     ...tables.filter(Boolean).flatMap((t) => [t, '']),
     `store: ${outcome.environment.store} (${outcome.environment.storeNote}); ${Math.round(outcome.durationMs / 1000)} s`,
     ...(skipped.length > 0 ? [`skipped ${skipped.length} scenario(s), as this machine lacks what they need:`, ...skipped] : []),
-    ...(summary.keptSkipped.length > 0 ? [`RESULTS.md keeps the sections an earlier run wrote for: ${summary.keptSkipped.join(', ')}`] : []),
+    ...(summary.keptSkipped.length > 0
+      ? [`RESULTS.md keeps the sections an earlier run wrote for: ${summary.keptSkipped.join(', ')}`]
+      : []),
     `${selection.partial ? 'partial run: updated' : 'wrote'} ${summary.written.join(', ') || 'no section'}${selection.partial ? '; every other section kept' : ''}`,
     ...summary.files.map((file) => `  ${shownPath(file)}`),
   ];
@@ -59,7 +66,9 @@ async function main(): Promise<void> {
     selection = selectionFrom(process.env.SCENARIOS);
   } catch (error) {
     if (!(error instanceof UnknownScenarioError)) throw error;
-    process.stderr.write(`SCENARIOS: ${error.message}\nnothing run, nothing written (npm run scenarios -- --list shows every id with its title)\n`);
+    process.stderr.write(
+      `SCENARIOS: ${error.message}\nnothing run, nothing written (npm run scenarios -- --list shows every id with its title)\n`,
+    );
     process.exitCode = 2;
     return;
   }

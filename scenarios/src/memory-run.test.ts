@@ -34,14 +34,17 @@ describe('a run with no Redis at all (no REDIS_URL, no redis-server, no containe
   it('skips exactly the scenarios that need Redis (or a broker that is not there), each saying why', () => {
     const skipped = results.failures.filter((f) => f.skipped);
     for (const id of NEED_REDIS) expect(skipped.map((f) => f.id)).toContain(id);
-    for (const f of skipped) expect({ id: f.id, reason: f.skipped }).toEqual({ id: f.id, reason: expect.stringMatching(/^needs Redis|^RabbitMQ not reachable/) });
+    for (const f of skipped)
+      expect({ id: f.id, reason: f.skipped }).toEqual({ id: f.id, reason: expect.stringMatching(/^needs Redis|^RabbitMQ not reachable/) });
     expect(run.stdout).toContain(`skipped ${skipped.length} scenario(s), as this machine lacks what they need:`);
   });
 
   it('gets the expected charges in the write-up and in every scenario that ran', () => {
     expect(results.writeUp!.policies.map((p) => p.charges)).toEqual([4, 2, 1, 1]);
     const ran = results.failures.filter((f) => !f.skipped);
-    expect(ran.map((f) => f.id)).toEqual(expect.arrayContaining(['double-click', 'key-reuse', 'failure-before-commit', 'retention', 'retry-multiplication']));
+    expect(ran.map((f) => f.id)).toEqual(
+      expect.arrayContaining(['double-click', 'key-reuse', 'failure-before-commit', 'retention', 'retry-multiplication']),
+    );
     const counts = ran.flatMap((f) => f.variants.map((v) => `${f.id} | ${v.variant} | ${v.charges}`));
     expect(counts).toEqual(ran.flatMap((f) => f.variants.map((v) => `${f.id} | ${v.variant} | ${v.expectedCharges}`)));
   });

@@ -27,7 +27,9 @@ const isPaymentsDecision = (span: ReceivedSpan) => span.service === 'payments' &
 function complete(trace: ReceivedSpan[], rootParent: string): boolean {
   const ids = new Set(trace.map((span) => span.spanId));
   const parents = new Set(trace.map((span) => span.parentSpanId));
-  const answered = trace.filter((span) => span.kind === SpanKindNumber.Client && span.attributes['http.response.status_code'] !== undefined);
+  const answered = trace.filter(
+    (span) => span.kind === SpanKindNumber.Client && span.attributes['http.response.status_code'] !== undefined,
+  );
   return (
     trace.every((span) => span.parentSpanId === undefined || span.parentSpanId === rootParent || ids.has(span.parentSpanId)) &&
     answered.every((span) => parents.has(span.spanId))
@@ -91,7 +93,7 @@ describe('one checkout under propagated, traced across the three services', () =
     await receiver?.close();
   });
 
-  it('is one trace: every span that carries the key, on every hop, has the caller\'s trace id', () => {
+  it("is one trace: every span that carries the key, on every hop, has the caller's trace id", () => {
     const keyed = receiver.spans.filter((span) => span.attributes['idempotency.key_hash'] !== undefined);
     expect(new Set(keyed.map((span) => span.traceId))).toEqual(new Set([traceId]));
     expect(new Set(checkout.map((span) => span.service))).toEqual(new Set(['gateway', 'orders', 'payments']));
@@ -115,7 +117,9 @@ describe('one checkout under propagated, traced across the three services', () =
     // on the machine's timing, never on a second execution.
     const others = ['waited', 'replayed', 'rejected_in_flight', 'abandoned'];
     for (const outcome of outcomes.filter((o) => o !== 'executed')) expect(others).toContain(outcome);
-    expect(decisions.find((span) => span.attributes['idempotency.outcome'] === 'executed')?.attributes['idempotency.epoch']).toEqual(expect.any(Number));
+    expect(decisions.find((span) => span.attributes['idempotency.outcome'] === 'executed')?.attributes['idempotency.epoch']).toEqual(
+      expect.any(Number),
+    );
   });
 
   it('names the Redis commands it traces, and keeps their arguments out: no record, owner or charge', () => {
@@ -137,14 +141,22 @@ describe('one checkout under propagated, traced across the three services', () =
   it('makes each retry its own client span with its attempt number, and each server span names the attempt it answered', () => {
     const calls = checkout.filter((span) => span.kind === SpanKindNumber.Client && span.attributes['idempotency.attempt'] !== undefined);
     const attempts = calls.map((span) => [span.attributes['idempotency.attempt'], span.attributes['http.request.resend_count']]);
-    expect(attempts).toEqual(expect.arrayContaining([[1, undefined], [2, 1]]));
+    expect(attempts).toEqual(
+      expect.arrayContaining([
+        [1, undefined],
+        [2, 1],
+      ]),
+    );
     for (const [attempt, resends] of attempts) expect(resends).toBe(attempt === 1 ? undefined : Number(attempt) - 1);
     // Each server span below the gateway answered one client span's attempt, and says which.
     const answered = checkout.filter((span) => span.service !== 'gateway' && span.kind === SpanKindNumber.Server);
     expect(answered.length).toBeGreaterThanOrEqual(4);
     for (const span of answered) {
       const call = calls.find((c) => c.spanId === span.parentSpanId);
-      expect([span.service, span.attributes['http.request.header.request-attempt']]).toEqual([span.service, String(call?.attributes['idempotency.attempt'])]);
+      expect([span.service, span.attributes['http.request.header.request-attempt']]).toEqual([
+        span.service,
+        String(call?.attributes['idempotency.attempt']),
+      ]);
     }
   });
 

@@ -109,7 +109,9 @@ export function writeUpMarkdown(runs: PolicyRun[], env: RunEnvironment, duration
     '',
     '| policy | charges | write-up | caller got | later press |',
     '|---|---|---|---|---|',
-    ...runs.map((run) => `| \`${run.policy}\` | **${run.charges}** | ${EXPECTED_CHARGES[run.policy]} | ${callerText(run)} | ${laterText(run)} |`),
+    ...runs.map(
+      (run) => `| \`${run.policy}\` | **${run.charges}** | ${EXPECTED_CHARGES[run.policy]} | ${callerText(run)} | ${laterText(run)} |`,
+    ),
     '',
     ...sections,
   ].join('\n');

@@ -29,7 +29,9 @@ const HEADER = [
   'matters: the ledger refuses a write whose epoch is older than one it has already seen for the same record.',
 ].join('\n');
 
-const FAILURES_INTRO = ['## Beyond the write-up', '', 'Each failure run twice or more on a fresh lab: the naive approach, then ours.'].join('\n');
+const FAILURES_INTRO = ['## Beyond the write-up', '', 'Each failure run twice or more on a fresh lab: the naive approach, then ours.'].join(
+  '\n',
+);
 
 /** The sections of an existing RESULTS.md, by id, markers included; none when it has no markers. */
 export function parseSections(markdown: string): Map<string, string> {

@@ -1,7 +1,14 @@
 import type { RunEnvironment } from './environment';
 import { mergeResults, readResults, type FailureRecord } from './results-file';
 
-const env = (date: string): RunEnvironment => ({ node: 'v20', platform: 'linux x64', store: 'redis', storeNote: 'REDIS_URL', commit: 'abc', date });
+const env = (date: string): RunEnvironment => ({
+  node: 'v20',
+  platform: 'linux x64',
+  store: 'redis',
+  storeNote: 'REDIS_URL',
+  commit: 'abc',
+  date,
+});
 
 function failure(id: string, date: string, charges: number): FailureRecord {
   return {
@@ -30,7 +37,11 @@ describe('results.json across runs', () => {
   );
 
   it('keeps every section a partial run did not run, and replaces the ones it ran', () => {
-    const second = mergeResults(readResults(JSON.stringify(first)), { environment: env('second'), failures: [failure('retention', 'second', 2)] }, order);
+    const second = mergeResults(
+      readResults(JSON.stringify(first)),
+      { environment: env('second'), failures: [failure('retention', 'second', 2)] },
+      order,
+    );
     expect(second.environment.date).toBe('second');
     expect(second.writeUp).toEqual(first.writeUp);
     expect(second.failures.map((f) => [f.id, f.environment.date])).toEqual([
@@ -39,8 +50,12 @@ describe('results.json across runs', () => {
     ]);
   });
 
-  it("orders failures as the runner does, whatever order they were run or kept in", () => {
-    const merged = mergeResults(readResults(JSON.stringify(first)), { environment: env('third'), failures: [failure('key-reuse', 'third', 1)] }, order);
+  it('orders failures as the runner does, whatever order they were run or kept in', () => {
+    const merged = mergeResults(
+      readResults(JSON.stringify(first)),
+      { environment: env('third'), failures: [failure('key-reuse', 'third', 1)] },
+      order,
+    );
     expect(merged.failures.map((f) => f.id)).toEqual(['double-click', 'retention', 'key-reuse']);
   });
 

@@ -39,7 +39,11 @@ export async function runSelection(ids: readonly string[], log: (line: string) =
       log(`${scenario.id}: ${scenario.title}`);
       const from = Date.now();
       const result = await scenario.run({ store: choice.store, redisUrl: choice.redisUrl, log });
-      log(result.skipped ? `${scenario.id}: skipped: ${result.skipped}` : `${scenario.id}: ${result.variants.map((v) => `${v.charges}`).join(' / ')} charges`);
+      log(
+        result.skipped
+          ? `${scenario.id}: skipped: ${result.skipped}`
+          : `${scenario.id}: ${result.variants.map((v) => `${v.charges}`).join(' / ')} charges`,
+      );
       outcome.failures.push({ result, durationMs: Date.now() - from });
     }
   } finally {

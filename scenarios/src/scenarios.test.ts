@@ -60,7 +60,11 @@ describe('npm run scenarios on Redis, written to a temporary folder', () => {
     const counts = results.failures.flatMap((f) => f.variants.map((v) => `${f.id} | ${v.variant} | ${v.charges}`));
     expect(counts).toEqual(results.failures.flatMap((f) => f.variants.map((v) => `${f.id} | ${v.variant} | ${v.expectedCharges}`)));
     for (const f of results.failures) {
-      expect({ id: f.id, naive: f.variants.some((v) => v.variant.startsWith('naive')), ours: f.variants.some((v) => v.variant.startsWith('ours')) }).toEqual({
+      expect({
+        id: f.id,
+        naive: f.variants.some((v) => v.variant.startsWith('naive')),
+        ours: f.variants.some((v) => v.variant.startsWith('ours')),
+      }).toEqual({
         id: f.id,
         naive: true,
         ours: true,
@@ -99,7 +103,10 @@ describe('npm run scenarios on Redis, written to a temporary folder', () => {
       const link = chartLink(id);
       expect(markdown).toContain(`](${link})`);
       const svg = readFileSync(join(root, link), 'utf8');
-      const counts = id === 'write-up' ? results.writeUp!.policies.map((p) => p.charges) : results.failures.find((f) => f.id === id)!.variants.map((v) => v.charges);
+      const counts =
+        id === 'write-up'
+          ? results.writeUp!.policies.map((p) => p.charges)
+          : results.failures.find((f) => f.id === id)!.variants.map((v) => v.charges);
       const texts = [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
       for (const count of counts) expect(texts).toContain(String(count));
     }

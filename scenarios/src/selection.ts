@@ -34,7 +34,10 @@ export class UnknownScenarioError extends Error {
  * nothing.
  */
 export function selectionFrom(value: string | undefined): Selection {
-  const asked = (value ?? '').split(',').map((id) => id.trim()).filter(Boolean);
+  const asked = (value ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
   if (asked.length === 0) return { ids: [...SCENARIO_IDS], partial: false };
   const unknown = asked.filter((id) => !SCENARIO_IDS.includes(id));
   if (unknown.length > 0) throw new UnknownScenarioError(unknown);

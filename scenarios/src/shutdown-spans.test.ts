@@ -45,7 +45,9 @@ describe('graceful shutdown and traces', () => {
 
     await lab.stop();
 
-    const checkout = receiver.spans.filter((span) => span.attributes['url.path'] === '/checkout' || span.attributes['idempotency.key_hash'] !== undefined);
+    const checkout = receiver.spans.filter(
+      (span) => span.attributes['url.path'] === '/checkout' || span.attributes['idempotency.key_hash'] !== undefined,
+    );
     expect(new Set(checkout.map((span) => span.service))).toEqual(new Set(SERVICES));
   });
 });

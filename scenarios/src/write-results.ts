@@ -25,7 +25,11 @@ function readIfThere(path: string): string | undefined {
 
 /** The write-up's policies as bars: no key and a key per attempt are the naive side. */
 function policyBars(outcome: NonNullable<RunOutcome['writeUp']>): ChargeBar[] {
-  return outcome.runs.map((run) => ({ label: run.policy, charges: run.charges, side: run.policy === 'none' || run.policy === 'per-attempt' ? 'naive' : 'ours' }));
+  return outcome.runs.map((run) => ({
+    label: run.policy,
+    charges: run.charges,
+    side: run.policy === 'none' || run.policy === 'per-attempt' ? 'naive' : 'ours',
+  }));
 }
 
 /**
@@ -63,7 +67,9 @@ export async function writeResults(outcome: RunOutcome, paths: OutputPaths): Pro
       charts.push({ id: result.id, title: `${result.id}: charges, naive and ours`, bars });
     }
   }
-  const svgs = await Promise.all(charts.map(async (chart) => ({ id: chart.id, svg: await renderSvg(chargesChart(chart.title, chart.bars)) })));
+  const svgs = await Promise.all(
+    charts.map(async (chart) => ({ id: chart.id, svg: await renderSvg(chargesChart(chart.title, chart.bars)) })),
+  );
 
   for (const { id, svg } of svgs) {
     const file = join(paths.root, chartLink(id));

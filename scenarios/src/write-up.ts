@@ -152,7 +152,12 @@ export interface PressAnswer {
  * One press of "Pay": one checkout through `caller`, with `key` when the
  * caller sends one, and `headers` when it sends more (a traced caller's `traceparent`).
  */
-export async function press(caller: IdempotentHttpClient, order: object, key?: string, headers?: Record<string, string>): Promise<PressAnswer> {
+export async function press(
+  caller: IdempotentHttpClient,
+  order: object,
+  key?: string,
+  headers?: Record<string, string>,
+): Promise<PressAnswer> {
   const started = performance.now();
   try {
     const response = await caller.post('/checkout', order, { ...(key && { key }), ...(headers && { headers }) });

@@ -9,8 +9,7 @@ import { OrdersModule } from './orders.module';
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 
 /** The next message waiting on `queue`, taken off it; `undefined` when there is none. */
-const take = (queue: string) =>
-  withBrokerChannel(AMQP_URL, async (channel) => (await channel.get(queue, { noAck: true })) || undefined);
+const take = (queue: string) => withBrokerChannel(AMQP_URL, async (channel) => (await channel.get(queue, { noAck: true })) || undefined);
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 });
 

@@ -43,7 +43,10 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
   async publish(order: OrderPaymentDto): Promise<void> {
     const key = this.outboundKey();
     const record = new RmqRecordBuilder({ orderId: order.orderId, account: order.account, amountCents: order.amountCents })
-      .setOptions({ persistent: true, ...(key === undefined ? {} : { headers: { [HeaderName.IdempotencyKey]: formatIdempotencyKey(key) } }) })
+      .setOptions({
+        persistent: true,
+        ...(key === undefined ? {} : { headers: { [HeaderName.IdempotencyKey]: formatIdempotencyKey(key) } }),
+      })
       .build();
     try {
       await lastValueFrom(this.client.emit(CHARGE_PATTERN, record).pipe(timeout(CONFIRM_TIMEOUT_MS)), { defaultValue: undefined });

@@ -55,7 +55,11 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   const publish = (data: object, key?: string) => {
     // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
     const options = { persistent: true, ...(key === undefined ? {} : { headers: { 'idempotency-key': `"${key}"` } }) };
-    return channel.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern: CHARGE_PATTERN, data })), options as Parameters<ChannelWrapper['sendToQueue']>[2]);
+    return channel.sendToQueue(
+      queue,
+      Buffer.from(JSON.stringify({ pattern: CHARGE_PATTERN, data })),
+      options as Parameters<ChannelWrapper['sendToQueue']>[2],
+    );
   };
   const charges = (orderId: string) => chargeCount(payments, orderId);
   const charged = (orderId: string) => async () => ((await charges(orderId)) > 0 ? true : undefined);

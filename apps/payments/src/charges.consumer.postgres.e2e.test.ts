@@ -76,10 +76,18 @@ async function startPayments(): Promise<ChildProcess> {
     CHARGE_QUEUE: queue,
     IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
   };
-  const child = track(spawn(process.execPath, [require.resolve('@idempotency-chain/payments/main')], { env: { ...process.env, ...env }, stdio: 'ignore' }));
+  const child = track(
+    spawn(process.execPath, [require.resolve('@idempotency-chain/payments/main')], { env: { ...process.env, ...env }, stdio: 'ignore' }),
+  );
   children.add(child);
   child.once('exit', () => children.delete(child));
-  await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok).catch(() => false)) || undefined, 'payments to answer /health');
+  await until(
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/health`)
+        .then((r) => r.ok)
+        .catch(() => false)) || undefined,
+    'payments to answer /health',
+  );
   return child;
 }
 
@@ -107,19 +115,29 @@ test('killed between the ledger insert and the completion, the redelivered messa
 
   // The charge is written and the completion waits on the lock: kill payments there.
   await until(
-    async () => (await count(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`, [database])) > 0 || undefined,
+    async () =>
+      (await count(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+        [database],
+      )) > 0 || undefined,
     'the completion to wait',
   );
   first.kill('SIGKILL');
   await once(first, 'exit');
   // The server ends the dead process's connections (as it would at their next read): an open transaction rolls back.
-  await db.query(`SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2`, [database, TEST_APPLICATION]);
+  await db.query(`SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2`, [
+    database,
+    TEST_APPLICATION,
+  ]);
   await db.query('DROP TRIGGER hold_completion ON idempotency_records');
   await holder.query('SELECT pg_advisory_unlock($1)', [COMPLETION_LOCK]);
   holder.release();
 
   // The broker redelivers the unacked message to the restarted payments, which takes the record over once the lease ran out.
   await startPayments();
-  await until(async () => (await count(`SELECT count(*) AS n FROM idempotency_records WHERE status = 'completed'`)) > 0 || undefined, 'the redelivery to complete');
+  await until(
+    async () => (await count(`SELECT count(*) AS n FROM idempotency_records WHERE status = 'completed'`)) > 0 || undefined,
+    'the redelivery to complete',
+  );
   expect(await count('SELECT count(*) AS n FROM payments_ledger WHERE order_id = $1', [order.orderId])).toBe(1);
 });

@@ -101,7 +101,9 @@ describe("payments when its ledger's Redis does not answer", () => {
     // Woken, Redis runs the write it was sent: the outcome the 503 could not know.
     const deadline = Date.now() + RECONNECT_BOUND_MS;
     while ((await chargeCount(payments, body.orderId)) === 0 && Date.now() < deadline) await sleep(50);
-    const [landed] = ((await (await fetch(`${payments.url}/charges?orderId=${body.orderId}`)).json()) as { charges: Array<{ chargeId: string }> }).charges;
+    const [landed] = (
+      (await (await fetch(`${payments.url}/charges?orderId=${body.orderId}`)).json()) as { charges: Array<{ chargeId: string }> }
+    ).charges;
     expect(landed).toBeDefined();
 
     const retry = await charge(body, key);

@@ -52,10 +52,10 @@ describe.each<[string, () => Ledger]>([
   });
 });
 
-describe('after the record\'s retention', () => {
+describe("after the record's retention", () => {
   const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct', amountCents: 500 });
 
-  it('MemoryLedger forgets the record\'s charge and epoch, as the record itself is forgotten', async () => {
+  it("MemoryLedger forgets the record's charge and epoch, as the record itself is forgotten", async () => {
     let now = 1_000;
     const ledger = new MemoryLedger(500, () => now);
     const entry = order();
@@ -68,7 +68,7 @@ describe('after the record\'s retention', () => {
     expect(await ledger.chargesOf(entry.orderId)).toHaveLength(2);
   });
 
-  it('RedisLedger does the same through its keys\' TTL', async () => {
+  it("RedisLedger does the same through its keys' TTL", async () => {
     const ledger = new RedisLedger(redis, 200, prefix);
     const entry = order();
     const recordKey = randomUUID();

@@ -46,7 +46,12 @@ export class PaymentsModule {
         }),
         TerminusModule,
       ],
-      controllers: [PaymentsController, ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : []), HealthController, MetricsController],
+      controllers: [
+        PaymentsController,
+        ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : []),
+        HealthController,
+        MetricsController,
+      ],
       providers: [ledgerProvider(config), ChargeService, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };
   }

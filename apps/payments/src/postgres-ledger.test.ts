@@ -82,7 +82,7 @@ describe('PostgresLedger when the database does not answer', () => {
 });
 
 describe('PostgresLedger of a transactional store', () => {
-  it('refuses a fenced charge that comes without the execution\'s transaction, and writes nothing', async () => {
+  it("refuses a fenced charge that comes without the execution's transaction, and writes nothing", async () => {
     const transactional = new PostgresLedger(pool, { transactional: true });
     const order = entry();
     await expect(transactional.charge(order, { recordKey: randomUUID(), epoch: 1 })).rejects.toThrow(TypeError);

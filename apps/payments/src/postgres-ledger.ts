@@ -58,7 +58,7 @@ export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdo
       await this.pool.query('CREATE INDEX IF NOT EXISTS payments_ledger_order ON payments_ledger (order_id)');
     } catch (error) {
       if (databaseAnswered(error)) throw error;
-      throw new UnreachableError('PostgreSQL', this.pool.options.connectionString ?? 'the pool\'s database', error);
+      throw new UnreachableError('PostgreSQL', this.pool.options.connectionString ?? "the pool's database", error);
     }
     return this;
   }
@@ -66,15 +66,21 @@ export class PostgresLedger implements Ledger, OnModuleInit, OnApplicationShutdo
   /** @throws TypeError when the ledger is `transactional` and `fence` comes without its transaction. */
   async charge(entry: ChargeEntry, fence?: Fence): Promise<Charge> {
     if (this.transactional && fence && !fence.transaction) {
-      throw new TypeError('A fenced charge on a transactional store must be written through the execution\'s transaction (Fence.transaction)');
+      throw new TypeError(
+        "A fenced charge on a transactional store must be written through the execution's transaction (Fence.transaction)",
+      );
     }
     const charge = newCharge(entry, fence);
     const client = (fence?.transaction as PoolClient | undefined) ?? this.pool;
     await answered(
-      client.query(
-        'INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)',
-        [charge.chargeId, charge.orderId, charge.account, charge.amountCents, charge.epoch, charge.at],
-      ),
+      client.query('INSERT INTO payments_ledger (charge_id, order_id, account, amount_cents, epoch, at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        charge.chargeId,
+        charge.orderId,
+        charge.account,
+        charge.amountCents,
+        charge.epoch,
+        charge.at,
+      ]),
     );
     return charge;
   }

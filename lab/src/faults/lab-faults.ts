@@ -37,7 +37,14 @@ export interface FaultPlan {
 }
 
 /** The faults armed as a count, consumed one per injection. */
-const COUNTED = ['loseReplies', 'crashAfterSideEffect', 'failBeforeSideEffect', 'declineBeforeSideEffect', 'slowFirstReplies', 'stallHolders'] as const;
+const COUNTED = [
+  'loseReplies',
+  'crashAfterSideEffect',
+  'failBeforeSideEffect',
+  'declineBeforeSideEffect',
+  'slowFirstReplies',
+  'stallHolders',
+] as const;
 type CountedFault = (typeof COUNTED)[number];
 
 /** Block this thread for `ms`: no timer, no I/O, no heartbeat runs meanwhile (and no CPU is burnt). */

@@ -52,10 +52,7 @@ export class AttemptTimedOut extends Error {
 export async function sendAttempt(request: AttemptRequest): Promise<AttemptResponse> {
   const controller = new AbortController();
   // A plain timer (not AbortSignal.timeout) so fake timers in tests drive it.
-  const timer = setTimeout(
-    () => controller.abort(new AttemptTimedOut(request.timeoutMs, request.byDeadline)),
-    request.timeoutMs,
-  );
+  const timer = setTimeout(() => controller.abort(new AttemptTimedOut(request.timeoutMs, request.byDeadline)), request.timeoutMs);
   try {
     const response = await request.dispatcher.request({
       origin: request.origin,

@@ -36,9 +36,7 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
   });
 
   it('waits what a 409 Retry-After says, not the backoff', async () => {
-    await setup((_request, index) =>
-      index === 0 ? reply(409, { 'retry-after': '1' }) : reply(201, { 'idempotent-replayed': 'true' }),
-    );
+    await setup((_request, index) => (index === 0 ? reply(409, { 'retry-after': '1' }) : reply(201, { 'idempotent-replayed': 'true' })));
     const call = client.post('/charges', {}, { key: 'k' });
     await log.reached(1);
     expect(log.events[0]).toMatchObject({ outcome: 'http-error', status: 409, retried: true, waitMs: 1000 });
@@ -66,7 +64,9 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
   it('retries the idempotency in-flight 409 by its problem type, even with its Retry-After stripped', async () => {
     const inFlight = { type: 'urn:idempotency-chain:problem:in-flight', status: 409 };
     await setup((_request, index) =>
-      index === 0 ? reply(409, { 'content-type': 'application/problem+json' }, JSON.stringify(inFlight)) : reply(201, { 'idempotent-replayed': 'true' }),
+      index === 0
+        ? reply(409, { 'content-type': 'application/problem+json' }, JSON.stringify(inFlight))
+        : reply(201, { 'idempotent-replayed': 'true' }),
     );
     const response = await settle(client.post('/charges', {}, { key: 'k' }), log);
     expect(response).toMatchObject({ status: 201, attempts: 2, replayed: true });

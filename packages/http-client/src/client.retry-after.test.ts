@@ -17,10 +17,11 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
   async function setup(script: Script, options: Partial<IdempotentClientOptions> = {}) {
     ({ server, client, log } = await startClient(script, options));
   }
-  const failure = (call: Promise<unknown>) => call.then(
-    () => Promise.reject(new Error('expected the call to fail')),
-    (error: unknown) => error as HttpCallError,
-  );
+  const failure = (call: Promise<unknown>) =>
+    call.then(
+      () => Promise.reject(new Error('expected the call to fail')),
+      (error: unknown) => error as HttpCallError,
+    );
 
   // A whole second, so an HTTP-date (whole seconds) an hour ahead is exactly 3 600 000 ms ahead.
   beforeEach(() => jest.useFakeTimers({ ...FAKE_TIMERS, now: Date.UTC(2025, 0, 1) }));

@@ -139,8 +139,7 @@ function is<T extends HttpCallError>(name: string) {
  * @example
  * catch (error) { if (isHttpCallError(error)) return reply(503, error.limit); throw error; }
  */
-export const isHttpCallError = (error: unknown): error is HttpCallError =>
-  typeof error === 'object' && error !== null && marker in error;
+export const isHttpCallError = (error: unknown): error is HttpCallError => typeof error === 'object' && error !== null && marker in error;
 export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
 export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');
 export const isOutcomeUnknownError = is<OutcomeUnknownError>('OutcomeUnknownError');

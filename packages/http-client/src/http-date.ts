@@ -60,11 +60,7 @@ export function parseHttpDate(value: string, now: number): number | undefined {
   return toEpoch({ ...written, year: rfc850Year(written, now) });
 }
 
-function fields(
-  match: RegExpExecArray,
-  at: Record<'weekday' | 'day' | 'month' | 'year' | 'time', number>,
-  dayNames: string[],
-): DateFields {
+function fields(match: RegExpExecArray, at: Record<'weekday' | 'day' | 'month' | 'year' | 'time', number>, dayNames: string[]): DateFields {
   const group = (index: number) => match[index] ?? '';
   return {
     weekday: dayNames.indexOf(group(at.weekday)),

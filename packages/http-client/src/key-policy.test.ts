@@ -37,7 +37,13 @@ describe('resolveIntentKey under propagated', () => {
   });
 
   describe('once the hop has identified the inbound request', () => {
-    const hop = (scope: string, key: string, fingerprinted = false) => ({ service: 'gateway', operation: 'gateway.checkout', scope, key, fingerprinted });
+    const hop = (scope: string, key: string, fingerprinted = false) => ({
+      service: 'gateway',
+      operation: 'gateway.checkout',
+      scope,
+      key,
+      fingerprinted,
+    });
 
     it("sends the caller's record, not its key: two callers with one key send two keys, each the same on every retry", () => {
       const a = resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001') });
@@ -45,7 +51,9 @@ describe('resolveIntentKey under propagated', () => {
       expect(a).toBe(deriveHopKey(hop('account:a', 'order-1001')));
       expect(b).not.toBe(a);
       expect(resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001') })).toBe(a);
-      expect(resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001'), callName: 'c' })).toBe(deriveChildKey(a!, 'c'));
+      expect(resolveIntentKey('propagated', { inboundKey: 'order-1001', hop: hop('account:a', 'order-1001'), callName: 'c' })).toBe(
+        deriveChildKey(a!, 'c'),
+      );
     });
 
     it('sends a keyless request its fingerprint record, the same on every execution', () => {

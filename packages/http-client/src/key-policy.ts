@@ -78,7 +78,7 @@ function unboundKey(inboundKey: string, forward = false): string {
   if (forward) return inboundKey;
   throw new Error(
     'An inbound Idempotency-Key is bound, but no @Idempotent route has identified the request, so the caller is unknown ' +
-      'and the key cannot leave this hop without colliding with another caller\'s: make the call from an @Idempotent route ' +
+      "and the key cannot leave this hop without colliding with another caller's: make the call from an @Idempotent route " +
       "(after its interceptor), pass the call's own `key`, or set `forwardUnboundKey: true` when every caller of this hop is one trusted principal",
   );
 }

@@ -37,9 +37,7 @@ describe('runWithRequestContext', () => {
   it('is seen after await, in timers and in parallel branches', async () => {
     const seen = await runWithRequestContext({ key: 'k' }, async () => {
       await Promise.resolve();
-      const afterTimer = await new Promise<string | undefined>((resolve) =>
-        setTimeout(() => resolve(currentRequestContext()?.key), 1),
-      );
+      const afterTimer = await new Promise<string | undefined>((resolve) => setTimeout(() => resolve(currentRequestContext()?.key), 1));
       const parallel = await Promise.all([1, 2, 3].map(async () => (await sleep(1), currentRequestContext()?.key)));
       return [afterTimer, ...parallel];
     });
@@ -51,9 +49,10 @@ describe('runWithRequestContext', () => {
       Array.from({ length: 100 }, (_, i) =>
         runWithRequestContext({ key: `k-${i}` }, async () => {
           await sleep(i % 7);
-          return runWithRequestContext({ key: `inner-${i}` }, async () => currentRequestContext()?.key).then(
-            (inner) => [inner, currentRequestContext()?.key],
-          );
+          return runWithRequestContext({ key: `inner-${i}` }, async () => currentRequestContext()?.key).then((inner) => [
+            inner,
+            currentRequestContext()?.key,
+          ]);
         }),
       ),
     );

@@ -44,7 +44,8 @@ async function throughput(store, workers = concurrency) {
         const owner = randomUUID();
         const start = performance.now();
         const claim = await store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs: 10_000 });
-        if (claim.status !== 'claimed' || !(await store.complete(storeKey, owner, '{"statusCode":201}', 60_000))) throw new Error('cycle failed');
+        if (claim.status !== 'claimed' || !(await store.complete(storeKey, owner, '{"statusCode":201}', 60_000)))
+          throw new Error('cycle failed');
         busyMs += performance.now() - start;
         cycles += 1;
       }
@@ -98,14 +99,18 @@ async function failover(mode, attempts, waitForReplicas) {
       const storeKey = newKey();
       let shard;
       // After a failover the demoted master joins as the replica a moment later.
-      await waitUntil(async () => {
-        shard = await shardOf(admin, `measure:{${storeKey}}`);
-        if (!shard.replica) return false;
-        const probe = await direct(shard.replica);
-        const up = (await probe.info('replication')).includes('master_link_status:up');
-        probe.disconnect();
-        return up;
-      }, 20_000, 'a replica in sync');
+      await waitUntil(
+        async () => {
+          shard = await shardOf(admin, `measure:{${storeKey}}`);
+          if (!shard.replica) return false;
+          const probe = await direct(shard.replica);
+          const up = (await probe.info('replication')).includes('master_link_status:up');
+          probe.disconnect();
+          return up;
+        },
+        20_000,
+        'a replica in sync',
+      );
       const { master, replica } = shard;
       const replicaClient = await direct(replica);
       const pid = mode === 'kill' ? Number(/process_id:(\d+)/.exec(await (await direct(master)).info('server'))?.[1]) : 0;
@@ -124,7 +129,11 @@ async function failover(mode, attempts, waitForReplicas) {
       replicaClient.disconnect();
       if (mode === 'kill') {
         cluster('restart-node', String(master));
-        await waitUntil(async () => (await (await direct(master)).info('replication')).includes('master_link_status:up'), 20_000, 'the restarted node to rejoin');
+        await waitUntil(
+          async () => (await (await direct(master)).info('replication')).includes('master_link_status:up'),
+          20_000,
+          'the restarted node to rejoin',
+        );
       }
     }
   } finally {
@@ -171,7 +180,10 @@ async function main() {
     await postgres.close();
 
     report.failover = {
-      takeover: { noWait: await failover('takeover', forceAttempts), wait: await failover('takeover', forceAttempts, { replicas: 1, timeoutMs: 100 }) },
+      takeover: {
+        noWait: await failover('takeover', forceAttempts),
+        wait: await failover('takeover', forceAttempts, { replicas: 1, timeoutMs: 100 }),
+      },
       kill: { noWait: await failover('kill', killAttempts), wait: await failover('kill', killAttempts, { replicas: 1, timeoutMs: 100 }) },
     };
   } finally {

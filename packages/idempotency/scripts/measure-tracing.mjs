@@ -11,7 +11,13 @@ import { TracingObserver } from '../dist/opentelemetry/index.js';
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 const calls = Number(process.env.CALLS ?? 5_000_000);
 // The event the coordinator already builds for its other observers (metrics, logs).
-const event = { outcome: IdempotencyOutcome.Executed, service: 'payments', operation: 'payments.charge', keyHash: '0bafe22156d2', epoch: 7 };
+const event = {
+  outcome: IdempotencyOutcome.Executed,
+  service: 'payments',
+  operation: 'payments.charge',
+  keyHash: '0bafe22156d2',
+  epoch: 7,
+};
 let sink;
 const observers = {
   'does nothing': { record: () => undefined },
@@ -34,6 +40,8 @@ for (const [name, observer] of Object.entries(observers)) {
   const ns = Number(process.hrtime.bigint() - started) / calls;
   const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
   await settle();
-  console.log(`${name.padEnd(28)} ${ns.toFixed(1).padStart(6)} ns/call  ${String(collections).padStart(4)} GCs in ${calls} calls  heap +${(heapGrowth / 1024).toFixed(0)} KiB`);
+  console.log(
+    `${name.padEnd(28)} ${ns.toFixed(1).padStart(6)} ns/call  ${String(collections).padStart(4)} GCs in ${calls} calls  heap +${(heapGrowth / 1024).toFixed(0)} KiB`,
+  );
 }
 void sink;

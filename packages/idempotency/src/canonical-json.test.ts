@@ -7,14 +7,20 @@ function randomJson(random: () => number, depth = 0): unknown {
   const strings = ['', 'a', 'é', '€', '\u2028', '"\\', '\ud83d\ude00', 'z', 'A', '10', '1', '\u0000'];
   const numbers = [0, -0, 1, -1.5, 1e21, 1e-7, 123456789012345680000, 5e-324, 0.1 + 0.2, 100];
   switch (pick) {
-    case 0: return null;
-    case 1: return numbers[Math.floor(random() * numbers.length)];
-    case 2: return strings[Math.floor(random() * strings.length)];
-    case 3: return random() < 0.5;
-    case 4: return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return numbers[Math.floor(random() * numbers.length)];
+    case 2:
+      return strings[Math.floor(random() * strings.length)];
+    case 3:
+      return random() < 0.5;
+    case 4:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
     default: {
       const object: Record<string, unknown> = {};
-      for (let i = Math.floor(random() * 5); i > 0; i--) object[strings[Math.floor(random() * strings.length)]!] = randomJson(random, depth + 1);
+      for (let i = Math.floor(random() * 5); i > 0; i--)
+        object[strings[Math.floor(random() * strings.length)]!] = randomJson(random, depth + 1);
       return object;
     }
   }

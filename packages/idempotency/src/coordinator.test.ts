@@ -43,7 +43,9 @@ class UnreachableStore implements IdempotencyStore {
 describe('fail-open', () => {
   it('runs the action unprotected only when the claim itself failed', async () => {
     const unreachable = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), observer: recorder });
-    const result = await unreachable.run(request({ policy: { onStoreFailure: 'fail-open' } }), async (execution) => ({ epoch: execution.epoch }));
+    const result = await unreachable.run(request({ policy: { onStoreFailure: 'fail-open' } }), async (execution) => ({
+      epoch: execution.epoch,
+    }));
     expect(result).toEqual({ value: { epoch: 0 }, replayed: false, waited: false });
     expect(recorder.outcomes()).toEqual(['store_error', 'fail_open']);
   });
@@ -116,7 +118,9 @@ describe('policies', () => {
 
   it.each([0, -1, 2.5, Number.NaN, Infinity])('refuses maxWaiters %p at construction, naming the option', (maxWaiters) => {
     expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(InvalidPolicyError);
-    expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(/payments: maxWaiters must be a whole number from 1/);
+    expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(
+      /payments: maxWaiters must be a whole number from 1/,
+    );
   });
 
   it('accepts a heartbeat of 0 (off) with any lease', () => {
@@ -269,7 +273,9 @@ describe('the replay cache', () => {
     expect(claim).not.toHaveBeenCalled();
     expect(recorder.outcomes()).toEqual(['executed', 'replayed', 'replayed']);
 
-    expect(() => coordinator.replayFromMemory(request({ fingerprint: 'fp-other' }))).toThrow(expect.objectContaining({ name: 'KeyReusedError' }));
+    expect(() => coordinator.replayFromMemory(request({ fingerprint: 'fp-other' }))).toThrow(
+      expect.objectContaining({ name: 'KeyReusedError' }),
+    );
     expect(recorder.outcomes().at(-1)).toBe('mismatched');
   });
 
@@ -358,7 +364,11 @@ describe('waiter caps', () => {
     await eventually(() => capped.runningExecutions >= 1, 'the holder to claim');
     return { open: () => gate.open(), holder };
   }
-  const rejection = (promise: Promise<unknown>) => promise.then(() => 'answered', (error: unknown) => error);
+  const rejection = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
   /** Claims answered so far: a duplicate whose claim found the key held is counted as waiting from then on. */
   const claims = (count: number) => eventually(() => recorder.claims >= count, `${count} claims to be answered`);
 
@@ -628,7 +638,12 @@ describe('drain', () => {
       }
     })();
     // Its own lease: the heartbeat timer made under fake timers is shared with no other test.
-    const failingCoordinator = new IdempotencyCoordinator({ service: 'payments', store: failing, observer: recorder, defaults: { leaseMs: 1_201 } });
+    const failingCoordinator = new IdempotencyCoordinator({
+      service: 'payments',
+      store: failing,
+      observer: recorder,
+      defaults: { leaseMs: 1_201 },
+    });
     jest.useFakeTimers();
     const executions = await Promise.all(
       ['k-1', 'k-2'].map(async (key) => {
@@ -656,7 +671,11 @@ describe('drain', () => {
   });
 
   it('does not count an execution run unprotected under fail-open', async () => {
-    const failOpen = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), defaults: { onStoreFailure: 'fail-open' } });
+    const failOpen = new IdempotencyCoordinator({
+      service: 'payments',
+      store: new UnreachableStore(),
+      defaults: { onStoreFailure: 'fail-open' },
+    });
     const begun = await failOpen.begin(request());
 
     expect('execution' in begun && begun.execution?.protected).toBe(false);

@@ -124,7 +124,8 @@ export class IdempotencyCoordinator {
   constructor(private readonly options: IdempotencyOptions) {
     this.replays = options.replayCache === false ? undefined : new ReplayCache(options.replayCache);
     const maxWaiters = options.maxWaiters ?? 10_000;
-    if (!isCount(maxWaiters)) throw new InvalidPolicyError(`${options.service}: maxWaiters must be a whole number from 1 (got ${String(maxWaiters)})`);
+    if (!isCount(maxWaiters))
+      throw new InvalidPolicyError(`${options.service}: maxWaiters must be a whole number from 1 (got ${String(maxWaiters)})`);
     this.waiting = new WaitingRequests(maxWaiters);
     validatePolicy(resolvePolicy(options.defaults), `${options.service} defaults`);
     for (const operation of Object.keys(options.operations ?? {})) this.policyFor(operation);
@@ -175,7 +176,8 @@ export class IdempotencyCoordinator {
    * @throws InvalidPolicyError naming the option.
    */
   policyFor(operation: string, route?: Partial<OperationPolicy>): OperationPolicy {
-    if (route) return validatePolicy(resolvePolicy(this.options.defaults, this.options.operations?.[operation], route), `operation ${operation}`);
+    if (route)
+      return validatePolicy(resolvePolicy(this.options.defaults, this.options.operations?.[operation], route), `operation ${operation}`);
     let policy = this.policies.get(operation);
     if (!policy) {
       policy = validatePolicy(resolvePolicy(this.options.defaults, this.options.operations?.[operation]), `operation ${operation}`);
@@ -267,12 +269,17 @@ export class IdempotencyCoordinator {
           } catch (error) {
             report(IdempotencyOutcome.StoreError, { epoch: claim.epoch, error });
             await new Execution(store, recordKey, owner, claim.epoch, policy, report, undefined, this.running).release();
-            throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', { cause: error });
+            throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', {
+              cause: error,
+            });
           }
         }
         // A result that cannot be stored is kept here, so this process replays it instead of running the action again.
         const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
-        return { execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember), waited };
+        return {
+          execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember),
+          waited,
+        };
       }
       this.running.ended();
       if (claim.fingerprint !== request.fingerprint) {

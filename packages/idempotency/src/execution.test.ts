@@ -44,7 +44,12 @@ beforeEach(() => {
 afterEach(() => jest.useRealTimers());
 
 function setup(store: FlakyStore, replayCache = false) {
-  const coordinator = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, ...(!replayCache && { replayCache: false }) });
+  const coordinator = new IdempotencyCoordinator({
+    service: 'payments',
+    store,
+    observer: recorder,
+    ...(!replayCache && { replayCache: false }),
+  });
   let runs = 0;
   const charge = async () => {
     runs += 1;
@@ -107,7 +112,10 @@ describe('Execution completion when the store fails', () => {
     const probe = await store.claim({ recordKey, fingerprint: 'fp', owner: 'probe', leaseMs });
     expect(probe.status === 'in_progress' && probe.leaseRemainingMs).toBeGreaterThan(1_500);
     expect(await settle(first)).toMatchObject({ replayed: false });
-    expect(await settle(coordinator.run(request(leaseMs), charge))).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
+    expect(await settle(coordinator.run(request(leaseMs), charge))).toMatchObject({
+      replayed: true,
+      value: { body: { chargeId: 'ch_1' } },
+    });
 
     expect(runs()).toBe(1);
     expect(store.completions).toBe(7);

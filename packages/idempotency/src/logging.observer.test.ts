@@ -11,20 +11,46 @@ describe('LoggingObserver', () => {
   beforeEach(() => (lines.length = 0));
 
   it('writes one structured line per decision, with the key hash and the epoch', () => {
-    observer.record({ outcome: IdempotencyOutcome.Executed, service: 'payments', operation: 'payments.charge', keyHash: 'a1b2c3d4e5f6', epoch: 7 });
+    observer.record({
+      outcome: IdempotencyOutcome.Executed,
+      service: 'payments',
+      operation: 'payments.charge',
+      keyHash: 'a1b2c3d4e5f6',
+      epoch: 7,
+    });
     expect(lines).toEqual([
       {
         level: 'info',
         message: 'idempotency executed',
-        fields: { event: 'idempotency', outcome: 'executed', service: 'payments', operation: 'payments.charge', keyHash: 'a1b2c3d4e5f6', epoch: 7 },
+        fields: {
+          event: 'idempotency',
+          outcome: 'executed',
+          service: 'payments',
+          operation: 'payments.charge',
+          keyHash: 'a1b2c3d4e5f6',
+          epoch: 7,
+        },
       },
     ]);
   });
 
   it('warns of the failures an operator must see, with the error as text', () => {
-    observer.record({ outcome: IdempotencyOutcome.StoreError, service: 's', operation: 'o', keyHash: 'k', error: new Error('ECONNREFUSED') });
+    observer.record({
+      outcome: IdempotencyOutcome.StoreError,
+      service: 's',
+      operation: 'o',
+      keyHash: 'k',
+      error: new Error('ECONNREFUSED'),
+    });
     observer.record({ outcome: IdempotencyOutcome.LeaseLost, service: 's', operation: 'o', keyHash: 'k', epoch: 3 });
-    observer.record({ outcome: IdempotencyOutcome.IsFinalThrew, service: 's', operation: 'o', keyHash: 'k', epoch: 4, error: new Error('isFinal bug') });
+    observer.record({
+      outcome: IdempotencyOutcome.IsFinalThrew,
+      service: 's',
+      operation: 'o',
+      keyHash: 'k',
+      epoch: 4,
+      error: new Error('isFinal bug'),
+    });
     expect(lines.map((line) => [line.level, line.fields.outcome, line.fields.error])).toEqual([
       ['warn', 'store_error', 'Error: ECONNREFUSED'],
       ['warn', 'lease_lost', undefined],

@@ -57,7 +57,11 @@ describe('MemoryStore waiters', () => {
   it('wakes every waiter on completion and leaves no timer, listener or waiter behind', async () => {
     await claim('key');
     const caller = new AbortController();
-    const waits = [store.waitForChange('key', 10_000, caller.signal), store.waitForChange('key', 10_000), store.waitForChange('key', 10_000)];
+    const waits = [
+      store.waitForChange('key', 10_000, caller.signal),
+      store.waitForChange('key', 10_000),
+      store.waitForChange('key', 10_000),
+    ];
     expect(jest.getTimerCount()).toBe(SWEEPER + 3);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
     expect(parkedWaiters()).toBe(1);

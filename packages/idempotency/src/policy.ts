@@ -127,9 +127,12 @@ export function validatePolicy(policy: OperationPolicy, where: string): Operatio
     fail(`heartbeatMs (${policy.heartbeatMs}) must be shorter than leaseMs (${policy.leaseMs}), or 0 to turn the heartbeat off`);
   }
   if (!isCount(policy.maxWaitersPerKey)) {
-    fail(`maxWaitersPerKey must be a whole number from 1 (got ${String(policy.maxWaitersPerKey)}); inFlight: 'reject' refuses every duplicate`);
+    fail(
+      `maxWaitersPerKey must be a whole number from 1 (got ${String(policy.maxWaitersPerKey)}); inFlight: 'reject' refuses every duplicate`,
+    );
   }
-  if (policy.inFlight !== 'wait' && policy.inFlight !== 'reject') fail(`inFlight must be 'wait' or 'reject' (got ${String(policy.inFlight)})`);
+  if (policy.inFlight !== 'wait' && policy.inFlight !== 'reject')
+    fail(`inFlight must be 'wait' or 'reject' (got ${String(policy.inFlight)})`);
   if (policy.onStoreFailure !== 'fail-closed' && policy.onStoreFailure !== 'fail-open') {
     fail(`onStoreFailure must be 'fail-closed' or 'fail-open' (got ${String(policy.onStoreFailure)})`);
   }

@@ -41,10 +41,13 @@ export class RunningExecutions {
         clearTimeout(timer);
         resolve(true);
       };
-      const timer = setTimeout(() => {
-        this.idle = this.idle.filter((waiting) => waiting !== done);
-        resolve(false);
-      }, Math.min(Number.isNaN(timeoutMs) ? 0 : Math.max(timeoutMs, 0), MAX_TIMER_MS)); // Infinity: as long as a timer can wait
+      const timer = setTimeout(
+        () => {
+          this.idle = this.idle.filter((waiting) => waiting !== done);
+          resolve(false);
+        },
+        Math.min(Number.isNaN(timeoutMs) ? 0 : Math.max(timeoutMs, 0), MAX_TIMER_MS),
+      ); // Infinity: as long as a timer can wait
       this.idle.push(done);
     });
   }

@@ -144,15 +144,32 @@ class ChargingService {
 
 async function boot(
   controllers: Type[],
-  { adapter = 'express', options = {}, pipes = [], providers = [] }: { adapter?: 'express' | 'fastify'; options?: Partial<IdempotencyModuleOptions>; pipes?: ValidationPipe[]; providers?: Type[] } = {},
+  {
+    adapter = 'express',
+    options = {},
+    pipes = [],
+    providers = [],
+  }: { adapter?: 'express' | 'fastify'; options?: Partial<IdempotencyModuleOptions>; pipes?: ValidationPipe[]; providers?: Type[] } = {},
 ): Promise<{ app: INestApplication; url: string }> {
   @Module({
-    imports: [IdempotencyModule.forRoot({ service: 'pipeline', store: new MemoryStore(), scope: 'shared', metrics: false, currentExecution: true, ...options })],
+    imports: [
+      IdempotencyModule.forRoot({
+        service: 'pipeline',
+        store: new MemoryStore(),
+        scope: 'shared',
+        metrics: false,
+        currentExecution: true,
+        ...options,
+      }),
+    ],
     controllers,
     providers,
   })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(), { logger: false, abortOnError: false });
+  const app = await NestFactory.create(AppModule, adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(), {
+    logger: false,
+    abortOnError: false,
+  });
   app.useGlobalPipes(...pipes);
   await app.listen(0, '127.0.0.1');
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
@@ -172,7 +189,12 @@ async function post(url: string, key: string | undefined, body: unknown = {}, si
 describe('@Idempotent in the pipeline of an app', () => {
   let app: INestApplication;
   let url: string;
-  beforeAll(async () => ({ app, url } = await boot([PipelineController], { pipes: [new ValidationPipe({ transform: true, validateCustomDecorators: true })] })));
+  beforeAll(
+    async () =>
+      ({ app, url } = await boot([PipelineController], {
+        pipes: [new ValidationPipe({ transform: true, validateCustomDecorators: true })],
+      })),
+  );
   afterAll(() => app.close());
 
   it('an Observable handler cut off by a timeout never frees its key while its work goes on', async () => {
@@ -199,7 +221,10 @@ describe('@Idempotent in the pipeline of an app', () => {
   it('a 503 a handler writes itself (@Res()) releases the key', async () => {
     const key = randomUUID();
     const answers = [await post(`${url}/writes-503`, key), await post(`${url}/writes-503`, key)];
-    expect(answers.map((answer) => [answer.status, answer.replayed])).toEqual([[503, false], [503, false]]);
+    expect(answers.map((answer) => [answer.status, answer.replayed])).toEqual([
+      [503, false],
+      [503, false],
+    ]);
     expect(runs['writes-503']).toBe(2);
   });
 
@@ -232,14 +257,21 @@ describe('@Idempotent in the pipeline of an app', () => {
       const response = await fetch(`${url}/upload`, { method: 'POST', headers: { 'idempotency-key': key }, body: form });
       return response.status;
     };
-    expect([await upload('pay 100 to ALICE'), await upload('pay 100 to ALICE'), await upload('pay 999999 to MALLORY')]).toEqual([201, 201, 422]);
+    expect([await upload('pay 100 to ALICE'), await upload('pay 100 to ALICE'), await upload('pay 999999 to MALLORY')]).toEqual([
+      201, 201, 422,
+    ]);
     expect(runs.upload).toBe(1);
   });
 });
 
 describe('what @Idempotent cannot protect stops the app at boot', () => {
   it.each<[string, Type[], Type[], RegExp]>([
-    ['a subclass route that only inherits a class-level @Idempotent', [ChildController], [], /ChildController\.own inherits @Idempotent from a parent class but is not protected/],
+    [
+      'a subclass route that only inherits a class-level @Idempotent',
+      [ChildController],
+      [],
+      /ChildController\.own inherits @Idempotent from a parent class but is not protected/,
+    ],
     ['server-sent events', [EventsController], [], /@Idempotent on EventsController\.stream: server-sent events cannot be replayed/],
     ['a method of a provider', [], [ChargingService], /@Idempotent on ChargingService\.charge: only HTTP routes and message handlers/],
   ])('%s', async (_name, controllers, providers, message) => {
@@ -265,9 +297,23 @@ describe('two IdempotencyModules in one app', () => {
         return { b: hit('b') };
       }
     }
-    @Module({ imports: [IdempotencyModule.forRoot({ service: 'a', store: new MemoryStore(), scope: 'shared', metrics: false })], controllers: [AController] })
+    @Module({
+      imports: [IdempotencyModule.forRoot({ service: 'a', store: new MemoryStore(), scope: 'shared', metrics: false })],
+      controllers: [AController],
+    })
     class AModule {}
-    @Module({ imports: [IdempotencyModule.forRoot({ service: 'b', store: new MemoryStore(), scope: 'shared', metrics: false, defaults: { leaseMs: 3_000 } })], controllers: [BController] })
+    @Module({
+      imports: [
+        IdempotencyModule.forRoot({
+          service: 'b',
+          store: new MemoryStore(),
+          scope: 'shared',
+          metrics: false,
+          defaults: { leaseMs: 3_000 },
+        }),
+      ],
+      controllers: [BController],
+    })
     class BModule {}
     @Module({ imports: [AModule, BModule] })
     class AppModule {}

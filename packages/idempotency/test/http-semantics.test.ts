@@ -46,7 +46,13 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 /** Send a POST to `path` and abort it once the handler has run: the client goes away while the answer is still to come. */
-async function leaveAfterTheHandler(shop: ShopApp, path: string, k: string, runs: string, headers: Record<string, string> = {}): Promise<number> {
+async function leaveAfterTheHandler(
+  shop: ShopApp,
+  path: string,
+  k: string,
+  runs: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
   const before = shop.runs.count[runs] ?? 0;
   const client = new AbortController();
   const gone = fetch(`${shop.url}${path}`, {
@@ -71,7 +77,10 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
   });
   afterAll(() => shop.app.close());
 
-  async function post(path: string, { body, idempotencyKey, tenant = 'tenant-a' }: { body?: unknown; idempotencyKey?: string; tenant?: string } = {}) {
+  async function post(
+    path: string,
+    { body, idempotencyKey, tenant = 'tenant-a' }: { body?: unknown; idempotencyKey?: string; tenant?: string } = {},
+  ) {
     const response = await fetch(`${shop.url}${path}`, {
       method: 'POST',
       headers: {
@@ -89,7 +98,14 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     } catch {
       json = undefined;
     }
-    return { status: response.status, headers: response.headers, bytes, text, json, replayed: response.headers.get('idempotent-replayed') === 'true' };
+    return {
+      status: response.status,
+      headers: response.headers,
+      bytes,
+      text,
+      json,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+    };
   }
 
   describe('1. the request is its method, concrete path, query and body', () => {
@@ -268,7 +284,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
     await gone;
     let retry = await post('/slow', { idempotencyKey: k });
     // Still running: in flight (409) until the handler ends and its answer is stored.
-    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post('/slow', { idempotencyKey: k }));
+    while (retry.status === 409)
+      retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post('/slow', { idempotencyKey: k }));
 
     expect(retry.status).toBe(201);
     expect(retry.replayed).toBe(true);
@@ -278,7 +295,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
   /** Retry `path` until it is no longer in flight (409). */
   async function settled(path: string, k: string) {
     let retry = await post(path, { idempotencyKey: k });
-    while (retry.status === 409) retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post(path, { idempotencyKey: k }));
+    while (retry.status === 409)
+      retry = (await new Promise((resolve) => setTimeout(resolve, 100)), await post(path, { idempotencyKey: k }));
     return retry;
   }
 
@@ -386,7 +404,10 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       ];
 
       expect(orders.map((a) => a.status)).toEqual([201, 422]); // every field counts
-      expect(refunds.map((a) => [a.status, a.replayed])).toEqual([[201, false], [201, true]]); // only amountCents
+      expect(refunds.map((a) => [a.status, a.replayed])).toEqual([
+        [201, false],
+        [201, true],
+      ]); // only amountCents
     });
 
     it('@Idempotent on the class and on the method runs once, under the method’s operation, without waiting for itself', async () => {
@@ -403,7 +424,10 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       const before = shop.runs.count['big-error'] ?? 0;
       const answers = [await post('/big-error', { idempotencyKey: k }), await post('/big-error', { idempotencyKey: k })];
 
-      expect(answers.map((a) => [a.status, a.replayed])).toEqual([[503, false], [503, false]]);
+      expect(answers.map((a) => [a.status, a.replayed])).toEqual([
+        [503, false],
+        [503, false],
+      ]);
       expect(shop.runs.count['big-error']).toBe(before + 2);
     });
 
@@ -542,7 +566,12 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
         const body = JSON.stringify({ amountCents: 12 });
         const req = httpRequest(`${shop.url}/orders/zip/refund`, {
           method: 'POST',
-          headers: { authorization: 'Bearer tenant-a', 'content-type': 'application/json', 'idempotency-key': k, 'accept-encoding': acceptEncoding },
+          headers: {
+            authorization: 'Bearer tenant-a',
+            'content-type': 'application/json',
+            'idempotency-key': k,
+            'accept-encoding': acceptEncoding,
+          },
         });
         req.on('response', (res) => {
           const chunks: Buffer[] = [];
@@ -569,9 +598,8 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
   });
 
   // Only the Fastify shop compresses its answers: the case exists on it alone, rather than skipped on Express.
-  if (adapter === 'fastify') it(
-    'a compressed answer that would inflate past maxResponseBytes is 406 to a client that does not accept it: decoded no further than the limit',
-    async () => {
+  if (adapter === 'fastify')
+    it('a compressed answer that would inflate past maxResponseBytes is 406 to a client that does not accept it: decoded no further than the limit', async () => {
       const k = key();
       const send = (acceptEncoding: string) =>
         fetch(`${shop.url}/report`, {
@@ -598,13 +626,11 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       expect(decoded).toBeLessThanOrEqual(2048 + 16 * 1024);
       expect(fromMemory.status).toBe(406);
       expect(shop.runs.count.report).toBe(1);
-    },
-  );
+    });
 
   // Only the Fastify shop compresses its answers: the case exists on it alone, rather than skipped on Express.
-  if (adapter === 'fastify') it(
-    'concurrent replays decompress within maxDecompressingBytes: those past it are 503 with Retry-After, and a later replay is answered',
-    async () => {
+  if (adapter === 'fastify')
+    it('concurrent replays decompress within maxDecompressingBytes: those past it are 503 with Retry-After, and a later replay is answered', async () => {
       // Room for two decompressions of at most maxResponseBytes (2048 in the shop) each.
       const budgeted = await bootShop(adapter, { scope: undefined, maxDecompressingBytes: 2 * 2048 });
       const k = key();
@@ -646,12 +672,13 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       expect(answers.filter(plain).map((answer) => [answer.headers.get('content-encoding'), answer.text])).toEqual(
         Array.from({ length: 2 }, () => [null, first.text]),
       );
-      expect(busy.map((answer) => [answer.status, answer.headers.get('retry-after')])).toEqual(Array.from({ length: replays - 2 }, () => [503, '1']));
+      expect(busy.map((answer) => [answer.status, answer.headers.get('retry-after')])).toEqual(
+        Array.from({ length: replays - 2 }, () => [503, '1']),
+      );
       expect(JSON.parse(busy[0]?.text ?? '')).toMatchObject({ type: 'urn:idempotency-chain:problem:decompression-busy', status: 503 });
       expect([later.status, later.headers.get('content-encoding'), later.text]).toEqual([201, null, first.text]);
       expect(budgeted.runs.count.receipt).toBe(1);
-    },
-  );
+    });
 
   it('a body that was not parsed when the key was checked is refused (400), never fingerprinted as empty', async () => {
     const send = (amount: string) =>
@@ -758,7 +785,9 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
   const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `test:shutdown:${randomUUID()}:`;
   /** An instance of the shop on Redis that closes its store on shutdown, as a deployed service does. */
-  const instance = (options: { drainTimeoutMs?: number; events?: IdempotencyEvent[]; warnings?: string[]; runner?: Type<IdempotencyRunner> } = {}) =>
+  const instance = (
+    options: { drainTimeoutMs?: number; events?: IdempotencyEvent[]; warnings?: string[]; runner?: Type<IdempotencyRunner> } = {},
+  ) =>
     bootShop(adapter, {
       runner: options.runner,
       store: new RedisStore({ client: createRedisClient(REDIS_URL), prefix, ownsClient: true }),
@@ -782,7 +811,12 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     const next = await instance();
     try {
       const response = await fetch(`${next.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': k } });
-      return { status: response.status, replayed: response.headers.get('idempotent-replayed') === 'true', json: await response.json(), ranThere: next.runs.count[runs] };
+      return {
+        status: response.status,
+        replayed: response.headers.get('idempotent-replayed') === 'true',
+        json: await response.json(),
+        ranThere: next.runs.count[runs],
+      };
     } finally {
       await next.app.close();
     }
@@ -796,36 +830,46 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     // SIGTERM: the server stops at once (nobody is connected), the handler still runs.
     await first.app.close();
 
-    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({ status: 201, replayed: true, json: { run: 1 }, ranThere: undefined });
+    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({
+      status: 201,
+      replayed: true,
+      json: { run: 1 },
+      ranThere: undefined,
+    });
   });
 
   it.each([
     ['the module’s runner', undefined],
     ['an app’s own runner', AppRunner],
-  ])('waits no longer than drainTimeoutMs for an answer that is not whole (%s): it stores a 500 result-not-stored while the store is open, and the retry on the next instance is its replay', async (_name, runner) => {
-    const k = key();
-    const events: IdempotencyEvent[] = [];
-    const warnings: string[] = [];
-    const shop = await instance({ drainTimeoutMs: 100, events, warnings, runner });
-    // The handler has returned; its answer is held up for good (the execution would end only once a duplicate stops waiting, 2 s).
-    await leaveAfterTheHandler(shop, '/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
-    await shop.app.close();
+  ])(
+    'waits no longer than drainTimeoutMs for an answer that is not whole (%s): it stores a 500 result-not-stored while the store is open, and the retry on the next instance is its replay',
+    async (_name, runner) => {
+      const k = key();
+      const events: IdempotencyEvent[] = [];
+      const warnings: string[] = [];
+      const shop = await instance({ drainTimeoutMs: 100, events, warnings, runner });
+      // The handler has returned; its answer is held up for good (the execution would end only once a duplicate stops waiting, 2 s).
+      await leaveAfterTheHandler(shop, '/never-rendered', k, 'never-rendered', { 'x-audit': 'hang' });
+      await shop.app.close();
 
-    expect(warnings).toEqual([
-      expect.stringMatching(/^shop shop\.never-rendered key \w{12} epoch \d+: unstorable: This request was executed, but its answer could not be stored: the server shut down before its answer was whole$/),
-      expect.stringMatching(
-        /^shop: 1 idempotent execution\(s\) whose handler had ended but whose answer was not whole 100 ms into shutdown ended there: 1 completed as a 500 result-not-stored \(their work is not run again once it is stored\), 0 released \(their handler threw\)$/,
-      ),
-    ]);
-    expect(events.map((event) => event.outcome)).toEqual(['unstorable', 'executed']);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^shop shop\.never-rendered key \w{12} epoch \d+: unstorable: This request was executed, but its answer could not be stored: the server shut down before its answer was whole$/,
+        ),
+        expect.stringMatching(
+          /^shop: 1 idempotent execution\(s\) whose handler had ended but whose answer was not whole 100 ms into shutdown ended there: 1 completed as a 500 result-not-stored \(their work is not run again once it is stored\), 0 released \(their handler threw\)$/,
+        ),
+      ]);
+      expect(events.map((event) => event.outcome)).toEqual(['unstorable', 'executed']);
 
-    expect(await retryOnTheNextInstance('/never-rendered', k, 'never-rendered')).toMatchObject({
-      status: 500,
-      replayed: true,
-      json: { type: 'urn:idempotency-chain:problem:result-not-stored' },
-      ranThere: undefined,
-    });
-  });
+      expect(await retryOnTheNextInstance('/never-rendered', k, 'never-rendered')).toMatchObject({
+        status: 500,
+        replayed: true,
+        json: { type: 'urn:idempotency-chain:problem:result-not-stored' },
+        ranThere: undefined,
+      });
+    },
+  );
 
   it('waits no longer than drainTimeoutMs for a handler: one still running then is logged, and its late completion is reported as a store error', async () => {
     const events: IdempotencyEvent[] = [];
@@ -833,15 +877,21 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     const shop = await instance({ drainTimeoutMs: 100, events, warnings });
     // The client leaves while the handler (1 s) has just begun.
     const client = new AbortController();
-    const gone = fetch(`${shop.url}/slow`, { method: 'POST', headers: { authorization: 'Bearer t', 'idempotency-key': key() }, signal: client.signal }).catch(
-      (error: unknown) => error,
-    );
+    const gone = fetch(`${shop.url}/slow`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t', 'idempotency-key': key() },
+      signal: client.signal,
+    }).catch((error: unknown) => error);
     await until(() => shop.runs.count.slow === 1);
     client.abort();
     await gone;
     await shop.app.close();
 
-    expect(warnings).toEqual([expect.stringMatching(/^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown; an answer not stored leaves its key held until its lease ends, and the retry after that runs it again$/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^shop: 1 idempotent execution\(s\) still running 100 ms into shutdown; an answer not stored leaves its key held until its lease ends, and the retry after that runs it again$/,
+      ),
+    ]);
     // The handler ends after the store was closed: its answer cannot be stored, and says so.
     await until(() => events.some((event) => event.outcome === 'store_error'));
     expect(events.filter((event) => event.outcome === 'executed')).toEqual([]);
@@ -879,7 +929,12 @@ describe.each<Adapter>(['fastify', 'express'])('graceful shutdown (%s)', (adapte
     await leaveAfterTheHandler(first, '/slow', k, 'slow');
     await first.app.close();
 
-    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({ status: 201, replayed: true, json: { run: 1 }, ranThere: undefined });
+    expect(await retryOnTheNextInstance('/slow', k, 'slow')).toEqual({
+      status: 201,
+      replayed: true,
+      json: { run: 1 },
+      ranThere: undefined,
+    });
   });
 });
 

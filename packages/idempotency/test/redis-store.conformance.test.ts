@@ -37,7 +37,12 @@ describeStoreConformance(
     if (outage) {
       // Its own server: stopping it never touches the Redis other tests share.
       const server = await startPrivateRedis();
-      const store = new RedisStore({ client: await connect(server.url), prefix: RUN_PREFIX, pollIntervalMs: POLL_INTERVAL_MS, ownsClient: true });
+      const store = new RedisStore({
+        client: await connect(server.url),
+        prefix: RUN_PREFIX,
+        pollIntervalMs: POLL_INTERVAL_MS,
+        ownsClient: true,
+      });
       return {
         store,
         outage: { stop: () => server.stop() },

@@ -65,9 +65,7 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
     amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
     chargeQueue: read.name('CHARGE_QUEUE', 'payments.charges'),
-    downstreamUrl: defaults.downstream
-      ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:'])
-      : undefined,
+    downstreamUrl: defaults.downstream ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:']) : undefined,
     attemptTimeoutMs: read.int('DOWNSTREAM_TIMEOUT_MS', defaults.timeoutMs, 1, 600_000),
     maxAttempts: read.int('DOWNSTREAM_ATTEMPTS', 2, 1, 10),
     leaseMs: read.int('IDEMPOTENCY_LEASE_MS', 10_000, 100, 3_600_000),
@@ -84,7 +82,7 @@ export function environmentReader(env: NodeJS.ProcessEnv) {
   const fail = (name: string, value: string, expected: string): never => {
     throw new ConfigError(`${name}=${JSON.stringify(value)} is not valid: expected ${expected}`);
   };
-  const raw = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : (env[name]));
+  const raw = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   return {
     string: (name: string, fallback: string) => raw(name) ?? fallback,
     int(name: string, fallback: number, min: number, max: number): number {
@@ -105,7 +103,10 @@ export function environmentReader(env: NodeJS.ProcessEnv) {
       return value;
     },
     list<T extends string>(name: string, allowed: readonly T[]): T[] {
-      const values = (raw(name) ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+      const values = (raw(name) ?? '')
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean);
       for (const value of values) {
         if (!allowed.includes(value as T)) fail(name, value, `a comma-separated list of ${allowed.join(', ')}`);
       }

@@ -28,7 +28,7 @@ describe('the request log line', () => {
     else process.env[KEY_HASH_SECRET_ENV] = saved;
   });
 
-  it("hashes the key the header carries, quoted or bare, as the observers do: one key, one hash in every log", async () => {
+  it('hashes the key the header carries, quoted or bare, as the observers do: one key, one hash in every log', async () => {
     process.env[KEY_HASH_SECRET_ENV] = 'deployment-a';
     const observed = await observerHash('abc');
     expect(logLineHash('"abc"')).toBe(observed);

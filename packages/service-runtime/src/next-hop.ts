@@ -9,7 +9,11 @@ import { logAttempts } from './logs';
  * every attempt logged. The key of each call is the inbound request's
  * (`propagated`), or derived from what the call names; `options` override.
  */
-export function nextHopClient(config: ServiceConfig, logger: PinoLogger, options: Partial<IdempotentClientOptions> = {}): IdempotentHttpClient {
+export function nextHopClient(
+  config: ServiceConfig,
+  logger: PinoLogger,
+  options: Partial<IdempotentClientOptions> = {},
+): IdempotentHttpClient {
   if (!config.downstreamUrl) throw new Error(`${config.service} has no next hop`);
   return new IdempotentHttpClient({
     baseUrl: config.downstreamUrl,

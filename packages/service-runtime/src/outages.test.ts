@@ -27,12 +27,18 @@ describe('reportOutages', () => {
     client.on('error', () => (errors += 1));
     client.connect().catch(() => undefined); // it keeps reconnecting, with growing delays
     await new Promise<void>((resolve) => client.on('error', () => errors >= 3 && resolve()));
-    expect(logger.lines).toEqual([`warn ledger: Redis does not answer (connect ECONNREFUSED 127.0.0.1:${port}); requests that need it answer 503 until it is back`]);
+    expect(logger.lines).toEqual([
+      `warn ledger: Redis does not answer (connect ECONNREFUSED 127.0.0.1:${port}); requests that need it answer 503 until it is back`,
+    ]);
 
-    const server = spawn(process.env.REDIS_SERVER ?? 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      cwd: tmpdir(), // a stray file never lands in the repository
-      stdio: 'ignore',
-    });
+    const server = spawn(
+      process.env.REDIS_SERVER ?? 'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        cwd: tmpdir(), // a stray file never lands in the repository
+        stdio: 'ignore',
+      },
+    );
     try {
       await once(client, 'ready');
       expect(logger.lines).toEqual([expect.stringMatching(/^warn ledger: Redis does not answer/), 'log ledger: Redis answers again']);

@@ -108,7 +108,9 @@ describe('graceful shutdown of idempotent work', () => {
     await app.listen(0, '127.0.0.1');
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const client = new AbortController();
-    const gone = fetch(`${url}/charges`, { method: 'POST', headers: { 'idempotency-key': 'k-1' }, signal: client.signal }).catch((error: unknown) => error);
+    const gone = fetch(`${url}/charges`, { method: 'POST', headers: { 'idempotency-key': 'k-1' }, signal: client.signal }).catch(
+      (error: unknown) => error,
+    );
     await charge.enteredYet;
     client.abort();
     await gone;

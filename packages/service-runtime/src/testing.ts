@@ -10,7 +10,12 @@ export interface BootedService {
 }
 
 /** Boot `service` as `build` makes it, with `env` (quiet logs, port 0), and listen on loopback. */
-export async function bootService(service: ServiceName, build: BuildApp, env: Record<string, string>, options: RunOptions = {}): Promise<BootedService> {
+export async function bootService(
+  service: ServiceName,
+  build: BuildApp,
+  env: Record<string, string>,
+  options: RunOptions = {},
+): Promise<BootedService> {
   const config = loadConfig(service, { LOG_LEVEL: 'silent', PORT: '0', ...env });
   const app = await build(config);
   await options.beforeListen?.(app, config);

@@ -40,9 +40,12 @@ describe('UnreachableError', () => {
   });
 
   it("gives the first reason of an AggregateError, whose own message is empty (Node's connect to localhost)", () => {
-    const refused = Object.assign(new AggregateError([new Error('connect ECONNREFUSED ::1:5432'), new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''), {
-      code: 'ECONNREFUSED',
-    });
+    const refused = Object.assign(
+      new AggregateError([new Error('connect ECONNREFUSED ::1:5432'), new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
     expect(new UnreachableError('PostgreSQL', 'postgres://localhost/x', refused).message).toBe(
       'cannot reach PostgreSQL at postgres://localhost/x: connect ECONNREFUSED ::1:5432',
     );

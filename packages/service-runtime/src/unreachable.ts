@@ -76,5 +76,7 @@ function reasonOf(cause: unknown): string {
   const error = cause as { message?: unknown; code?: unknown; errors?: unknown[] } | null | undefined;
   const first = Array.isArray(error?.errors) ? (error.errors[0] as { message?: unknown } | undefined) : undefined;
   const reason = [error?.message, first?.message, error?.code].find((value) => typeof value === 'string' && value !== '');
-  return String(reason ?? cause).replace(/\s+/g, ' ').trim();
+  return String(reason ?? cause)
+    .replace(/\s+/g, ' ')
+    .trim();
 }

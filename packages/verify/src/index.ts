@@ -1,5 +1,13 @@
 export { ConfigError, loadConfig, parseConfig } from './config/load';
-export { SCENARIO_NAMES, chainConfigSchema, type ChainConfig, type EffectConfig, type HopConfig, type ScenarioName, type ServiceConfig } from './config/schema';
+export {
+  SCENARIO_NAMES,
+  chainConfigSchema,
+  type ChainConfig,
+  type EffectConfig,
+  type HopConfig,
+  type ScenarioName,
+  type ServiceConfig,
+} from './config/schema';
 export { countEffects } from './effects/count';
 export type { Violation, InvariantName } from './invariants/check';
 export type { Attempt, AttemptOutcome } from './proxy/attempt';

@@ -15,7 +15,6 @@ effect:
   command: [echo, "1"]
 `;
 
-
 describe('scenario selection', () => {
   const all = catalog(parseConfig(yaml, 'chain.yaml'));
 
@@ -53,7 +52,11 @@ describe('scenario selection', () => {
 
   it('presses as two callers with one key only when the config describes both', () => {
     const withCallers = yaml.replace('checkout\n', 'checkout\n  callers: [{ headers: { X-Tenant: a } }, { headers: { X-Tenant: b } }]\n');
-    expect(catalog(parseConfig(withCallers, 'chain.yaml')).map((s) => s.name).at(-1)).toBe('two-callers');
+    expect(
+      catalog(parseConfig(withCallers, 'chain.yaml'))
+        .map((s) => s.name)
+        .at(-1),
+    ).toBe('two-callers');
     expect(all.map((s) => s.name)).not.toContain('two-callers');
   });
 

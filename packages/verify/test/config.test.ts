@@ -81,7 +81,10 @@ describe('config', () => {
   it('takes two callers with headers of their own, and names a wrong one by its line', () => {
     const callers = (list: string) => valid.replace('    amount: 1200\n', `    amount: 1200\n  callers:\n${list}`);
     const two = '    - headers: { X-Tenant: acme }\n    - headers: { X-Tenant: globex }\n';
-    expect(parseConfig(callers(two), 'chain.yaml').entry.callers).toEqual([{ headers: { 'X-Tenant': 'acme' } }, { headers: { 'X-Tenant': 'globex' } }]);
+    expect(parseConfig(callers(two), 'chain.yaml').entry.callers).toEqual([
+      { headers: { 'X-Tenant': 'acme' } },
+      { headers: { 'X-Tenant': 'globex' } },
+    ]);
     expect(parseConfig(valid, 'chain.yaml').entry.callers).toBeUndefined();
     expect(errorOf(callers('    - headers: { X-Tenant: acme }\n'))).toMatchObject({ line: 7, field: 'entry.callers' });
     expect(errorOf(callers('    - headers: { X-Tenant: acme }\n    - headers: { X-Tenant: 7 }\n'))).toMatchObject({

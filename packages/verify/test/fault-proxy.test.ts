@@ -48,7 +48,17 @@ describe('FaultProxy over real HTTP', () => {
     expect(upstream.received).toEqual(['{"a":1}']);
     await settled();
     expect(log.of('s')).toEqual([
-      expect.objectContaining({ hop: 'payments', attempt: 1, intent: 'i1', method: 'POST', path: '/charges?x=1', keyHash: keyHash('key-1'), status: 201, outcome: 'answered', faults: [] }),
+      expect.objectContaining({
+        hop: 'payments',
+        attempt: 1,
+        intent: 'i1',
+        method: 'POST',
+        path: '/charges?x=1',
+        keyHash: keyHash('key-1'),
+        status: 201,
+        outcome: 'answered',
+        faults: [],
+      }),
     ]);
     expect(keyHash('key-1')).toMatch(/^[0-9a-f]{8}$/);
   });
@@ -67,7 +77,10 @@ describe('FaultProxy over real HTTP', () => {
     const retry = await post();
     expect(await retry.body.json()).toEqual({ n: 2, key: 'key-1' });
     await settled();
-    expect(log.of('s').map((a) => [a.attempt, a.outcome])).toEqual([[1, 'reply-lost'], [2, 'answered']]);
+    expect(log.of('s').map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'reply-lost'],
+      [2, 'answered'],
+    ]);
   });
 
   it('resets mid-request: the upstream never sees it', async () => {

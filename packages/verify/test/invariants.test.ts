@@ -81,9 +81,15 @@ describe('invariants per intent', () => {
   it("wants an answer of the intent's own, not another caller's under the same key", () => {
     const theirs = [press('caller 1 press', ok('{"charge":1,"tenant":"acme"}'))];
     expect(broken(record({ otherCallers: theirs }), 1)).toEqual([]);
-    const copied = record({ presses: [press('press', ok('{"charge":1,"tenant":"acme"}'))], laterPress: press('later press', ok('{"charge":1,"tenant":"acme"}')), otherCallers: theirs });
+    const copied = record({
+      presses: [press('press', ok('{"charge":1,"tenant":"acme"}'))],
+      laterPress: press('later press', ok('{"charge":1,"tenant":"acme"}')),
+      otherCallers: theirs,
+    });
     expect(broken(copied, 0)).toEqual(['effects', 'own-answer']);
-    expect(checkIntent(copied, 0)[1]?.message).toBe('2 of the 2 answers were another caller\'s under the same key: 201 {"charge":1,"tenant":"acme"}');
+    expect(checkIntent(copied, 0)[1]?.message).toBe(
+      '2 of the 2 answers were another caller\'s under the same key: 201 {"charge":1,"tenant":"acme"}',
+    );
   });
 
   it('wants a reused key with another body refused with 422 and no effect', () => {

@@ -36,10 +36,26 @@ describe('the lab verified from outside', () => {
           retries: 2,
         },
         hops: [
-          { name: 'gateway', listen: `127.0.0.1:${gatewayProxy}`, upstream: `http://127.0.0.1:${gateway}`, service: service('gateway', gateway, { ORDERS_URL: `http://127.0.0.1:${ordersProxy}` }) },
-          { name: 'orders', listen: `127.0.0.1:${ordersProxy}`, upstream: `http://127.0.0.1:${orders}`, service: service('orders', orders, { PAYMENTS_URL: `http://127.0.0.1:${paymentsProxy}` }) },
+          {
+            name: 'gateway',
+            listen: `127.0.0.1:${gatewayProxy}`,
+            upstream: `http://127.0.0.1:${gateway}`,
+            service: service('gateway', gateway, { ORDERS_URL: `http://127.0.0.1:${ordersProxy}` }),
+          },
+          {
+            name: 'orders',
+            listen: `127.0.0.1:${ordersProxy}`,
+            upstream: `http://127.0.0.1:${orders}`,
+            service: service('orders', orders, { PAYMENTS_URL: `http://127.0.0.1:${paymentsProxy}` }),
+          },
           // 1.5 s: past orders' 300 ms and the gateway's 600 ms timeouts, as in the lab's write-up.
-          { name: 'payments', listen: `127.0.0.1:${paymentsProxy}`, upstream: `http://127.0.0.1:${payments}`, holdMs: 1500, service: service('payments', payments, {}) },
+          {
+            name: 'payments',
+            listen: `127.0.0.1:${paymentsProxy}`,
+            upstream: `http://127.0.0.1:${payments}`,
+            holdMs: 1500,
+            service: service('payments', payments, {}),
+          },
         ],
         effect: { http: { url: `http://127.0.0.1:${payments}/charges?orderId={{intentId}}`, path: '$.count' } },
         settle: { quietMs: 1500 },

@@ -6,7 +6,6 @@ import type { RunReport } from '../src/run/report';
 import { captureOutput } from './support/output';
 import { startPythonChain, type PaymentsOptions } from './support/python-chain';
 
-
 /**
  * The proof from outside: a chain in another language, started as real processes and
  * verified by the CLI exactly as a team's CI would run it. Only the verifier's JSON
@@ -32,8 +31,7 @@ describe('a Python chain verified from outside', () => {
     }
   }
 
-  const effects = (report: RunReport, scenario: string) =>
-    report.scenarios.find((s) => s.name === scenario)?.intents.map((i) => i.effects);
+  const effects = (report: RunReport, scenario: string) => report.scenarios.find((s) => s.name === scenario)?.intents.map((i) => i.effects);
 
   it('reports the naive variant charging twice and exits 1', async () => {
     const { code, report, out, markdown } = await verify('naive');

@@ -28,7 +28,15 @@ const failed: ScenarioReport = {
   description: 'Held & lost <at> payments.',
   passed: false,
   durationMs: 2300,
-  intents: [{ intentId: 'vfy-1', keyHash: '1a2b3c4d', expected: 'once', effects: 2, presses: [{ label: 'press', answers: [{ attempt: 1, status: 201 }] }] }],
+  intents: [
+    {
+      intentId: 'vfy-1',
+      keyHash: '1a2b3c4d',
+      expected: 'once',
+      effects: 2,
+      presses: [{ label: 'press', answers: [{ attempt: 1, status: 201 }] }],
+    },
+  ],
   violations: [{ invariant: 'effects', intentId: 'vfy-1', message: 'expected exactly 1 effect(s), counted 2' }],
   attempts: [
     attempt({ seq: 1, hop: 'orders-v2', path: '/orders', startedMs: 0, endedMs: 1500 }),

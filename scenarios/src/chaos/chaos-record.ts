@@ -47,7 +47,11 @@ export interface ChaosFile {
 }
 
 /** What chaos.json keeps of one soak. */
-export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['environment'], naive: { naive?: string; keyPolicy?: string }): ChaosRecord {
+export function chaosRecord(
+  outcome: ChaosRunOutcome,
+  environment: ChaosRecord['environment'],
+  naive: { naive?: string; keyPolicy?: string },
+): ChaosRecord {
   const { history, verdict, settings } = outcome;
   const answers: Record<string, number> = {};
   for (const call of history.calls) {
@@ -59,7 +63,10 @@ export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['
     const outcome = attempt.status === undefined ? attempt.outcome : String(attempt.status);
     attemptOutcomes[outcome] = (attemptOutcomes[outcome] ?? 0) + 1;
   }
-  const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, history.faults.filter((f) => f.kind === kind).length])) as Record<FaultKind, number>;
+  const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, history.faults.filter((f) => f.kind === kind).length])) as Record<
+    FaultKind,
+    number
+  >;
   return {
     seed: settings.seed,
     store: settings.store,
@@ -70,7 +77,9 @@ export function chaosRecord(outcome: ChaosRunOutcome, environment: ChaosRecord['
     checkouts: history.intents.length,
     duplicates: history.intents.filter((intent) => intent.duplicate).length,
     calls: history.calls.length,
-    paidDuringSoak: new Set(history.calls.filter((c) => c.phase === 'soak' && c.status !== undefined && c.status < 300).map((c) => c.intent)).size,
+    paidDuringSoak: new Set(
+      history.calls.filter((c) => c.phase === 'soak' && c.status !== undefined && c.status < 300).map((c) => c.intent),
+    ).size,
     attempts: history.attempts.length,
     answers,
     attemptOutcomes,

@@ -5,7 +5,15 @@ import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes
 import { budgets, SETUP } from '../write-up';
 import { check, type Verdict } from './checker';
 import { ClientDriver, type DriverSettings } from './client-driver';
-import { FAULT_KINDS, faultSchedule, faultsPerKind, strikesWanted, type FaultKind, type PlannedFault, type ScheduleTimings } from './fault-schedule';
+import {
+  FAULT_KINDS,
+  faultSchedule,
+  faultsPerKind,
+  strikesWanted,
+  type FaultKind,
+  type PlannedFault,
+  type ScheduleTimings,
+} from './fault-schedule';
 import { FaultInjector } from './fault-injector';
 import { History, type LedgerCharge } from './history';
 import { SeededRandom } from './seeded-random';
@@ -46,7 +54,13 @@ const LEASE_MS = 1000;
 /** What the services' Redis clients allow a command: a pause must outlast it. */
 const COMMAND_TIMEOUT_MS = FAIL_FAST_REDIS_OPTIONS.commandTimeout ?? 1000;
 /** The users: 1,400 checkouts in the default 100 s soak, well within what a loaded 2-core machine serves. */
-const USERS: DriverSettings = { intentsPerSecond: 14, maxInFlight: 400, duplicateShare: 0.15, attemptTimeoutMs: SETUP.callerBudgetMs, attemptsPerCall: 10 };
+const USERS: DriverSettings = {
+  intentsPerSecond: 14,
+  maxInFlight: 400,
+  duplicateShare: 0.15,
+  attemptTimeoutMs: SETUP.callerBudgetMs,
+  attemptsPerCall: 10,
+};
 /** A top-up phase, and at most how many: 30 s more at most, and the default run stays under 5 minutes. */
 const TOP_UP_MS = 10_000;
 const TOP_UP_ROUNDS = 3;
@@ -95,7 +109,13 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     history.startedAt = Date.now();
     let soaking = true;
     log(`${store}: soak of ${Math.round(durationMs / 1000)} s, ${schedule.length} faults planned (seed ${settings.seed})`);
-    const progress = setInterval(() => log(`${store}: ${Math.round((Date.now() - history.startedAt) / 1000)} s: ${history.intents.length} checkouts, ${history.faults.length} faults`), 15_000);
+    const progress = setInterval(
+      () =>
+        log(
+          `${store}: ${Math.round((Date.now() - history.startedAt) / 1000)} s: ${history.intents.length} checkouts, ${history.faults.length} faults`,
+        ),
+      15_000,
+    );
     const users = client.soak(() => !soaking);
     users.catch(() => undefined); // awaited after the settle; a failure meanwhile must not go unhandled
     try {
@@ -106,7 +126,11 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
       for (let round = 0; round < TOP_UP_ROUNDS; round += 1) {
         const short = shortKinds(history, wanted);
         if (Object.keys(short).length === 0) break;
-        log(`${store}: top-up ${round + 1}: ${Object.entries(short).map(([kind, n]) => `${n} ${kind}`).join(', ')}`);
+        log(
+          `${store}: top-up ${round + 1}: ${Object.entries(short)
+            .map(([kind, n]) => `${n} ${kind}`)
+            .join(', ')}`,
+        );
         const topUp = faultSchedule(random.fork(`top-up ${round}`), TOP_UP_MS, TIMINGS, short);
         await injectFor(new FaultInjector(lab, redis, supervisor, history), topUp, TOP_UP_MS);
       }
@@ -131,9 +155,24 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
     const settleMs = Date.now() - settleFrom;
 
     const verdict = check(history);
-    history.serviceEvents = lab.events.filter((event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) !== undefined);
-    const leaseLost = lab.events.filter((e) => e.service === 'payments' && e.event === 'idempotency' && (e.outcome === 'lease_lost' || e.outcome === 'stale_completion_refused')).length;
-    return { settings, history, verdict, soakMs, settleMs, tookMs: Date.now() - started, plannedPerKind: faultsPerKind(durationMs), leaseLost, restarts: Object.fromEntries(supervisor.restarts) };
+    history.serviceEvents = lab.events.filter(
+      (event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) !== undefined,
+    );
+    const leaseLost = lab.events.filter(
+      (e) =>
+        e.service === 'payments' && e.event === 'idempotency' && (e.outcome === 'lease_lost' || e.outcome === 'stale_completion_refused'),
+    ).length;
+    return {
+      settings,
+      history,
+      verdict,
+      soakMs,
+      settleMs,
+      tookMs: Date.now() - started,
+      plannedPerKind: faultsPerKind(durationMs),
+      leaseLost,
+      restarts: Object.fromEntries(supervisor.restarts),
+    };
   } finally {
     await supervisor.stop();
     await client?.close();

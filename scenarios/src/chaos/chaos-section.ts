@@ -42,7 +42,11 @@ function runMarkdown(run: ChaosRecord): string {
     `| what each call ended with | ${answers} |`,
     `| faults injected (${run.faultsPlannedPerKind} planned per kind) | ${FAULT_KINDS.map((kind) => `${kind} ${run.faults[kind]}`).join(' · ')} |`,
     `| payments executions that lost their lease | ${run.leaseLost} |`,
-    `| restarts by the supervisor | ${Object.entries(run.restarts).map(([service, count]) => `${service} ${count}`).join(', ') || 'none'} |`,
+    `| restarts by the supervisor | ${
+      Object.entries(run.restarts)
+        .map(([service, count]) => `${service} ${count}`)
+        .join(', ') || 'none'
+    } |`,
     invariantRow('double charges', run.doubleCharges),
     invariantRow('lost charges', run.lostCharges),
     invariantRow('unsettled', run.unsettled),
@@ -63,7 +67,7 @@ export function chaosMarkdown(file: ChaosFile): string {
     'Redis (durable: `appendfsync always`) and freezes payments past its lease just before the charge. Then the faults',
     "stop, every intent without a final answer is retried with its key, and the checker reads every intent's ledger",
     'lines: none may be charged twice, none told it paid without a charge, none left unsettled, and every 2xx must be',
-    'the ledger\'s charge. In the picture, each fault is a mark on its row as long as it lasted; below, what the',
+    "the ledger's charge. In the picture, each fault is a mark on its row as long as it lasted; below, what the",
     "callers' attempts got, second by second. With over twenty faults of each kind in a hundred seconds, one strikes",
     'about every 0.6 s and a restarted service takes a second or two to boot: the chain is down for most of the soak,',
     'and most intents are paid in the settle phase, by a retry with the key that every fault before it had a go at.',

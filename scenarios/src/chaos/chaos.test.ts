@@ -15,7 +15,12 @@ const FIXED_SEED = '20261130';
 /** `npm run chaos` as a user runs it, writing under a temporary root. */
 async function chaos(env: Record<string, string | undefined>): Promise<{ run: CommandResult; file: ChaosFile; markdown: string }> {
   const root = tempRoot('chaos');
-  const run = await runCommand('chaos/main.js', ['--out', root], { CHAOS_SECONDS: SECONDS, LAB_NAIVE: undefined, KEY_POLICY: undefined, ...env });
+  const run = await runCommand('chaos/main.js', ['--out', root], {
+    CHAOS_SECONDS: SECONDS,
+    LAB_NAIVE: undefined,
+    KEY_POLICY: undefined,
+    ...env,
+  });
   const file = JSON.parse(readFileSync(join(root, 'scenarios', 'chaos.json'), 'utf8')) as ChaosFile;
   return { run, file, markdown: readFileSync(join(root, 'RESULTS.md'), 'utf8') };
 }
@@ -32,15 +37,24 @@ describe('npm run chaos', () => {
     ['a fresh random seed', undefined],
   ])('with %s: hundreds of checkouts per store under every kind of fault, and every invariant holds', async (_name, seed) => {
     const { run, file, markdown } = await chaos({ CHAOS_SEED: seed });
-    console.log(`chaos seed ${seedOf(run)} (${seed ? 'fixed' : 'random'}): replay with CHAOS_SEED=${seedOf(run)} CHAOS_SECONDS=${SECONDS} npm run chaos`);
+    console.log(
+      `chaos seed ${seedOf(run)} (${seed ? 'fixed' : 'random'}): replay with CHAOS_SEED=${seedOf(run)} CHAOS_SECONDS=${SECONDS} npm run chaos`,
+    );
     if (seed) expect(seedOf(run)).toBe(Number(seed));
     expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-4000) }).toEqual({ code: 0, stderr: '' });
     expect(file.runs.map((r) => r.store)).toEqual(['redis', 'postgres']);
     for (const r of file.runs) {
       expect(r.seed).toBe(seedOf(run));
       expect(r.checkouts).toBeGreaterThanOrEqual(300);
-      for (const kind of FAULT_KINDS) expect({ store: r.store, kind, injected: r.faults[kind] > 0 }).toEqual({ store: r.store, kind, injected: true });
-      expect({ store: r.store, double: r.doubleCharges, lost: r.lostCharges, unsettled: r.unsettled, mismatched: r.mismatchedReplays }).toEqual({
+      for (const kind of FAULT_KINDS)
+        expect({ store: r.store, kind, injected: r.faults[kind] > 0 }).toEqual({ store: r.store, kind, injected: true });
+      expect({
+        store: r.store,
+        double: r.doubleCharges,
+        lost: r.lostCharges,
+        unsettled: r.unsettled,
+        mismatched: r.mismatchedReplays,
+      }).toEqual({
         store: r.store,
         double: 0,
         lost: 0,

@@ -8,7 +8,14 @@ function soak(): History {
   return history;
 }
 
-const line = (orderId: string, chargeId: string, amountCents: number): LedgerCharge => ({ chargeId, orderId, account: 'a', amountCents, epoch: 1, at: '2026-01-01T00:00:00.000Z' });
+const line = (orderId: string, chargeId: string, amountCents: number): LedgerCharge => ({
+  chargeId,
+  orderId,
+  account: 'a',
+  amountCents,
+  epoch: 1,
+  at: '2026-01-01T00:00:00.000Z',
+});
 const paid = (intent: number, orderId: string, chargeId: string, amountCents: number, caller = 0) => ({
   intent,
   caller,

@@ -20,7 +20,12 @@ export function holds(verdict: Verdict): boolean {
 
 /** The intents a verdict names, each once, in order. */
 export function offenders(verdict: Verdict): number[] {
-  const ids = [...verdict.doubleCharges, ...verdict.lostCharges, ...verdict.unsettled, ...verdict.mismatchedReplays.map(([intent]) => intent)];
+  const ids = [
+    ...verdict.doubleCharges,
+    ...verdict.lostCharges,
+    ...verdict.unsettled,
+    ...verdict.mismatchedReplays.map(([intent]) => intent),
+  ];
   return [...new Set(ids)].sort((a, b) => a - b);
 }
 
@@ -28,7 +33,12 @@ export function offenders(verdict: Verdict): number[] {
 function bodyMatches(body: unknown, charge: LedgerCharge | undefined, intent: { orderId: string; amountCents: number }): boolean {
   if (!charge || typeof body !== 'object' || body === null) return false;
   const { orderId, chargeId, amountCents } = body as Record<string, unknown>;
-  return orderId === intent.orderId && chargeId === charge.chargeId && amountCents === intent.amountCents && charge.amountCents === intent.amountCents;
+  return (
+    orderId === intent.orderId &&
+    chargeId === charge.chargeId &&
+    amountCents === intent.amountCents &&
+    charge.amountCents === intent.amountCents
+  );
 }
 
 /**

@@ -113,7 +113,17 @@ export class ClientDriver {
     let call: Call;
     try {
       const response = await this.client.post('/checkout', order, { key: intent.key });
-      call = { intent: intent.id, caller, phase, startedAt, endedAt: Date.now(), attempts: response.attempts, status: response.status, body: response.body, replayed: response.replayed };
+      call = {
+        intent: intent.id,
+        caller,
+        phase,
+        startedAt,
+        endedAt: Date.now(),
+        attempts: response.attempts,
+        status: response.status,
+        body: response.body,
+        replayed: response.replayed,
+      };
     } catch (error) {
       if (!isHttpCallError(error)) throw error;
       call = { intent: intent.id, caller, phase, startedAt, endedAt: Date.now(), attempts: error.attempts, error: error.message };

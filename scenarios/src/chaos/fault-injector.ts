@@ -160,7 +160,14 @@ export class FaultInjector {
     let waiter: () => void = () => undefined;
     const promise = new Promise<void>((resolve) => (waiter = resolve));
     this.waiting.set(key, [...(this.waiting.get(key) ?? []), waiter]);
-    return { promise, cancel: () => this.waiting.set(key, (this.waiting.get(key) ?? []).filter((w) => w !== waiter)) };
+    return {
+      promise,
+      cancel: () =>
+        this.waiting.set(
+          key,
+          (this.waiting.get(key) ?? []).filter((w) => w !== waiter),
+        ),
+    };
   }
 
   /** Kill the Redis (SIGKILL: its append-only file keeps what it acknowledged) and start it again after the fault's delay. */

@@ -1,7 +1,13 @@
 import { FAULT_KINDS, faultSchedule, faultsPerKind, strikesWanted, type ScheduleTimings } from './fault-schedule';
 import { SeededRandom } from './seeded-random';
 
-const TIMINGS: ScheduleTimings = { leaseMs: 1000, callerTimeoutMs: 3000, gatewayTimeoutMs: 600, ordersTimeoutMs: 300, commandTimeoutMs: 1000 };
+const TIMINGS: ScheduleTimings = {
+  leaseMs: 1000,
+  callerTimeoutMs: 3000,
+  gatewayTimeoutMs: 600,
+  ordersTimeoutMs: 300,
+  commandTimeoutMs: 1000,
+};
 
 describe('faultSchedule', () => {
   it('is the same for the same seed: a failed soak replays its faults', () => {
@@ -12,7 +18,8 @@ describe('faultSchedule', () => {
   it('plans over twenty faults of every kind in the default soak, in time order, inside the soak', () => {
     const schedule = faultSchedule(new SeededRandom(9), 100_000, TIMINGS);
     expect(faultsPerKind(100_000)).toBeGreaterThanOrEqual(20);
-    for (const kind of FAULT_KINDS) expect({ kind, count: schedule.filter((f) => f.kind === kind).length }).toEqual({ kind, count: faultsPerKind(100_000) });
+    for (const kind of FAULT_KINDS)
+      expect({ kind, count: schedule.filter((f) => f.kind === kind).length }).toEqual({ kind, count: faultsPerKind(100_000) });
     expect(schedule.map((f) => f.atMs)).toEqual([...schedule.map((f) => f.atMs)].sort((a, b) => a - b));
     expect(schedule.every((f) => f.atMs > 0 && f.atMs <= 85_000)).toBe(true);
   });
@@ -28,7 +35,10 @@ describe('faultSchedule', () => {
     const schedule = faultSchedule(new SeededRandom(5), 100_000, TIMINGS);
     for (const f of schedule.filter((f) => f.kind === 'redisPause')) expect(f.ms).toBeGreaterThan(TIMINGS.commandTimeoutMs);
     for (const f of schedule.filter((f) => f.kind === 'leaseExpiry')) expect(f.ms).toBeGreaterThan(TIMINGS.leaseMs);
-    for (const f of schedule.filter((f) => f.kind === 'slowFirstAttempt' && f.target === 'gateway')) expect(f.ms).toBeGreaterThan(TIMINGS.callerTimeoutMs);
-    expect(new Set(schedule.filter((f) => f.kind === 'kill' || f.kind === 'term').map((f) => f.target))).toEqual(new Set(['orders', 'payments']));
+    for (const f of schedule.filter((f) => f.kind === 'slowFirstAttempt' && f.target === 'gateway'))
+      expect(f.ms).toBeGreaterThan(TIMINGS.callerTimeoutMs);
+    expect(new Set(schedule.filter((f) => f.kind === 'kill' || f.kind === 'term').map((f) => f.target))).toEqual(
+      new Set(['orders', 'payments']),
+    );
   });
 });

@@ -116,7 +116,12 @@ function draw(kind: FaultKind, random: SeededRandom, t: ScheduleTimings): Omit<P
     case 'redisRestart':
       return { kind, target: 'redis', ms: random.int(50, 500) };
     case 'redisPause':
-      return { kind, target: 'redis', how: random.pick(['client-pause', 'debug-sleep']), ms: Math.round(t.commandTimeoutMs * random.between(1.05, 1.4)) };
+      return {
+        kind,
+        target: 'redis',
+        how: random.pick(['client-pause', 'debug-sleep']),
+        ms: Math.round(t.commandTimeoutMs * random.between(1.05, 1.4)),
+      };
     case 'leaseExpiry':
       return { kind, target: 'payments', ms: t.leaseMs + random.int(200, 800) };
   }

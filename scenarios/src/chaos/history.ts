@@ -36,7 +36,9 @@ export interface Call {
 }
 
 /** One attempt of a call, as the caller's client reported it. */
-export type AttemptRecord = Pick<AttemptEvent, 'callId' | 'attempt' | 'outcome' | 'status' | 'startedAt' | 'durationMs' | 'replayed'> & { intent: number };
+export type AttemptRecord = Pick<AttemptEvent, 'callId' | 'attempt' | 'outcome' | 'status' | 'startedAt' | 'durationMs' | 'replayed'> & {
+  intent: number;
+};
 
 /** One line of payments' ledger, as `GET /charges?orderId=` shows it. */
 export type LedgerCharge = Charge;

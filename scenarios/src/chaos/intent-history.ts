@@ -39,18 +39,30 @@ export function intentHistory(history: History, intent: Intent): string {
     ...calls.map(
       (call) =>
         `    ${at(history, call.startedAt)}..${at(history, call.endedAt)} caller ${call.caller} (${call.phase}), ${call.attempts} attempt(s): ` +
-        (call.status !== undefined ? `${call.status}${call.replayed ? ' replayed' : ''} ${JSON.stringify(call.body)}` : `no answer (${call.error})`),
+        (call.status !== undefined
+          ? `${call.status}${call.replayed ? ' replayed' : ''} ${JSON.stringify(call.body)}`
+          : `no answer (${call.error})`),
     ),
     '  attempts:',
-    ...attempts.map((a) => `    ${at(history, a.startedAt)} attempt ${a.attempt} (${a.durationMs} ms): ${a.outcome}${a.status ? ` ${a.status}` : ''}${a.replayed ? ' replayed' : ''}`),
+    ...attempts.map(
+      (a) =>
+        `    ${at(history, a.startedAt)} attempt ${a.attempt} (${a.durationMs} ms): ${a.outcome}${a.status ? ` ${a.status}` : ''}${a.replayed ? ' replayed' : ''}`,
+    ),
     '  ledger:',
-    ...(history.ledger.get(intent.id) ?? []).map((line) => `    ${line.chargeId} ${line.amountCents} cents, epoch ${line.epoch}, at ${line.at}`),
+    ...(history.ledger.get(intent.id) ?? []).map(
+      (line) => `    ${line.chargeId} ${line.amountCents} cents, epoch ${line.epoch}, at ${line.at}`,
+    ),
     '  faults around it:',
     ...history.faults
       .filter((fault) => fault.at >= from && fault.at <= to)
-      .map((fault) => `    ${at(history, fault.at)} ${fault.kind} ${fault.target}${fault.how ? ` (${fault.how})` : ''}${fault.ms ? ` ${fault.ms} ms` : ''}`),
+      .map(
+        (fault) =>
+          `    ${at(history, fault.at)} ${fault.kind} ${fault.target}${fault.how ? ` (${fault.how})` : ''}${fault.ms ? ` ${fault.ms} ms` : ''}`,
+      ),
     '  services:',
-    ...history.serviceEvents.filter((event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) === intent.id).map((event) => serviceLine(history, event)),
+    ...history.serviceEvents
+      .filter((event) => event.keyHash !== undefined && history.intentOfKeyHash(event.keyHash) === intent.id)
+      .map((event) => serviceLine(history, event)),
   ];
   return lines.join('\n');
 }

@@ -25,18 +25,33 @@ const HISTORIES_SHOWN = 5;
 /** What the environment asks for, or why it cannot be run. */
 function settingsFrom(env: NodeJS.ProcessEnv): { seed: number; seconds: number; stores: ChaosStore[] } {
   const seconds = env.CHAOS_SECONDS ? Number(env.CHAOS_SECONDS) : DEFAULT_SECONDS;
-  if (!Number.isFinite(seconds) || seconds < 5 || seconds > 3600) throw new InvalidChaosSettingError(`CHAOS_SECONDS=${env.CHAOS_SECONDS} is not valid: expected 5 to 3600`);
+  if (!Number.isFinite(seconds) || seconds < 5 || seconds > 3600)
+    throw new InvalidChaosSettingError(`CHAOS_SECONDS=${env.CHAOS_SECONDS} is not valid: expected 5 to 3600`);
   const stores = (env.CHAOS_STORES || CHAOS_STORES.join(',')).split(',').map((store) => store.trim());
   const unknown = stores.filter((store) => !CHAOS_STORES.includes(store as ChaosStore));
-  if (unknown.length > 0 || stores.length === 0) throw new InvalidChaosSettingError(`CHAOS_STORES=${env.CHAOS_STORES} is not valid: expected a list of ${CHAOS_STORES.join(', ')}`);
+  if (unknown.length > 0 || stores.length === 0)
+    throw new InvalidChaosSettingError(`CHAOS_STORES=${env.CHAOS_STORES} is not valid: expected a list of ${CHAOS_STORES.join(', ')}`);
   return { seed: chaosSeed(env.CHAOS_SEED), seconds, stores: stores as ChaosStore[] };
 }
 
 function table(records: ChaosRecord[]): string {
   const rows = records.map((r) =>
-    [r.store, r.seed, `${r.durationSeconds}+${r.settleSeconds} s`, r.checkouts, Object.values(r.faults).join('/'), r.doubleCharges, r.lostCharges, r.unsettled, r.mismatchedReplays].join('\t'),
+    [
+      r.store,
+      r.seed,
+      `${r.durationSeconds}+${r.settleSeconds} s`,
+      r.checkouts,
+      Object.values(r.faults).join('/'),
+      r.doubleCharges,
+      r.lostCharges,
+      r.unsettled,
+      r.mismatchedReplays,
+    ].join('\t'),
   );
-  return ['store\tseed\tsoak+settle\tcheckouts\tfaults (kill/term/lostReply/slowFirstAttempt/redisRestart/redisPause/leaseExpiry)\tdouble\tlost\tunsettled\tmismatched', ...rows].join('\n');
+  return [
+    'store\tseed\tsoak+settle\tcheckouts\tfaults (kill/term/lostReply/slowFirstAttempt/redisRestart/redisPause/leaseExpiry)\tdouble\tlost\tunsettled\tmismatched',
+    ...rows,
+  ].join('\n');
 }
 
 /** The seed and the offending intents' full histories of a soak that broke an invariant. */
@@ -82,8 +97,13 @@ async function main(): Promise<void> {
   }
   const paths = outputPaths(outAt >= 0 ? resolve(args[outAt + 1] as string) : undefined);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const naive = { ...(process.env.LAB_NAIVE && { naive: process.env.LAB_NAIVE }), ...(process.env.KEY_POLICY && process.env.KEY_POLICY !== 'propagated' && { keyPolicy: process.env.KEY_POLICY }) };
-  log(`chaos: seed ${settings.seed}, ${settings.seconds} s per store on ${settings.stores.join(' and ')}${naive.naive || naive.keyPolicy ? ` (naive: ${JSON.stringify(naive)})` : ''}`);
+  const naive = {
+    ...(process.env.LAB_NAIVE && { naive: process.env.LAB_NAIVE }),
+    ...(process.env.KEY_POLICY && process.env.KEY_POLICY !== 'propagated' && { keyPolicy: process.env.KEY_POLICY }),
+  };
+  log(
+    `chaos: seed ${settings.seed}, ${settings.seconds} s per store on ${settings.stores.join(' and ')}${naive.naive || naive.keyPolicy ? ` (naive: ${JSON.stringify(naive)})` : ''}`,
+  );
   const outcomes: ChaosRunOutcome[] = [];
   for (const store of settings.stores) {
     outcomes.push(

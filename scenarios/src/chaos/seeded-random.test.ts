@@ -2,7 +2,8 @@ import { chaosSeed, InvalidChaosSettingError, SeededRandom } from './seeded-rand
 
 describe('SeededRandom', () => {
   it('draws the same sequence from the same seed, and another from another seed', () => {
-    const draw = (seed: number) => Array.from({ length: 5 }, () => new SeededRandom(seed)).map((r, i) => Array.from({ length: i + 1 }, () => r.next()).pop());
+    const draw = (seed: number) =>
+      Array.from({ length: 5 }, () => new SeededRandom(seed)).map((r, i) => Array.from({ length: i + 1 }, () => r.next()).pop());
     expect(draw(42)).toEqual(draw(42));
     expect(draw(42)).not.toEqual(draw(43));
   });

@@ -66,6 +66,7 @@ export class InvalidChaosSettingError extends Error {
 export function chaosSeed(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return 1 + Math.floor(Math.random() * (MAX_SEED - 1));
   const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 1 || seed > MAX_SEED) throw new InvalidChaosSettingError(`CHAOS_SEED=${value} is not valid: expected an integer from 1 to ${MAX_SEED}`);
+  if (!Number.isInteger(seed) || seed < 1 || seed > MAX_SEED)
+    throw new InvalidChaosSettingError(`CHAOS_SEED=${value} is not valid: expected an integer from 1 to ${MAX_SEED}`);
   return seed;
 }

@@ -19,7 +19,9 @@ export async function writeChaos(outcomes: ChaosRunOutcome[], records: ChaosReco
   const charts = await Promise.all(
     outcomes.map(async (outcome) => ({
       file: join(paths.root, chartLink(chaosChartId(outcome.settings.store))),
-      svg: await renderSvg(timelineChart(`The soak on ${outcome.settings.store} (seed ${outcome.settings.seed}): faults against answers`, outcome.history)),
+      svg: await renderSvg(
+        timelineChart(`The soak on ${outcome.settings.store} (seed ${outcome.settings.seed}): faults against answers`, outcome.history),
+      ),
     })),
   );
   for (const { file, svg } of charts) {

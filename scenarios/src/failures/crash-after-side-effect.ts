@@ -36,7 +36,13 @@ export const crashAfterSideEffect: Scenario = failureScenario({
     const database = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
     if (await reachable(database)) {
       variants.push(
-        await crashVariant(context, 'ours: Postgres, the charge commits with the record', 1, { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL: database }, {}),
+        await crashVariant(
+          context,
+          'ours: Postgres, the charge commits with the record',
+          1,
+          { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL: database },
+          {},
+        ),
       );
     } else {
       context.log(`  Postgres variant not run: nothing answers at ${new URL(database).host}`);

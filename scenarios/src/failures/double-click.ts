@@ -26,20 +26,30 @@ export const doubleClick: Scenario = failureScenario({
       await slow(lab);
       const order = newOrder('double-click');
       const answers = await Promise.all(Array.from({ length: CLICKS }, () => checkout(lab, order)));
-      return { orderId: order.orderId, outcome: `${describe(answers)}: every click is a new payment`, details: { statuses: statusCounts(answers) } };
-    });
-    const wait = await runVariant(context, 'ours: one key, duplicates wait', 1, { env: { KEY_POLICY: 'propagated', ...PATIENT } }, async (lab) => {
-      await slow(lab);
-      const order = newOrder('double-click');
-      const key = randomUUID();
-      const answers = await Promise.all(Array.from({ length: CLICKS }, () => checkout(lab, order, key)));
-      const bodies = new Set(answers.map((a) => a.body)).size;
       return {
         orderId: order.orderId,
-        outcome: `${describe(answers)}, ${bodies} distinct bod${bodies === 1 ? 'y' : 'ies'}: the duplicates waited for the first and got its answer`,
-        details: { statuses: statusCounts(answers), distinctBodies: bodies, replayed: answers.filter((a) => a.replayed).length },
+        outcome: `${describe(answers)}: every click is a new payment`,
+        details: { statuses: statusCounts(answers) },
       };
     });
+    const wait = await runVariant(
+      context,
+      'ours: one key, duplicates wait',
+      1,
+      { env: { KEY_POLICY: 'propagated', ...PATIENT } },
+      async (lab) => {
+        await slow(lab);
+        const order = newOrder('double-click');
+        const key = randomUUID();
+        const answers = await Promise.all(Array.from({ length: CLICKS }, () => checkout(lab, order, key)));
+        const bodies = new Set(answers.map((a) => a.body)).size;
+        return {
+          orderId: order.orderId,
+          outcome: `${describe(answers)}, ${bodies} distinct bod${bodies === 1 ? 'y' : 'ies'}: the duplicates waited for the first and got its answer`,
+          details: { statuses: statusCounts(answers), distinctBodies: bodies, replayed: answers.filter((a) => a.replayed).length },
+        };
+      },
+    );
     const reject = await runVariant(
       context,
       'ours: one key, IN_FLIGHT=reject',
@@ -51,7 +61,12 @@ export const doubleClick: Scenario = failureScenario({
         const key = randomUUID();
         const first = await Promise.all(Array.from({ length: CLICKS }, () => checkout(lab, order, key)));
         // Each rejected click retries once, honouring Retry-After, as the http-client does.
-        const client = new IdempotentHttpClient({ baseUrl: lab.url('gateway'), maxAttempts: 4, attemptTimeoutMs: 5000, deadlineMs: 15_000 });
+        const client = new IdempotentHttpClient({
+          baseUrl: lab.url('gateway'),
+          maxAttempts: 4,
+          attemptTimeoutMs: 5000,
+          deadlineMs: 15_000,
+        });
         const retried = await Promise.all(
           first.map(async (answer) => (answer.status === 409 ? client.post<unknown>('/checkout', order, { key }) : undefined)),
         );

@@ -13,7 +13,8 @@ import { checkout, newOrder, runVariant } from './support';
 export const failureBeforeCommit: Scenario = failureScenario({
   id: 'failure-before-commit',
   title: 'Failure before commit: a transient 503, and a final decline',
-  broke: 'Storing a transient failure turns one 503 into a permanent one: every retry replays it and the order is never paid. Not storing a final answer lets a retry re-run it: a declined card is charged on the next press.',
+  broke:
+    'Storing a transient failure turns one 503 into a permanent one: every retry replays it and the order is never paid. Not storing a final answer lets a retry re-run it: a declined card is charged on the next press.',
   fix: 'One named rule decides: success and definitive 4xx are stored and replayed; 5xx, thrown errors and 400/408/409/425/429 release the key so the retry runs normally.',
   code: 'packages/idempotency/src/outcome.ts: `isFinalOutcome`',
   async variants(context) {
@@ -21,7 +22,11 @@ export const failureBeforeCommit: Scenario = failureScenario({
       await lab.arm('payments', { failBeforeSideEffect: 1 });
       const order = newOrder('transient');
       const answer = await checkout(lab, order, randomUUID());
-      return { orderId: order.orderId, outcome: `payments failed once with 503, orders retried: the caller got ${answer.status}`, details: { status: answer.status } };
+      return {
+        orderId: order.orderId,
+        outcome: `payments failed once with 503, orders retried: the caller got ${answer.status}`,
+        details: { status: answer.status },
+      };
     };
     const declined = (lab: Lab) => async () => {
       await lab.arm('payments', { declineBeforeSideEffect: 1 });
@@ -36,10 +41,18 @@ export const failureBeforeCommit: Scenario = failureScenario({
       };
     };
     return [
-      await runVariant(context, 'naive: the 503 is stored like any answer', 0, { env: { KEY_POLICY: 'propagated', LAB_NAIVE: 'cache-failures' } }, (lab) => transient(lab)()),
+      await runVariant(
+        context,
+        'naive: the 503 is stored like any answer',
+        0,
+        { env: { KEY_POLICY: 'propagated', LAB_NAIVE: 'cache-failures' } },
+        (lab) => transient(lab)(),
+      ),
       await runVariant(context, 'ours: a 503 releases the key', 1, { env: { KEY_POLICY: 'propagated' } }, (lab) => transient(lab)()),
       await runVariant(context, 'naive: the decline is not stored (no key)', 1, { env: { KEY_POLICY: 'none' } }, (lab) => declined(lab)()),
-      await runVariant(context, 'ours: the decline is final, stored and replayed', 0, { env: { KEY_POLICY: 'propagated' } }, (lab) => declined(lab)()),
+      await runVariant(context, 'ours: the decline is final, stored and replayed', 0, { env: { KEY_POLICY: 'propagated' } }, (lab) =>
+        declined(lab)(),
+      ),
     ];
   },
 });

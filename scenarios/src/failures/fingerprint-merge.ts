@@ -19,8 +19,7 @@ export const fingerprintMerge: Scenario = failureScenario({
   title: 'Two separate "add one item" messages with identical bodies: merged by the fingerprint',
   broke:
     'A fingerprint cannot tell a redelivery from a second intent with the same content: when the producers send no key and the consumer keys each message on SHA-256 of its pattern and body, the second "add one item" is answered from the first one\'s record and the user gets one item for two presses. It is the right answer for a retry and the wrong one here, and nothing in the message can tell the two apart.',
-  fix:
-    'The key belongs to the intent: each press carries its own `Idempotency-Key`, orders passes it on in the message\'s `idempotency-key` header (derived from its record of the press, so one per press), and payments keys on it; the fingerprint is only the fallback for a message that carries no key, never the default',
+  fix: "The key belongs to the intent: each press carries its own `Idempotency-Key`, orders passes it on in the message's `idempotency-key` header (derived from its record of the press, so one per press), and payments keys on it; the fingerprint is only the fallback for a message that carries no key, never the default",
   code: [
     codeRef('packages/idempotency/src/nest/idempotency.runner.ts', 'key: key ?? fingerprint'),
     codeRef('apps/orders/src/charge-publisher.ts', 'headers: { [HeaderName.IdempotencyKey]'),

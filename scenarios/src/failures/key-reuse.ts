@@ -28,8 +28,20 @@ export const keyReuse: Scenario = failureScenario({
         details: { first: first.status, changed: changed.status, again: again.status },
       };
     };
-    const naive = await runVariant(context, 'naive: no key', 3, { env: { KEY_POLICY: 'none' } }, drive(() => undefined));
-    const ours = await runVariant(context, 'ours: propagated key', 1, { env: { KEY_POLICY: 'propagated' } }, drive(() => randomUUID()));
+    const naive = await runVariant(
+      context,
+      'naive: no key',
+      3,
+      { env: { KEY_POLICY: 'none' } },
+      drive(() => undefined),
+    );
+    const ours = await runVariant(
+      context,
+      'ours: propagated key',
+      1,
+      { env: { KEY_POLICY: 'propagated' } },
+      drive(() => randomUUID()),
+    );
     // Where the reuse was refused, from the services' own decisions.
     const refusedBy = [...new Set(ours.events.filter((e) => e.outcome === 'mismatched').map((e) => e.service))];
     ours.details.refusedBy = refusedBy;

@@ -87,7 +87,9 @@ async function leaseVariant(
         outcome:
           `caller got ${answer.status ?? answer.error} in ${answer.ms} ms; payments ran ${epochs} execution${epochs === 1 ? '' : 's'} of the key` +
           (epochs > 1 ? ' (the stalled holder and the retry that took its lease over)' : ' (the retry waited for the live holder)') +
-          (staleWritesRefused > 0 ? `; the ledger refused the holder's stale write (ledger_stale_writes_refused_total = ${staleWritesRefused})` : ''),
+          (staleWritesRefused > 0
+            ? `; the ledger refused the holder's stale write (ledger_stale_writes_refused_total = ${staleWritesRefused})`
+            : ''),
         details: {
           status: answer.status ?? answer.error,
           callerMs: answer.ms,

@@ -26,8 +26,7 @@ export const queueRedelivery: Scenario = failureScenario({
   title: 'A message redelivered by a queue: payments is killed before it acks',
   broke:
     'A queue delivers at least once: payments took the charge message, wrote the charge and was killed before acking, so RabbitMQ delivered the same message again to the restarted consumer. Without a key, the redelivery is just another charge request, and a plain ledger charges it a second time.',
-  fix:
-    'Orders puts the caller\'s key in the message\'s `idempotency-key` header, and payments consumes it with `@Idempotent` and manual acks: a message is acked only after its charge is written and its record completed. Killed before that, the record is still in progress: the redelivery takes it over once the dead consumer\'s lease has run out (waiting for that if need be), and the ledger, keyed by the record, hands back the charge already written instead of writing another. Killed after completing but before acking, the redelivery is replayed from the store. Either way it is then acked',
+  fix: "Orders puts the caller's key in the message's `idempotency-key` header, and payments consumes it with `@Idempotent` and manual acks: a message is acked only after its charge is written and its record completed. Killed before that, the record is still in progress: the redelivery takes it over once the dead consumer's lease has run out (waiting for that if need be), and the ledger, keyed by the record, hands back the charge already written instead of writing another. Killed after completing but before acking, the redelivery is replayed from the store. Either way it is then acked",
   code: [
     codeRef('apps/payments/src/message-ack.interceptor.ts', "settlement: 'ack' });"),
     codeRef('apps/payments/src/redis-ledger.ts', 'if existing then return existing end'),
@@ -39,7 +38,8 @@ export const queueRedelivery: Scenario = failureScenario({
       context,
     );
     const ours = await onOwnQueue(
-      (queue) => redeliveryVariant(context, queue, 'ours: key in the message headers, ack after completion', 1, { KEY_POLICY: 'propagated' }),
+      (queue) =>
+        redeliveryVariant(context, queue, 'ours: key in the message headers, ack after completion', 1, { KEY_POLICY: 'propagated' }),
       context,
     );
     return [naive, ours];
@@ -86,9 +86,10 @@ async function redeliveryVariant(
       // then the first delivery is known from the charge it wrote.
       const logged = deliveriesOf(lab);
       const firstLogged = logged.some((d) => !d.redelivered);
-      const deliveries = firstLogged || !ledger[0]
-        ? logged
-        : [{ receivedAt: Date.parse(ledger[0].at), redelivered: false, keyHash: redelivery.keyHash }, ...logged];
+      const deliveries =
+        firstLogged || !ledger[0]
+          ? logged
+          : [{ receivedAt: Date.parse(ledger[0].at), redelivered: false, keyHash: redelivery.keyHash }, ...logged];
       drawDeliveries(lab, deliveries, killedAt);
       // The restarted consumer may take the redelivery before it answers HTTP: count by the lines' times.
       const chargesAfterCrash = ledger.filter((line) => Date.parse(line.at) <= killedAt).length;
@@ -107,7 +108,12 @@ async function redeliveryVariant(
         details: {
           checkoutStatus: answer.status ?? answer.error,
           chargesAfterCrash,
-          deliveries: deliveries.map(({ redelivered, settlement, decision, epoch }) => ({ redelivered, settlement: settlement ?? 'killed before ack', decision, epoch })),
+          deliveries: deliveries.map(({ redelivered, settlement, decision, epoch }) => ({
+            redelivered,
+            settlement: settlement ?? 'killed before ack',
+            decision,
+            epoch,
+          })),
           redeliverySettlement: redelivery.settlement,
           redeliveryDecision: redelivery.decision,
           answeredWithFirstCharge: sameCharge,

@@ -33,7 +33,9 @@ export async function onOwnQueue(run: (queue: string) => Promise<VariantRun>, co
   try {
     return await run(queue);
   } finally {
-    await deleteChargeQueues(amqpUrl(), queue).catch((error: unknown) => context.log(`  could not delete ${queue}: ${(error as Error).message}`));
+    await deleteChargeQueues(amqpUrl(), queue).catch((error: unknown) =>
+      context.log(`  could not delete ${queue}: ${(error as Error).message}`),
+    );
   }
 }
 

@@ -25,8 +25,20 @@ export const retryMultiplication: Scenario = failureScenario({
       const answer = await checkout(lab, order, key);
       return { orderId: order.orderId, outcome: `the caller got ${answer.status ?? answer.error}`, details: { status: answer.status } };
     };
-    const naive = await runVariant(context, `naive: no key (${ATTEMPTS} x ${ATTEMPTS})`, ATTEMPTS * ATTEMPTS, { env: { ...env, KEY_POLICY: 'none' }, perService }, drive());
-    const ours = await runVariant(context, 'ours: propagated key', 1, { env: { ...env, KEY_POLICY: 'propagated' }, perService }, drive(randomUUID()));
+    const naive = await runVariant(
+      context,
+      `naive: no key (${ATTEMPTS} x ${ATTEMPTS})`,
+      ATTEMPTS * ATTEMPTS,
+      { env: { ...env, KEY_POLICY: 'none' }, perService },
+      drive(),
+    );
+    const ours = await runVariant(
+      context,
+      'ours: propagated key',
+      1,
+      { env: { ...env, KEY_POLICY: 'propagated' }, perService },
+      drive(randomUUID()),
+    );
     return [naive, ours];
   },
 });

@@ -25,7 +25,7 @@ export const storeOutage: Scenario = failureScenario({
   fix: 'Fail closed by default: the claim fails, the request is answered 503 (problem+json) before anything runs, nothing is charged; the caller retries with the same key once the store is back and is charged once. Failing open is an opt-in per operation, and counted.',
   code: codeRef('packages/idempotency/src/coordinator.ts', "if (policy.onStoreFailure !== 'fail-open') {"),
   unavailable: (context) =>
-    needsRedis(context, 'the ledger must stay up on the run\'s Redis while the store\'s Redis is down') ?? privateRedisUnavailable(),
+    needsRedis(context, "the ledger must stay up on the run's Redis while the store's Redis is down") ?? privateRedisUnavailable(),
   async variants(context) {
     const naive = await withPrivateRedis((redis) => failOpen(context, redis));
     const ours = await withPrivateRedis((redis) => failClosed(context, redis));

@@ -148,7 +148,9 @@ export async function runVariant(
 export function codeRef(file: string, needle: string): string {
   const path = resolve(REPO_ROOT, file);
   if (!existsSync(path)) return file;
-  const index = readFileSync(path, 'utf8').split('\n').findIndex((line) => line.includes(needle));
+  const index = readFileSync(path, 'utf8')
+    .split('\n')
+    .findIndex((line) => line.includes(needle));
   return index < 0 ? file : `${file}:${index + 1}`;
 }
 

@@ -45,7 +45,10 @@ describe('IdempotentHttpClient in a Nest app shutting down gracefully', () => {
     downstream = await FaultServer.start(() => ({ status: 201, body: { ok: true } }));
     @Module({
       controllers: [CheckoutController],
-      providers: [ShutdownWatch, { provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstream.url }) }],
+      providers: [
+        ShutdownWatch,
+        { provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: downstream.url }) },
+      ],
     })
     class AppModule {}
     app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });

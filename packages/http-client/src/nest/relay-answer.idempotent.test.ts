@@ -49,14 +49,16 @@ describe('relayAnswer under @Idempotent: an answer about the hop releases its ke
     await downstream.close();
   });
 
-  it.each([401, 403, 404, 500])('a next hop\'s %i is a 502, not stored: the retry with the same key runs again', async (code) => {
-    await boot((_request, index) => (index === 0 ? reply(code, {}, { message: 'service token expired' }) : reply(201, {}, { chargeId: 'ch_1' })));
+  it.each([401, 403, 404, 500])("a next hop's %i is a 502, not stored: the retry with the same key runs again", async (code) => {
+    await boot((_request, index) =>
+      index === 0 ? reply(code, {}, { message: 'service token expired' }) : reply(201, {}, { chargeId: 'ch_1' }),
+    );
     expect((await placeOrder()).status).toBe(502);
     expect(await placeOrder()).toEqual({ status: 201, body: { chargeId: 'ch_1' } }); // not the first answer, replayed
     expect(downstream.seen).toHaveLength(2);
   });
 
-  it('a decline (402) is the customer\'s answer: relayed, stored, replayed', async () => {
+  it("a decline (402) is the customer's answer: relayed, stored, replayed", async () => {
     await boot(() => reply(402, {}, { message: 'card declined' }));
     expect(await placeOrder()).toMatchObject({ status: 402, body: { message: 'card declined' } });
     expect(await placeOrder()).toMatchObject({ status: 402 });

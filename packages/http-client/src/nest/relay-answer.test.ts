@@ -22,33 +22,39 @@ describe('relayAnswer', () => {
 
   it('throws a refusal with its own status and body', async () => {
     const problem = { type: 'urn:idempotency-chain:problem:key-reused', status: 422 };
-    const error = await call(() => reply(422, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch((e: unknown) => e);
+    const error = await call(() => reply(422, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HttpException);
     expect([(error as HttpException).getStatus(), (error as HttpException).getResponse()]).toEqual([422, problem]);
   });
 
-  it.each([400, 402, 409, 422])('relays the customer\'s %i (a decline, a conflict, a validation error) as it is', async (code) => {
+  it.each([400, 402, 409, 422])("relays the customer's %i (a decline, a conflict, a validation error) as it is", async (code) => {
     const problem = { type: 'https://payments.example/problems/declined', status: code };
-    const error = await call(() => reply(code, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch((e: unknown) => e);
+    const error = await call(() => reply(code, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch(
+      (e: unknown) => e,
+    );
     expect(status(error)).toEqual([HttpException, code]);
     expect((error as HttpException).getResponse()).toEqual(problem);
     expect(under!.server.seen).toHaveLength(1);
   });
 
-  it.each([401, 403, 404, 405, 407, 410, 500, 501])('turns the next hop\'s %i, an answer about this hop, into a 502', async (code) => {
+  it.each([401, 403, 404, 405, 407, 410, 500, 501])("turns the next hop's %i, an answer about this hop, into a 502", async (code) => {
     const error = await call(() => reply(code, {}, { message: 'token expired', secret: 'internal' })).catch((e: unknown) => e);
     expect(status(error)).toEqual([BadGatewayException, 502]);
     expect((error as HttpException).message).toMatch(new RegExp(`next hop answered ${code}`));
     expect(JSON.stringify((error as HttpException).getResponse())).not.toContain('internal'); // not the customer's to read
   });
 
-  it.each(['invalid-key', 'missing-key'])('turns the next hop\'s 400 %s, about the key this hop sent, into a 502', async (kind) => {
+  it.each(['invalid-key', 'missing-key'])("turns the next hop's 400 %s, about the key this hop sent, into a 502", async (kind) => {
     const problem = { type: `urn:idempotency-chain:problem:${kind}`, status: 400 };
-    const error = await call(() => reply(400, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch((e: unknown) => e);
+    const error = await call(() => reply(400, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch(
+      (e: unknown) => e,
+    );
     expect(status(error)).toEqual([BadGatewayException, 502]);
   });
 
-  it('relays what a rule of its own calls the customer\'s answer', async () => {
+  it("relays what a rule of its own calls the customer's answer", async () => {
     const relay: RelayOptions = { isCustomerAnswer: (r) => r.status === 404 || isCustomerAnswer(r) };
     const error = await call(() => reply(404, {}, { message: 'no such product' }), {}, relay).catch((e: unknown) => e);
     expect(status(error)).toEqual([HttpException, 404]);

@@ -1,4 +1,14 @@
-import { Body, Controller, Module, Post, type DynamicModule, type INestApplication, type MiddlewareConsumer, type NestModule, type Type } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Module,
+  Post,
+  type DynamicModule,
+  type INestApplication,
+  type MiddlewareConsumer,
+  type NestModule,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -25,7 +35,12 @@ class CheckoutController {
   }
 }
 
-function appModule(downstreamUrl: string, controller: Type = CheckoutController, imports: DynamicModule[] = [], options: Partial<IdempotentClientOptions> = {}) {
+function appModule(
+  downstreamUrl: string,
+  controller: Type = CheckoutController,
+  imports: DynamicModule[] = [],
+  options: Partial<IdempotentClientOptions> = {},
+) {
   @Module({
     imports,
     controllers: [controller],
@@ -49,7 +64,9 @@ describe.each([
 
   beforeAll(async () => {
     downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
-    app = await NestFactory.create(appModule(downstream.url, CheckoutController, [], { forwardUnboundKey: true }), adapter(), { logger: false });
+    app = await NestFactory.create(appModule(downstream.url, CheckoutController, [], { forwardUnboundKey: true }), adapter(), {
+      logger: false,
+    });
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
   });
@@ -87,9 +104,7 @@ describe.each([
   });
 
   it('keeps concurrent requests apart', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => checkout({ 'idempotency-key': `par-${i}` }, `o-${i}`)),
-    );
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => checkout({ 'idempotency-key': `par-${i}` }, `o-${i}`)));
     results.forEach(({ body }, i) => expect(body).toEqual({ boundKey: `par-${i}`, downstreamKey: `par-${i}` }));
   });
 });
@@ -116,7 +131,13 @@ describe.each([
 
   beforeAll(async () => {
     downstream = await FaultServer.start((seen) => ({ status: 201, body: { key: seen.key } }));
-    const idempotency = IdempotencyModule.forRoot({ service: 'shop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true });
+    const idempotency = IdempotencyModule.forRoot({
+      service: 'shop',
+      store: new MemoryStore(),
+      keyMode: 'fingerprint',
+      scope: 'shared',
+      closeStore: true,
+    });
     app = await NestFactory.create(appModule(downstream.url, IdempotentCheckoutController, [idempotency]), adapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();

@@ -61,6 +61,8 @@ describe('attemptSpanAttributes', () => {
       'http.request.resend_count': 1,
       'idempotency.key_hash': hashKey('order-1'),
     });
-    expect(attemptSpanAttributes({ headers: ['request-attempt', '1', 'idempotency-key', '"\u0001"'] })).toEqual({ 'idempotency.attempt': 1 });
+    expect(attemptSpanAttributes({ headers: ['request-attempt', '1', 'idempotency-key', '"\u0001"'] })).toEqual({
+      'idempotency.attempt': 1,
+    });
   });
 });

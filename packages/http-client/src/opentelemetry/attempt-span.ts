@@ -51,7 +51,7 @@ function header(headers: UndiciRequestHeaders['headers'], name: string): string 
   for (let i = 0; i + 1 < headers.length; i += 2) {
     if (String(headers[i]).toLowerCase() !== name) continue;
     const value = headers[i + 1];
-    return Array.isArray(value) ? value[0] : (value);
+    return Array.isArray(value) ? value[0] : value;
   }
   return undefined;
 }

@@ -1,4 +1,3 @@
-
 const EXECUTION_PARAMETERS = 'idempotency-chain:execution-parameters';
 
 /**

@@ -2,9 +2,7 @@ import { OutgoingMessage, type OutgoingHttpHeaders, type ServerResponse } from '
 import { byteLength, type HttpAnswer } from './http-answer';
 
 /** What the app wrote: the whole answer, or its head once the body outgrew the limit. */
-export type Written =
-  | { whole: true; answer: HttpAnswer }
-  | { whole: false; status: number; headers: HttpAnswer['headers'] };
+export type Written = { whole: true; answer: HttpAnswer } | { whole: false; status: number; headers: HttpAnswer['headers'] };
 
 /** How far the app got writing a held answer: watched to tell a slow answer from one cut off. */
 export interface Writing {
@@ -84,7 +82,12 @@ const bodiless = (status: number): boolean => status < 200 || status === 204 || 
 
 // The methods installed on a held response: one shared function each, the
 // state on the response itself, so holding costs no closure per request.
-function writeHead(this: Held, status: number, reason?: string | OutgoingHttpHeaders | unknown[], headers?: OutgoingHttpHeaders | unknown[]): Held {
+function writeHead(
+  this: Held,
+  status: number,
+  reason?: string | OutgoingHttpHeaders | unknown[],
+  headers?: OutgoingHttpHeaders | unknown[],
+): Held {
   const hold = this[HOLD] as HeldResponse;
   this.statusCode = status;
   if (typeof reason === 'string') this.statusMessage = reason;
@@ -105,8 +108,10 @@ function end(this: Held, chunk?: unknown, encoding?: BufferEncoding | Callback, 
 function flushHeaders(this: Held): void {
   (this[HOLD] as HeldResponse).started = true;
 }
-const sentByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')?.get as ((this: ServerResponse) => boolean) | undefined;
-const endedByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'writableEnded')?.get as ((this: ServerResponse) => boolean) | undefined;
+const sentByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'headersSent')?.get as
+  ((this: ServerResponse) => boolean) | undefined;
+const endedByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, 'writableEnded')?.get as
+  ((this: ServerResponse) => boolean) | undefined;
 /**
  * Once the app wrote its head or a byte, it sees the headers as sent, as it
  * would unheld: a stream that fails half way is then cut off, never followed
@@ -309,7 +314,10 @@ class HeldResponse implements Writing {
     if (chunks.length === 1) return chunks[0] as string | Buffer;
     if (chunks.length === 0) return this.text ? '' : Buffer.alloc(0);
     if (this.text) return chunks.join('');
-    return Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)), this.size);
+    return Buffer.concat(
+      chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)),
+      this.size,
+    );
   }
 
   /** The response's headers now, lower-case names, values as strings. */

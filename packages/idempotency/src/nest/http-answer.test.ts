@@ -25,7 +25,9 @@ describe('a stored answer', () => {
   });
 
   it('keeps UTF-8 text as text (readable in the store), and anything else - or text with a NUL, which PostgreSQL text refuses - as base64', () => {
-    expect(encodeAnswer(answer(Buffer.from('{"a":1}')))).toBe('{"status":201,"headers":{"content-type":"x/y","link":["<a>","<b>"]}}\n{"a":1}');
+    expect(encodeAnswer(answer(Buffer.from('{"a":1}')))).toBe(
+      '{"status":201,"headers":{"content-type":"x/y","link":["<a>","<b>"]}}\n{"a":1}',
+    );
     expect(encodeAnswer(answer(Buffer.from('a\u0000b')))).toContain('"base64":true}\nYQBi');
   });
 });

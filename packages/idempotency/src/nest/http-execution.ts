@@ -138,24 +138,33 @@ export class HttpExecution {
     const headers = written.whole ? written.answer.headers : written.headers;
     // Only this library answers 499, to a client that left while it waited: an answer to nobody, never the key's final one.
     const clientClosed = status === CLIENT_CLOSED_REQUEST;
-    const final = !clientClosed && this.execution.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
+    const final =
+      !clientClosed && this.execution.isFinal({ statusCode: status, headers, body: written.whole ? written.answer.body : undefined });
     if (this.route.writesItself) {
       // The handler wrote this answer itself, whether or not it has returned yet.
       if (!final) return this.release();
       return written.whole ? this.complete(this.stored(written.answer)) : this.completeUnstorable(this.tooLarge());
     }
-    if (run.state === 'cancelled' && !final) return this.completeUnstorable(`its Observable was torn down before it ended, and ${status} answered`);
+    if (run.state === 'cancelled' && !final)
+      return this.completeUnstorable(`its Observable was torn down before it ended, and ${status} answered`);
     if (run.state === 'running' && !final) {
       // An interceptor answered first (a timeout): the handler may still charge. Keep the key until it ends.
       this.ended = true;
-      void run.whenSettled().then(() => (run.state === 'threw' ? this.release() : this.completeUnstorable(`an answer of ${status} left before the handler returned`)));
+      void run
+        .whenSettled()
+        .then(() =>
+          run.state === 'threw' ? this.release() : this.completeUnstorable(`an answer of ${status} left before the handler returned`),
+        );
       return undefined;
     }
     if (clientClosed) return run.state === 'threw' ? this.release() : this.completeUnstorable('the client went away, and 499 was answered');
     const failedAfter = run.state === 'returned' && status !== run.status;
     if (!final && !failedAfter) return this.release();
     if (!written.whole) return this.completeUnstorable(this.tooLarge());
-    return this.complete(this.stored(written.answer), failedAfter && status >= 400 ? new Error(`the answer failed with ${status} after the handler returned`) : undefined);
+    return this.complete(
+      this.stored(written.answer),
+      failedAfter && status >= 400 ? new Error(`the answer failed with ${status} after the handler returned`) : undefined,
+    );
   }
 
   private tooLarge(): string {
@@ -188,7 +197,12 @@ export class HttpExecution {
       clearInterval(watch);
       if (this.ended) return;
       if (this.run.state === 'threw') void this.release();
-      else void this.completeUnstorable(now < 0 ? 'the connection closed, and no answer was written' : 'the connection closed, and the answer stopped before it was whole');
+      else
+        void this.completeUnstorable(
+          now < 0
+            ? 'the connection closed, and no answer was written'
+            : 'the connection closed, and the answer stopped before it was whole',
+        );
     }, leaseMs);
     watch.unref();
   }

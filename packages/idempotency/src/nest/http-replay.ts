@@ -11,7 +11,12 @@ import { IdempotencyException, problemAnswer } from './idempotency.exception';
 
 type Decoder = (body: Buffer, options: Pick<ZlibOptions, 'maxOutputLength'>) => Promise<Buffer>;
 const gunzipAsync = promisify(gunzip) as Decoder;
-const DECODERS: Record<string, Decoder> = { gzip: gunzipAsync, 'x-gzip': gunzipAsync, deflate: promisify(inflate), br: promisify(brotliDecompress) };
+const DECODERS: Record<string, Decoder> = {
+  gzip: gunzipAsync,
+  'x-gzip': gunzipAsync,
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
 
 /** What a replay may decompress: each answer up to `maxBytes`, and all of them together within `budget`. */
 export interface ReplayDecompression {

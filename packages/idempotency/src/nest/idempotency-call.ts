@@ -31,13 +31,11 @@ export class IdempotencyCallPipe implements PipeTransform<unknown, IdempotencyCa
  * interceptor in between (an interceptor costs every request more than the
  * whole claim does).
  */
-export const IdempotencyCallParam = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ContextCarrier => {
-    const carrier = (() => context) as ContextCarrier;
-    carrier[CONTEXT] = true;
-    return carrier;
-  },
-);
+export const IdempotencyCallParam = createParamDecorator((_data: unknown, context: ExecutionContext): ContextCarrier => {
+  const carrier = (() => context) as ContextCarrier;
+  carrier[CONTEXT] = true;
+  return carrier;
+});
 
 /** Whether `value` is the hidden argument. */
 export function isIdempotencyCall(value: unknown): value is IdempotencyCall {

@@ -46,7 +46,9 @@ export class IdempotencyHealthIndicator {
       await Promise.race([store.ping?.(), timedOut]);
       return { [key]: { status: 'up' } } as StoreHealth<Key>;
     } catch (error) {
-      return { [key]: { status: 'down', message: `the idempotency store does not answer: ${(error as Error).message}` } } as StoreHealth<Key>;
+      return {
+        [key]: { status: 'down', message: `the idempotency store does not answer: ${(error as Error).message}` },
+      } as StoreHealth<Key>;
     } finally {
       clearTimeout(timer);
     }

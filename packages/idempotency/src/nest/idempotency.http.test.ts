@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Counter, Histogram } from 'prom-client';
-import {
-  BODY_LIMIT,
-  bootFixture,
-  DownStore,
-  ObservedStore,
-  post,
-  type AdapterName,
-  type Fixture,
-  Latch,
-} from './nest.test-support';
+import { BODY_LIMIT, bootFixture, DownStore, ObservedStore, post, type AdapterName, type Fixture, Latch } from './nest.test-support';
 
 const PROBLEM = 'application/problem+json';
 const key = () => `k-${randomUUID()}`;
@@ -235,9 +226,7 @@ describe.each<AdapterName>(['fastify', 'express'])('@Idempotent over HTTP (%s)',
       expect(invalid.status).toBe(400);
       expect(invalid.headers.get('content-type')).toContain(PROBLEM);
       expect(invalid.json).toMatchObject({ type: 'about:blank', status: 400 });
-      expect(invalid.json.errors).toEqual(
-        expect.arrayContaining(['orderId must be a string', 'amountCents must be a positive number']),
-      );
+      expect(invalid.json.errors).toEqual(expect.arrayContaining(['orderId must be a string', 'amountCents must be a positive number']));
       expect(corrected.status).toBe(201);
       expect(corrected.json).toEqual({ run: before + 1, orderId: 'o-1', amountCents: 500 });
     });
@@ -292,7 +281,9 @@ describe.each<AdapterName>(['fastify', 'express'])('@Idempotent over HTTP (%s)',
     expect(await count('executed')).toBe(executed + 1);
     expect(await count('replayed')).toBe(replayed + 2);
     expect(await claims()).toBe(claimed + 2); // the second replay came from memory: no claim
-    expect(await fixture.registry.metrics()).toContain('idempotency_events_total{service="test",operation="test.charge",outcome="executed"}');
+    expect(await fixture.registry.metrics()).toContain(
+      'idempotency_events_total{service="test",operation="test.charge",outcome="executed"}',
+    );
   });
 });
 

@@ -16,12 +16,19 @@ async function boot(store: IdempotencyStore) {
   const warnings: string[] = [];
   const logger: LoggerService = { log: () => undefined, error: () => undefined, warn: (message: string) => warnings.push(message) };
   const moduleRef = await Test.createTestingModule({
-    imports: [IdempotencyModule.forRoot({ service: 'lifecycle', store, scope: 'shared', metrics: false, closeStore: true }), TerminusModule],
+    imports: [
+      IdempotencyModule.forRoot({ service: 'lifecycle', store, scope: 'shared', metrics: false, closeStore: true }),
+      TerminusModule,
+    ],
   }).compile();
   const app = await moduleRef.createNestApplication({ logger }).init();
   const health = app.get(IdempotencyHealthIndicator);
   // What a /health route answers: terminus's own summary of the indicator.
-  const check = () => app.get(HealthCheckService).check([() => health.isHealthy()]).catch((error: { response: unknown }) => error.response);
+  const check = () =>
+    app
+      .get(HealthCheckService)
+      .check([() => health.isHealthy()])
+      .catch((error: { response: unknown }) => error.response);
   return { app, warnings, health, check, coordinator: app.get(IdempotencyCoordinator) };
 }
 
@@ -83,7 +90,9 @@ describe('IdempotencyModule and the store lifecycle', () => {
   it('gives up on a store that hangs after the timeout, and counts a store without ping() as up', async () => {
     const hanging = Object.assign(new MemoryStore(), { ping: () => new Promise<void>(() => undefined) });
     const { app, health } = await boot(hanging);
-    expect(await health.isHealthy('store', 50)).toEqual({ store: { status: 'down', message: expect.stringContaining('no answer within 50 ms') } });
+    expect(await health.isHealthy('store', 50)).toEqual({
+      store: { status: 'down', message: expect.stringContaining('no answer within 50 ms') },
+    });
     await app.close();
 
     const plain = await boot(new MemoryStore());

@@ -70,7 +70,9 @@ describe('IdempotencyModule', () => {
 
   it('hands maxWaiters to the coordinator, which refuses a cap that is not a whole number from 1 at boot', async () => {
     const store = new MemoryStore();
-    const boot = Test.createTestingModule({ imports: [IdempotencyModule.forRoot({ service: 's', store, metrics: false, maxWaiters: 0 })] }).compile();
+    const boot = Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ service: 's', store, metrics: false, maxWaiters: 0 })],
+    }).compile();
     await expect(boot).rejects.toThrow('s: maxWaiters must be a whole number from 1 (got 0)');
     await store.close();
   });

@@ -84,7 +84,16 @@ class ChargesConsumer {
 }
 
 @Module({
-  imports: [IdempotencyModule.forRoot({ service: 'rpc', store: new MemoryStore(), scope: 'shared', metrics: false, closeStore: true, observers: [recorder] })],
+  imports: [
+    IdempotencyModule.forRoot({
+      service: 'rpc',
+      store: new MemoryStore(),
+      scope: 'shared',
+      metrics: false,
+      closeStore: true,
+      observers: [recorder],
+    }),
+  ],
   controllers: [ChargesConsumer],
   // No ProblemDetailsFilter: the package's errors must reach the caller without one.
   providers: [Ledger],

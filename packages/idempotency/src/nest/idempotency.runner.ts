@@ -14,7 +14,17 @@ import { sendReplay, type ReplayDecompression } from './http-replay';
 import { IdempotencyException, toHttpException } from './idempotency.exception';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
-import { disconnectSignal, hasBody, rawResponse, requestDeadline, requestTarget, rpcBody, rpcKey, uploadedFiles, type HttpRequestLike } from './idempotency-request';
+import {
+  disconnectSignal,
+  hasBody,
+  rawResponse,
+  requestDeadline,
+  requestTarget,
+  rpcBody,
+  rpcKey,
+  uploadedFiles,
+  type HttpRequestLike,
+} from './idempotency-request';
 import { DEFAULT_MAX_RESPONSE_BYTES } from './module-options';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import type { ProtectedHandler } from './protected-handlers';
@@ -61,7 +71,9 @@ export class IdempotencyRunner {
   ) {
     if (!(unfinished instanceof UnfinishedExecutions)) {
       // A subclass whose own constructor predates the argument would fail every request after its claim, and hold the key.
-      throw new TypeError('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor');
+      throw new TypeError(
+        'IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor',
+      );
     }
     this.service = options.service;
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -162,7 +174,12 @@ export class IdempotencyRunner {
    * promise in between: most retries of a key are replays, and this is
    * their whole cost.
    */
-  private runHttp(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
+  private runHttp(
+    context: ExecutionContext,
+    route: IdempotentRoute,
+    request: RunRequest,
+    invoke: (execution?: Execution) => unknown,
+  ): unknown {
     const http = context.switchToHttp();
     const response = http.getResponse<object>();
     // The handler called again within this request (an interceptor's retry()): never a claim that would wait for itself.

@@ -77,7 +77,10 @@ export class IdempotentRoutes implements OnModuleInit {
       if (!instance || !metatype || typeof instance !== 'object') continue;
       const prototype = Object.getPrototypeOf(instance) as object;
       const name = this.scanner.getAllMethodNames(prototype).find((method) => protectedRoute(prototype, method));
-      if (name) throw new TypeError(`@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller can be protected`);
+      if (name)
+        throw new TypeError(
+          `@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller can be protected`,
+        );
     }
   }
 
@@ -103,11 +106,14 @@ export class IdempotentRoutes implements OnModuleInit {
       if (!route) {
         const isRoute = Reflect.hasMetadata(NEST_METADATA.path, handler) || Reflect.hasMetadata(RPC_PATTERN_METADATA, handler);
         if (isRoute && this.reflector.getAllAndOverride(IDEMPOTENT_METADATA, [handler, controller])) {
-          throw new TypeError(`${where} inherits @Idempotent from a parent class but is not protected: put @Idempotent on ${controller.name} or on the method`);
+          throw new TypeError(
+            `${where} inherits @Idempotent from a parent class but is not protected: put @Idempotent on ${controller.name} or on the method`,
+          );
         }
         continue;
       }
-      if (Reflect.hasMetadata(NEST_METADATA.sse, handler)) throw new TypeError(`@Idempotent on ${where}: server-sent events cannot be replayed`);
+      if (Reflect.hasMetadata(NEST_METADATA.sse, handler))
+        throw new TypeError(`@Idempotent on ${where}: server-sent events cannot be replayed`);
       this.route(controller, route);
     }
   }
@@ -122,7 +128,9 @@ export class IdempotentRoutes implements OnModuleInit {
     }
     const scope = metadata.scope ?? this.options.scope ?? principalScope;
     const method = (controller.prototype as Record<string, unknown>)[name];
-    const pattern = (typeof method === 'function' ? this.reflector.get<unknown[] | undefined>(RPC_PATTERN_METADATA, method) : undefined)?.[0];
+    const pattern = (
+      typeof method === 'function' ? this.reflector.get<unknown[] | undefined>(RPC_PATTERN_METADATA, method) : undefined
+    )?.[0];
     return {
       operation: metadata.operation,
       keyMode: metadata.keyMode ?? this.options.keyMode ?? 'required',
@@ -136,7 +144,8 @@ export class IdempotentRoutes implements OnModuleInit {
 
   /** The Nest module this provider belongs to. */
   private ownModule(): Module | undefined {
-    for (const module of this.modules.values() as Iterable<Module>) if (module.providers.get(IdempotentRoutes)?.instance === this) return module;
+    for (const module of this.modules.values() as Iterable<Module>)
+      if (module.providers.get(IdempotentRoutes)?.instance === this) return module;
     return undefined;
   }
 
@@ -159,4 +168,3 @@ function writesItself(controller: Function, method: string): boolean {
   const takesResponse = args.some((key) => [RESPONSE, NEXT].includes(key.split(':')[0] as string));
   return takesResponse && Reflect.getMetadata(NEST_METADATA.responsePassthrough, controller, method) !== true;
 }
-

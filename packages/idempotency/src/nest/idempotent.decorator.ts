@@ -37,7 +37,7 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
   if (scope !== undefined) checkScope(scope, `@Idempotent('${operation}')`);
   const metadata: IdempotentMetadata = { operation, keyMode, fingerprintFields, scope, policy };
   const mark = SetMetadata(IDEMPOTENT_METADATA, metadata);
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
     if (descriptor) {
       // Replaced in place: the decorators applied after this one see the wrapper.
       descriptor.value = protect(target, key as string, descriptor.value as Handler, metadata);
@@ -46,7 +46,7 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
     }
     mark(target as Function);
     protectRoutesOf(target as Function, metadata);
-  });
+  };
 }
 
 /** Wrap every route handler a controller class has, inherited ones included, on its own prototype. */
@@ -57,7 +57,11 @@ function protectRoutesOf(controller: Function, metadata: IdempotentMetadata): vo
     if (typeof handler !== 'function' || protectedRoute(prototype, name)) continue;
     const isRoute = Reflect.hasOwnMetadata(NEST_METADATA.path, handler) || Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler);
     if (!isRoute || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) continue;
-    Object.defineProperty(prototype, name, { value: protect(prototype, name, handler as Handler, metadata), configurable: true, writable: true });
+    Object.defineProperty(prototype, name, {
+      value: protect(prototype, name, handler as Handler, metadata),
+      configurable: true,
+      writable: true,
+    });
   }
 }
 

@@ -25,7 +25,8 @@ export function checkScope(scope: unknown, where: string): void {
 /** Check what the module was given; the policies are checked by the coordinator. */
 export function checkModuleOptions(options: IdempotencyModuleOptions): void {
   const where = `IdempotencyModule (${String(options.service)})`;
-  if (typeof options.service !== 'string' || options.service === '') throw new InvalidOptionError(`${where}: service must be a non-empty string`);
+  if (typeof options.service !== 'string' || options.service === '')
+    throw new InvalidOptionError(`${where}: service must be a non-empty string`);
   if (typeof options.store?.claim !== 'function') throw new InvalidOptionError(`${where}: store must be an IdempotencyStore`);
   if (options.keyMode !== undefined) checkKeyMode(options.keyMode, where);
   if (options.scope !== undefined) checkScope(options.scope, where);

@@ -33,7 +33,10 @@ describe('toProblem', () => {
 
   it("maps Fastify's and body-parser's client errors to the status they carry", () => {
     const tooLarge = Object.assign(new Error('request entity too large'), {
-      status: 413, statusCode: 413, expose: true, type: 'entity.too.large',
+      status: 413,
+      statusCode: 413,
+      expose: true,
+      type: 'entity.too.large',
     });
 
     expect(toProblem(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()).document).toMatchObject({ status: 413, title: 'Payload Too Large' });
@@ -45,7 +48,12 @@ describe('toProblem', () => {
     const internal = Object.assign(new Error('password=hunter2'), { statusCode: 400 });
     const problem = toProblem(internal);
 
-    expect(problem.document).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'An unexpected error occurred' });
+    expect(problem.document).toEqual({
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'An unexpected error occurred',
+    });
     expect(problem.unexpected).toBe(true);
     expect(toProblem('a string').document.status).toBe(500);
   });

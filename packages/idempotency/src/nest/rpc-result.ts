@@ -41,7 +41,9 @@ export function decodeRpcResult(stored: string, toRpcError: (payload: unknown) =
     const { status, payload, rpc } = result.error;
     throw rpc ? toRpcError(payload) : new HttpException(payload as string | object, status);
   }
-  throw new IdempotencyException(new ResultNotStoredError(`This message was handled, but its result could not be stored: ${result.unstorable}`));
+  throw new IdempotencyException(
+    new ResultNotStoredError(`This message was handled, but its result could not be stored: ${result.unstorable}`),
+  );
 }
 
 /** An `RpcException`'s payload (duck-typed: `@nestjs/microservices` stays optional). */

@@ -42,11 +42,20 @@ describe('PostgresStore in a schema of 63 characters', () => {
     const waiting = store.waitForChange(recordKey, 60_000);
     await eventually(
       async () =>
-        Number((await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %'`, [application])).rows[0].n) > 0,
+        Number(
+          (
+            await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %'`, [
+              application,
+            ])
+          ).rows[0].n,
+        ) > 0,
       'the store to LISTEN',
     );
     expect(await store.complete(recordKey, 'a', '"done"', 60_000)).toBe(true);
     await within(waiting, 5_000, 'the waiter woken by NOTIFY');
-    expect(await store.claim({ recordKey, fingerprint: 'fp', owner: 'b', leaseMs: 60_000 })).toMatchObject({ status: 'completed', result: '"done"' });
+    expect(await store.claim({ recordKey, fingerprint: 'fp', owner: 'b', leaseMs: 60_000 })).toMatchObject({
+      status: 'completed',
+      result: '"done"',
+    });
   });
 });

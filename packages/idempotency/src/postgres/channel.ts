@@ -14,5 +14,11 @@ const PREFIX = 'idempotency:';
 export function channelName(schema: string): string {
   const readable = `${PREFIX}${schema}`;
   if (Buffer.byteLength(readable) <= MAX_CHANNEL_BYTES) return readable;
-  return PREFIX + createHash('sha256').update(schema).digest('hex').slice(0, MAX_CHANNEL_BYTES - PREFIX.length);
+  return (
+    PREFIX +
+    createHash('sha256')
+      .update(schema)
+      .digest('hex')
+      .slice(0, MAX_CHANNEL_BYTES - PREFIX.length)
+  );
 }

@@ -12,7 +12,9 @@ const newSchema = () => {
   return schema;
 };
 const versions = async (schema: string) =>
-  (await pool.query<{ version: number }>(`SELECT version FROM "${schema}".idempotency_schema_versions ORDER BY version`)).rows.map((r) => r.version);
+  (await pool.query<{ version: number }>(`SELECT version FROM "${schema}".idempotency_schema_versions ORDER BY version`)).rows.map(
+    (r) => r.version,
+  );
 
 beforeAll(() => {
   pool = createPostgresPool(DATABASE_URL, { max: 6 });
@@ -43,7 +45,11 @@ describe('migrate', () => {
   test('applies only the versions not yet recorded, in order', async () => {
     const schema = newSchema();
     await migrate(pool, { schema });
-    const extra = [...MIGRATIONS, { version: 3, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` }, { version: 2, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` }];
+    const extra = [
+      ...MIGRATIONS,
+      { version: 3, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` },
+      { version: 2, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` },
+    ];
     expect(await migrate(pool, { schema, migrations: extra })).toEqual([2, 3]);
     expect(await versions(schema)).toEqual([1, 2, 3]);
   });
@@ -51,7 +57,11 @@ describe('migrate', () => {
   test('a failing migration rolls back everything the call applied', async () => {
     const schema = newSchema();
     await migrate(pool, { schema });
-    const broken = [...MIGRATIONS, { version: 2, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` }, { version: 3, name: 'bad', sql: () => 'SELECT * FROM no_such_table' }];
+    const broken = [
+      ...MIGRATIONS,
+      { version: 2, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` },
+      { version: 3, name: 'bad', sql: () => 'SELECT * FROM no_such_table' },
+    ];
     await expect(migrate(pool, { schema, migrations: broken })).rejects.toThrow('no_such_table');
     expect(await versions(schema)).toEqual([1]);
     const { rows } = await pool.query(`SELECT to_regclass('"${schema}".two') AS t`);

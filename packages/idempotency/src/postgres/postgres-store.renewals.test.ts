@@ -38,17 +38,13 @@ test('as many slow transactional actions as the pool has connections all complet
       await sleep(ACTION_MS);
       return { statusCode: 201, body: 'charged' };
     });
-  const outcomes = await within(
-    Promise.allSettled(Array.from({ length: POOL_SIZE }, slowCharge)),
-    ACTION_MS + 20_000,
-    'the slow actions',
-  );
+  const outcomes = await within(Promise.allSettled(Array.from({ length: POOL_SIZE }, slowCharge)), ACTION_MS + 20_000, 'the slow actions');
   expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.value.body : String(outcome.reason)))).toEqual(
     Array(POOL_SIZE).fill('charged'),
   );
 });
 
-test('close() ends the renewals\' pool the store created', async () => {
+test("close() ends the renewals' pool the store created", async () => {
   const application = `renewals-${randomUUID()}`;
   const callers = createPostgresPool(DATABASE_URL, { application_name: application });
   const own = new PostgresStore({ pool: callers, schema: db.schema, sweepIntervalMs: 0 });
@@ -56,7 +52,14 @@ test('close() ends the renewals\' pool the store created', async () => {
   await own.claim({ recordKey, fingerprint: 'fp', owner: 'a', leaseMs: 60_000 });
   expect(await own.renew(recordKey, 'a', 60_000)).toBe(true);
   const renewals = async () =>
-    Number((await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'UPDATE %SET expires_at%'`, [application])).rows[0].n);
+    Number(
+      (
+        await db.pool.query(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'UPDATE %SET expires_at%'`,
+          [application],
+        )
+      ).rows[0].n,
+    );
   expect(await renewals()).toBe(1);
   await own.close();
   await within(

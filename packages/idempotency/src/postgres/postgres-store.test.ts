@@ -18,16 +18,17 @@ afterAll(async () => {
 
 const newKey = () => randomBytes(16).toString('hex');
 const row = async (recordKey: string) =>
-  (await db.pool.query(`SELECT status, epoch::text AS epoch FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [recordKey])).rows[0] as
-    | { status: string; epoch: string }
-    | undefined;
+  (await db.pool.query(`SELECT status, epoch::text AS epoch FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [recordKey]))
+    .rows[0] as { status: string; epoch: string } | undefined;
 const claimed = async (target: PostgresStore, recordKey: string, owner: string, leaseMs = 60_000): Promise<number> => {
   const result = await target.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
   if (result.status !== 'claimed') throw new Error(`expected a claim, got ${result.status}`);
   return result.epoch;
 };
 const listeners = async () =>
-  Number((await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1`, [`LISTEN "idempotency:${db.schema}"`])).rows[0].n);
+  Number(
+    (await db.pool.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE query = $1`, [`LISTEN "idempotency:${db.schema}"`])).rows[0].n,
+  );
 
 describe('PostgresStore records and fences', () => {
   test('a claim’s epoch comes from the server clock in ms; release keeps the row as the fence, and the next epoch exceeds it', async () => {
@@ -40,7 +41,10 @@ describe('PostgresStore records and fences', () => {
     const second = await claimed(store, recordKey, 'b');
     expect(second).toBeGreaterThan(first);
     // A fence ahead of the clock (claims within one ms, a clock that stepped back) still orders the next claim.
-    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET epoch = $2, expires_at = clock_timestamp() WHERE store_key = $1`, [recordKey, String(second + 1_000_000)]);
+    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET epoch = $2, expires_at = clock_timestamp() WHERE store_key = $1`, [
+      recordKey,
+      String(second + 1_000_000),
+    ]);
     expect(await claimed(store, recordKey, 'c')).toBe(second + 1_000_001);
   });
 

@@ -30,8 +30,11 @@ const charge = (key: string) => ({ operation: 'payments.charge', key, fingerprin
 const ledgerRows = async (orderId: string) =>
   Number((await db.pool.query(`SELECT count(*) AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId])).rows[0].n);
 const recordStatus = async (key: string) =>
-  (await db.pool.query(`SELECT status FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [coordinator.recordKey('payments.charge', '', key)]))
-    .rows[0]?.status as string | undefined;
+  (
+    await db.pool.query(`SELECT status FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [
+      coordinator.recordKey('payments.charge', '', key),
+    ])
+  ).rows[0]?.status as string | undefined;
 
 describe('PostgresStore transactional completion', () => {
   test('the ledger insert and the completion become visible together, at one COMMIT; a retry replays', async () => {
@@ -41,7 +44,9 @@ describe('PostgresStore transactional completion', () => {
     const release = latch();
     const run = coordinator.run(charge(key), async (execution) => {
       const tx = postgresTransaction(execution);
-      const { rows } = await tx.query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500) RETURNING id`, [orderId]);
+      const { rows } = await tx.query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500) RETURNING id`, [
+        orderId,
+      ]);
       inserted.open();
       await release.promise;
       return { statusCode: 201, body: { chargeId: rows[0].id as number } };
@@ -66,9 +71,13 @@ describe('PostgresStore transactional completion', () => {
     const recordKey = coordinator.recordKey('payments.charge', '', key);
     const error = await coordinator
       .run(charge(key), async (execution) => {
-        await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500)`, [orderId]);
+        await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500)`, [
+          orderId,
+        ]);
         // Meanwhile this holder's lease ends and another attempt claims the key.
-        await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET expires_at = clock_timestamp() WHERE store_key = $1`, [recordKey]);
+        await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET expires_at = clock_timestamp() WHERE store_key = $1`, [
+          recordKey,
+        ]);
         expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'usurper', leaseMs: 60_000 })).status).toBe('claimed');
         return { statusCode: 201 };
       })
@@ -100,7 +109,9 @@ describe('PostgresStore transactional completion', () => {
     const retry = await within(
       coordinator.run(request, async (execution) => {
         executions += 1;
-        await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500)`, [orderId]);
+        await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id, amount_cents) VALUES ($1, 500)`, [
+          orderId,
+        ]);
         return { statusCode: 201 };
       }),
       5_000,

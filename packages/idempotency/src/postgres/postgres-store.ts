@@ -156,7 +156,8 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       const remaining = Math.ceil(row?.remaining_ms ?? 0);
       // No row, or one that had ended: the snapshot predates a concurrent claim; read again.
       if (!row || remaining <= 0 || row.status === 'released') continue;
-      if (row.status === 'completed') return { status: 'completed', fingerprint: String(row.fingerprint), result: String(row.result), remainingMs: remaining };
+      if (row.status === 'completed')
+        return { status: 'completed', fingerprint: String(row.fingerprint), result: String(row.result), remainingMs: remaining };
       return { status: 'in_progress', fingerprint: String(row.fingerprint), leaseRemainingMs: remaining };
     }
     throw new Error(`The claim of an idempotency record lost ${MAX_CLAIM_ATTEMPTS} races in a row`);
@@ -284,7 +285,13 @@ class PostgresTransaction implements StoreTransaction<PoolClient> {
     const [recordKey, owner] = this.record;
     let completed: boolean;
     try {
-      const update = await this.handle.query(this.sql.complete, [recordKey, owner, result, positiveMs('retentionMs', retentionMs), this.channel]);
+      const update = await this.handle.query(this.sql.complete, [
+        recordKey,
+        owner,
+        result,
+        positiveMs('retentionMs', retentionMs),
+        this.channel,
+      ]);
       completed = update.rowCount === 1;
     } catch (error) {
       await this.discard();
@@ -331,4 +338,3 @@ class PostgresTransaction implements StoreTransaction<PoolClient> {
     this.ended = true;
   }
 }
-

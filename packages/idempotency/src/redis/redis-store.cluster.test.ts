@@ -74,13 +74,15 @@ describe('RedisStore on a Redis Cluster', () => {
       const keys = Array.from({ length: 6 }, () => newRecordKey());
       for (const recordKey of keys) await other.claim({ recordKey, fingerprint: 'fp', owner: 'holder', leaseMs: 60_000 });
       const waiters = keys.map((recordKey) => track(outcome(recordKey)));
-      for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
+      for (const recordKey of keys)
+        await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 1, 5000, 'the SSUBSCRIBE');
       expect(waiters.some((w) => w.settled)).toBe(false);
       const start = Date.now();
       for (const recordKey of keys) expect(await other.complete(recordKey, 'holder', '"r"', 60_000)).toBe(true);
       expect(await Promise.all(waiters.map((w) => w.promise))).toEqual(keys.map(() => 'completed'));
       expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
-      for (const recordKey of keys) await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
+      for (const recordKey of keys)
+        await waitUntil(async () => (await shardSubscribers(`${record(recordKey)}:done`)) === 0, 5000, 'the SUNSUBSCRIBE');
     } finally {
       await other.close();
     }
@@ -126,7 +128,10 @@ describe('RedisStore on a Redis Cluster', () => {
     expect((await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).status).toBe('claimed');
     await Promise.all(cluster.nodes('master').map((node) => node.script('FLUSH')));
     expect(await replicated.complete(recordKey, 'o', '"r"', 60_000)).toBe(true);
-    expect(await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'p', leaseMs: 30_000 })).toMatchObject({ status: 'completed', result: '"r"' });
+    expect(await replicated.claim({ recordKey, fingerprint: 'fp', owner: 'p', leaseMs: 30_000 })).toMatchObject({
+      status: 'completed',
+      result: '"r"',
+    });
   });
 });
 

@@ -67,7 +67,9 @@ describe('RedisStore when Redis goes away', () => {
       await polling.claim(request);
       // Settled as soon as the connection goes, possibly before the server's stop returns.
       const waiting = polling.waitForChange(request.recordKey, 30_000).then(() => Date.now());
-      await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.recordKey}}:done`)) as [string, number])[1]) === 1);
+      await waitUntil(
+        async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.recordKey}}:done`)) as [string, number])[1]) === 1,
+      );
       const stoppedAt = Date.now();
       await redis.stop();
       expect((await waiting) - stoppedAt).toBeLessThan(FAST_MS);
@@ -82,7 +84,7 @@ describe('RedisStore when Redis goes away', () => {
     const { recordKey } = claimRequest();
     expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'owner-a', leaseMs: 30_000 })).status).toBe('claimed');
     const refusedWrites = async () => {
-      const line = ((await client.info('commandstats'))).split('\n').find((l) => l.startsWith('cmdstat_hset:')) ?? '';
+      const line = (await client.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_hset:')) ?? '';
       return Number(/rejected_calls=(\d+)/.exec(line)?.[1] ?? 0) + Number(/failed_calls=(\d+)/.exec(line)?.[1] ?? 0);
     };
     await client.config('SET', 'min-replicas-to-write', '1');
@@ -132,10 +134,14 @@ describe('RedisStore.close', () => {
     await waitUntil(() => counts().sockets >= baseline.sockets + 2, 5000, 'the subscriber to connect');
     await store.close();
     await Promise.all(waiters);
-    await waitUntil(() => {
-      const now = counts();
-      return now.sockets === baseline.sockets && now.timers <= baseline.timers;
-    }, 5000, 'sockets and timers to be released');
+    await waitUntil(
+      () => {
+        const now = counts();
+        return now.sockets === baseline.sockets && now.timers <= baseline.timers;
+      },
+      5000,
+      'sockets and timers to be released',
+    );
     expect(client.status).toBe('end');
     await expect(store.claim(request)).rejects.toThrow('closed');
     await deleteKeys(shared, prefix);

@@ -27,7 +27,12 @@ describe('RedisStore when only its subscriber connection is lost', () => {
     admin = await connect(redis.url);
     // The poll never rescues a waiter within a test: only the signal, or looking again, can.
     store = new RedisStore({ client: await connect(redis.url), prefix, pollIntervalMs: 600_000, ownsClient: true });
-    coordinator = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false, defaults: { leaseMs: 60_000, maxWaitMs: 60_000 } });
+    coordinator = new IdempotencyCoordinator({
+      service: 'payments',
+      store,
+      replayCache: false,
+      defaults: { leaseMs: 60_000, maxWaitMs: 60_000 },
+    });
   });
 
   afterEach(async () => {
@@ -41,7 +46,8 @@ describe('RedisStore when only its subscriber connection is lost', () => {
     const reply = (await admin.pubsub('NUMSUB', ...keys.map(channelOf))) as Array<string | number>;
     return reply.filter((_, i) => i % 2 === 1).map(Number);
   };
-  const allSubscribed = (keys: string[]) => waitUntil(async () => (await subscribers(keys)).every((n) => n === 1), 10_000, 'every channel subscribed');
+  const allSubscribed = (keys: string[]) =>
+    waitUntil(async () => (await subscribers(keys)).every((n) => n === 1), 10_000, 'every channel subscribed');
   const channelsLeft = async () => ((await admin.pubsub('CHANNELS', `${prefix}*`)) as string[]).length;
   const killSubscriber = async () => expect(Number(await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThanOrEqual(1);
 
@@ -72,7 +78,9 @@ describe('RedisStore when only its subscriber connection is lost', () => {
     await waitUntil(() => coordinator.runningExecutions === KEYS.length, 10_000, 'the holders to claim');
     for (let blip = 0; blip < 3; blip += 1) {
       const callers = KEYS.map(() => new AbortController());
-      const waiters = callers.map((caller, i) => coordinator.run(request(KEYS[i] as string, caller.signal), async () => ({ chargeId: 'duplicate ran' })).catch(() => 'gone'));
+      const waiters = callers.map((caller, i) =>
+        coordinator.run(request(KEYS[i] as string, caller.signal), async () => ({ chargeId: 'duplicate ran' })).catch(() => 'gone'),
+      );
       await allSubscribed(KEYS);
       await killSubscriber();
       // Every caller goes away while the subscriber is down or just back.

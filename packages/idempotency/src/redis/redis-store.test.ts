@@ -43,7 +43,12 @@ describe('RedisStore records', () => {
     const epoch = await claimedEpoch(recordKey, 'owner-a');
     expect(Number.isSafeInteger(epoch)).toBe(true);
     expect(epoch).toBeGreaterThanOrEqual(before);
-    expect(await client.hgetall(redisKey(recordKey))).toEqual({ status: 'in_progress', fp: 'fp-1', owner: 'owner-a', epoch: String(epoch) });
+    expect(await client.hgetall(redisKey(recordKey))).toEqual({
+      status: 'in_progress',
+      fp: 'fp-1',
+      owner: 'owner-a',
+      epoch: String(epoch),
+    });
     // A key never released needs no counter: the path of nearly every request writes one key.
     expect(await client.exists(`${redisKey(recordKey)}:epoch`)).toBe(0);
     const pttl = await client.pttl(redisKey(recordKey));
@@ -119,7 +124,7 @@ describe('RedisStore records', () => {
     expect(ttl).toBeGreaterThan(LEASE_MS);
   });
 
-  test('a stale owner whose lease expired cannot complete, release or renew the new owner\'s claim', async () => {
+  test("a stale owner whose lease expired cannot complete, release or renew the new owner's claim", async () => {
     const recordKey = newRecordKey();
     await claimedEpoch(recordKey, 'stale', 300);
     await waitUntil(gone(recordKey), 5000, 'the lease to expire');
@@ -193,7 +198,9 @@ describe('RedisStore records', () => {
     try {
       const [quiet, awaited] = [newRecordKey(), newRecordKey()];
       await listener.subscribe(`${redisKey(quiet)}:done`, `${redisKey(awaited)}:done`);
-      listener.on('message', (channel: string, message: string) => heard.push(`${channel === `${redisKey(quiet)}:done` ? 'quiet' : 'awaited'} ${message}`));
+      listener.on('message', (channel: string, message: string) =>
+        heard.push(`${channel === `${redisKey(quiet)}:done` ? 'quiet' : 'awaited'} ${message}`),
+      );
       await claimedEpoch(quiet, 'owner-a');
       await claimedEpoch(awaited, 'owner-a');
       const waiter = store.waitForChange(awaited, 30_000);

@@ -255,7 +255,6 @@ function isCluster(client: Redis | Cluster): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
-
 function toClaimResult(reply: unknown): ClaimResult {
   const [status, first, second, third] = Array.isArray(reply) ? (reply as unknown[]) : [];
   if (status === 'claimed' && Number.isSafeInteger(Number(first))) return { status, epoch: Number(first) };

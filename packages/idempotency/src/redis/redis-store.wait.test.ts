@@ -29,7 +29,8 @@ const subscribers = async (recordKey: string) => {
   const [, count] = (await client.pubsub('NUMSUB', channel(recordKey))) as [string, number];
   return Number(count);
 };
-const subscribed = (recordKey: string, expected = 1) => waitUntil(async () => (await subscribers(recordKey)) === expected, 5000, 'the subscription');
+const subscribed = (recordKey: string, expected = 1) =>
+  waitUntil(async () => (await subscribers(recordKey)) === expected, 5000, 'the subscription');
 async function claimed(recordKey: string, owner = 'owner-a', leaseMs = LEASE_MS): Promise<void> {
   const result = await store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
   expect(result.status).toBe('claimed');
@@ -48,7 +49,8 @@ describe('RedisStore.waitForChange', () => {
     await subscribed(recordKey);
     expect(waiter.settled).toBe(false);
     const start = Date.now();
-    const changed = how === 'complete' ? await store.complete(recordKey, 'owner-a', 'r', 60_000) : await store.release(recordKey, 'owner-a');
+    const changed =
+      how === 'complete' ? await store.complete(recordKey, 'owner-a', 'r', 60_000) : await store.release(recordKey, 'owner-a');
     expect(changed).toBe(true);
     await waiter.promise;
     expect(Date.now() - start).toBeLessThan(PROMPTLY_MS);
@@ -94,7 +96,7 @@ describe('RedisStore.waitForChange', () => {
     await subscribed(recordKey, 0);
   });
 
-  test('the re-check safety net wakes a waiter whose holder\'s lease expired silently', async () => {
+  test("the re-check safety net wakes a waiter whose holder's lease expired silently", async () => {
     const polling = new RedisStore({ client, prefix, pollIntervalMs: 100 });
     try {
       const recordKey = newRecordKey();

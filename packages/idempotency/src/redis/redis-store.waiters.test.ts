@@ -53,26 +53,37 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
   });
 
   const writes = async (command: string): Promise<number> => {
-    const line = ((await admin.info('commandstats'))).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`)) ?? '';
+    const line = (await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`)) ?? '';
     return Number(/calls=(\d+)/.exec(line)?.[1] ?? 0);
   };
 
   /** A holder on the key, and `DUPLICATES` requests for it once every one has found it held. */
   async function duplicatesOfAHeldKey(defaults: Partial<OperationPolicy>) {
-    const coordinator = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, replayCache: false, defaults: { leaseMs: 60_000, ...defaults } });
+    const coordinator = new IdempotencyCoordinator({
+      service: 'payments',
+      store,
+      observer: recorder,
+      replayCache: false,
+      defaults: { leaseMs: 60_000, ...defaults },
+    });
     const gate = latch();
     const holder = coordinator.run(request, async () => (await gate.promise, { chargeId: 'ch_1' }));
     await eventually(() => recorder.claims === 1, 'the holder’s claim to be answered');
     const marksBefore = await writes('hset');
     const duplicates = Array.from({ length: DUPLICATES }, () =>
-      coordinator.run(request, async () => ({ chargeId: 'a duplicate ran' })).then(
-        (result) => result,
-        (error: unknown) => error,
-      ),
+      coordinator
+        .run(request, async () => ({ chargeId: 'a duplicate ran' }))
+        .then(
+          (result) => result,
+          (error: unknown) => error,
+        ),
     );
     await eventually(() => recorder.claims >= DUPLICATES + 1, 'every duplicate to find the key held', { timeoutMs: 30_000 });
     const record = `${prefix}{${coordinator.recordKey(OPERATION, '', request.key)}}`;
-    await eventually(async () => Number(((await admin.pubsub('NUMSUB', `${record}:done`)) as [string, number])[1]) === 1, 'the subscription');
+    await eventually(
+      async () => Number(((await admin.pubsub('NUMSUB', `${record}:done`)) as [string, number])[1]) === 1,
+      'the subscription',
+    );
     await eventually(async () => (await admin.hget(record, 'w')) === '1', 'the record to be marked');
     const marks = (await writes('hset')) - marksBefore;
     gate.open();

@@ -24,7 +24,12 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     expect(probe.status === 'in_progress' && probe.leaseRemainingMs).toBeGreaterThan(30_000);
     expect(await store.renew(recordKey, 'owner-new', 60_000)).toBe(true);
     expect(await store.complete(recordKey, 'owner-new', '"fresh"', 60_000)).toBe(true);
-    expect(await claim('owner-probe', 60_000)).toEqual({ status: 'completed', fingerprint: 'fp', result: '"fresh"', remainingMs: expect.any(Number) });
+    expect(await claim('owner-probe', 60_000)).toEqual({
+      status: 'completed',
+      fingerprint: 'fp',
+      result: '"fresh"',
+      remainingMs: expect.any(Number),
+    });
   });
 
   it('keeps a slow live holder’s lease with the heartbeat: a duplicate waits, no second execution', async () => {
@@ -94,9 +99,7 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     const { store, coordinator } = await setup();
     const request = charge(newKey(), withPolicy({ retentionMs: 300 }));
     const recordKey = coordinator.recordKey(OPERATION, '', request.key);
-    const epochs = [
-      claimedEpoch(await store.claim({ recordKey, fingerprint: request.fingerprint, owner: 'crashed', leaseMs: 200 })),
-    ];
+    const epochs = [claimedEpoch(await store.claim({ recordKey, fingerprint: request.fingerprint, owner: 'crashed', leaseMs: 200 }))];
     // lease expiry -> reclaim (the coordinator waits out the lease), then a release
     await expect(
       coordinator.run(request, async ({ epoch }) => {

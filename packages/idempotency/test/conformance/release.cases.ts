@@ -6,9 +6,7 @@ export function describeReleaseCases({ setup }: ConformanceContext): void {
   it('releases the key when the action throws: the next run executes again', async () => {
     const { coordinator, recorder } = await setup();
     const request = charge(newKey());
-    await expect(coordinator.run(request, async () => Promise.reject(new Error('downstream reset')))).rejects.toThrow(
-      'downstream reset',
-    );
+    await expect(coordinator.run(request, async () => Promise.reject(new Error('downstream reset')))).rejects.toThrow('downstream reset');
     const retry = await coordinator.run(request, async (): Promise<Charge> => ({ statusCode: 201, body: { chargeId: 'ch_2' } }));
     expect(retry).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_2' } } });
     expect(recorder.outcomes()).toEqual(['released', 'executed']);

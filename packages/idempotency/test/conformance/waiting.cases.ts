@@ -25,7 +25,8 @@ export function describeWaitingCases({ setup }: ConformanceContext): void {
 
     const leaving = waiters.filter((_, i) => i % 2 === 0);
     for (const [i, caller] of callers.entries()) if (i % 2 === 0) caller.abort();
-    for (const waiter of leaving) await expect(within(waiter, SAFETY_MS, 'a waiter whose caller left')).rejects.toMatchObject({ name: 'AbortError' });
+    for (const waiter of leaving)
+      await expect(within(waiter, SAFETY_MS, 'a waiter whose caller left')).rejects.toMatchObject({ name: 'AbortError' });
     expect(isInFlightError(await within(hurried, SAFETY_MS, 'the waiter whose wait ran out').catch((error: unknown) => error))).toBe(true);
     // Joins the wait the others still share (claims so far: the winner's, 20, and the hurried waiter's two).
     const late = coordinator.run(charge(key), neverRuns);
@@ -34,7 +35,8 @@ export function describeWaitingCases({ setup }: ConformanceContext): void {
     gate.open();
     const staying = [...waiters.filter((_, i) => i % 2 === 1), late];
     const answers = await within(Promise.all(staying), SAFETY_MS, 'the waiters that stayed');
-    for (const answer of answers) expect(answer).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
+    for (const answer of answers)
+      expect(answer).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
     await winner;
   });
 }

@@ -95,9 +95,11 @@ export class TimeoutInterceptor implements NestInterceptor {
 @Injectable()
 class FailAfterInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(map(() => {
-      throw new BadRequestException('the envelope check failed after the handler');
-    }));
+    return next.handle().pipe(
+      map(() => {
+        throw new BadRequestException('the envelope check failed after the handler');
+      }),
+    );
   }
 }
 
@@ -399,7 +401,8 @@ async function gzipWhenAccepted(
   payload: unknown,
 ) {
   const accepts = String(request.headers['accept-encoding'] ?? '').includes('gzip');
-  if (!accepts || typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
+  if (!accepts || typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('application/json'))
+    return payload;
   reply.header('content-encoding', 'gzip');
   reply.header('vary', 'accept-encoding');
   return gzipSync(payload);
@@ -416,7 +419,11 @@ export async function bootShop(
     globalPipes = [],
     runner,
     ...options
-  }: Partial<IdempotencyModuleOptions> & { logger?: LoggerService | false; globalPipes?: PipeTransform[]; runner?: Type<IdempotencyRunner> } = {},
+  }: Partial<IdempotencyModuleOptions> & {
+    logger?: LoggerService | false;
+    globalPipes?: PipeTransform[];
+    runner?: Type<IdempotencyRunner>;
+  } = {},
 ): Promise<ShopApp> {
   const store = options.store ?? new MemoryStore();
   const runs = new Runs();
@@ -443,7 +450,10 @@ export async function bootShop(
         .forRoutes('*');
     }
   }
-  const app = await NestFactory.create(ShopModule, adapter === 'fastify' ? new FastifyAdapter() : new ExpressAdapter(), { logger, abortOnError: false });
+  const app = await NestFactory.create(ShopModule, adapter === 'fastify' ? new FastifyAdapter() : new ExpressAdapter(), {
+    logger,
+    abortOnError: false,
+  });
   if (adapter === 'fastify') app.getHttpAdapter().getInstance().addHook('onSend', gzipWhenAccepted);
   app.useGlobalPipes(...globalPipes);
   await app.listen(0, '127.0.0.1');

@@ -23,4 +23,3 @@ export function track(child: ChildProcess): ChildProcess {
   child.once('error', forget);
   return child;
 }
-

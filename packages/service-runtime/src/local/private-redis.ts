@@ -37,7 +37,9 @@ export function redisCommand(port: number, args: string[], timeoutMs = 500): Pro
     };
     socket.setTimeout(timeoutMs, () => done(undefined));
     socket.once('error', () => done(undefined));
-    socket.once('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
+    socket.once('connect', () =>
+      socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`),
+    );
     socket.on('data', (chunk) => {
       answer += chunk.toString();
       const end = answer.indexOf('\r\n');

@@ -123,7 +123,10 @@ export const chainConfigSchema = z.strictObject({
   hops: z.array(hop).min(1),
   effect,
   settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
-  scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).default([...SCENARIO_NAMES]),
+  scenarios: z
+    .array(z.enum(SCENARIO_NAMES))
+    .min(1)
+    .default([...SCENARIO_NAMES]),
   doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
   keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
 });

@@ -34,8 +34,7 @@ const NOT_FINAL = new Set([408, 409, 425, 429]);
 /** Checks one intent's record against the invariants, given the effects counted once the chain settled. */
 export function checkIntent(record: IntentRecord, effects: number, options: CheckOptions = {}): Violation[] {
   const found: Violation[] = [];
-  const violate = (invariant: InvariantName, message: string) =>
-    found.push({ invariant, intentId: record.intentId, message });
+  const violate = (invariant: InvariantName, message: string) => found.push({ invariant, intentId: record.intentId, message });
 
   const answers = [...record.presses, ...(record.laterPress ? [record.laterPress] : [])].flatMap(given);
   const succeeded = answers.some((a) => isSuccess(a.status));
@@ -66,20 +65,34 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
     const later = final(record.laterPress);
     if (!later || !isFinal(later.status)) {
       const got = later?.status ?? later?.error ?? 'no answer';
-      violate('settled-final', `the press after the chain settled got ${got} after ${record.laterPress.answers.length} attempt(s), not a final answer (2xx, or a 4xx other than 408, 409, 425, 429)`);
+      violate(
+        'settled-final',
+        `the press after the chain settled got ${got} after ${record.laterPress.answers.length} attempt(s), not a final answer (2xx, or a 4xx other than 408, 409, 425, 429)`,
+      );
     } else {
       const earlier = firstFinal(record.presses);
       if (earlier && fingerprint(earlier) !== fingerprint(later)) {
-        violate('replay', `the later press got ${later.status} ${excerpt(later.body)}, not the replay of ${earlier.status} ${excerpt(earlier.body)}`);
+        violate(
+          'replay',
+          `the later press got ${later.status} ${excerpt(later.body)}, not the replay of ${earlier.status} ${excerpt(earlier.body)}`,
+        );
       }
     }
   }
 
   if (record.otherCallers) {
-    const theirs = new Set(record.otherCallers.flatMap(given).filter((a) => isSuccess(a.status)).map(fingerprint));
+    const theirs = new Set(
+      record.otherCallers
+        .flatMap(given)
+        .filter((a) => isSuccess(a.status))
+        .map(fingerprint),
+    );
     const shared = answers.filter((a) => isSuccess(a.status) && theirs.has(fingerprint(a)));
     if (shared.length > 0) {
-      violate('own-answer', `${shared.length} of the ${answers.length} answers were another caller's under the same key: ${shared[0]?.status} ${excerpt(shared[0]?.body ?? '')}`);
+      violate(
+        'own-answer',
+        `${shared.length} of the ${answers.length} answers were another caller's under the same key: ${shared[0]?.status} ${excerpt(shared[0]?.body ?? '')}`,
+      );
     }
   }
   return found;

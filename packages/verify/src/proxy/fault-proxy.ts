@@ -138,7 +138,7 @@ export class FaultProxy {
     try {
       const answer = await this.upstream.request({
         path: req.url ?? '/',
-        method: (req.method ?? 'GET'),
+        method: req.method ?? 'GET',
         headers: forwardableHeaders(req.headers),
         body: body.length > 0 ? body : null,
       });

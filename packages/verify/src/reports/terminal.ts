@@ -45,5 +45,8 @@ function cells(report: ScenarioReport): string[] {
 }
 
 function row(values: string[]): string {
-  return values.map((v, i) => v.padEnd(WIDTHS[i] ?? 8)).join(' ').trimEnd();
+  return values
+    .map((v, i) => v.padEnd(WIDTHS[i] ?? 8))
+    .join(' ')
+    .trimEnd();
 }

@@ -37,7 +37,9 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   const started = Date.now();
   const log = new AttemptLog();
   const proxies = new Map(config.hops.map((hop) => [hop.name, proxyFor(hop, config, log)]));
-  const services = new Map(config.hops.flatMap((hop) => (hop.service ? [[hop.name, new ServiceProcess(hop.name, hop.service)] as const] : [])));
+  const services = new Map(
+    config.hops.flatMap((hop) => (hop.service ? [[hop.name, new ServiceProcess(hop.name, hop.service)] as const] : [])),
+  );
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];
   try {
@@ -106,11 +108,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   };
 }
 
-function contextFor(
-  scenario: Scenario,
-  { config, log, proxies, services, caller }: Chain,
-  restartFailures: unknown[],
-): ScenarioContext {
+function contextFor(scenario: Scenario, { config, log, proxies, services, caller }: Chain, restartFailures: unknown[]): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
     config,

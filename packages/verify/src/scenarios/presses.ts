@@ -3,9 +3,7 @@ import type { IntentRecord, ScenarioContext } from './scenario';
 /** N presses at once with one key, as a double-click or an impatient retry does. */
 export async function doubleClick(context: ScenarioContext): Promise<IntentRecord[]> {
   const { intentId, key } = context.intent();
-  const clicks = Array.from({ length: context.config.doubleClick.presses }, (_, i) =>
-    context.press(`click ${i + 1}`, intentId, key),
-  );
+  const clicks = Array.from({ length: context.config.doubleClick.presses }, (_, i) => context.press(`click ${i + 1}`, intentId, key));
   const presses = await Promise.all(clicks);
   await context.settle();
   const laterPress = await context.press('later press', intentId, key);

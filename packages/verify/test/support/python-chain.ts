@@ -22,11 +22,7 @@ export interface PaymentsOptions {
 }
 
 /** Starts payments, orders and gateway (deepest first, each pointed at the next hop's proxy). */
-export async function startPythonChain(
-  variant: 'naive' | 'keyed',
-  dir: string,
-  options: PaymentsOptions = {},
-): Promise<PythonChain> {
+export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, options: PaymentsOptions = {}): Promise<PythonChain> {
   const [gatewayProxy, ordersProxy, paymentsProxy] = [await freePort(), await freePort(), await freePort()];
   const paymentsArgs = ['--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
   const processes: ChildProcess[] = [];

@@ -22,9 +22,7 @@ export async function startUpstream(): Promise<Upstream> {
     received.push(body);
     events.emit('received', body);
     res.writeHead(201, { 'content-type': 'application/json', 'x-upstream': 'yes' });
-    res.end(JSON.stringify({ n: received.length, key: req.headers['idempotency-key'] ?? null }), () =>
-      events.emit('answered'),
-    );
+    res.end(JSON.stringify({ n: received.length, key: req.headers['idempotency-key'] ?? null }), () => events.emit('answered'));
   };
   // A caller that hangs up mid-body fails the read: nothing to answer.
   const server = createServer((req, res) => void answer(req, res).catch(() => res.destroy()));
