@@ -4,7 +4,6 @@
  * framework dependency; the NestJS middleware lives in `./nest`.
  */
 export { IdempotentHttpClient } from './client';
-export { DEFAULT_MAX_RESPONSE_BYTES } from './client-options';
 export type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
 export type { AttemptEvent, AttemptListener, AttemptOutcome } from './attempt-event';
 export type { KeyPolicy, KeySources, KeyStrategy } from './key-policy';
