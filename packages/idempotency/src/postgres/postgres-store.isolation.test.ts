@@ -8,7 +8,9 @@ import { sleep, within } from '../../test/support/async';
 /**
  * A database whose default isolation is SERIALIZABLE (here the session's, set
  * at connection): the execution's transaction still runs at READ COMMITTED,
- * so the renewals committed while the action runs do not fail its completion.
+ * so the renewals committed while the action runs do not fail its completion;
+ * the store's own statements that race each other (claims, a completion and
+ * its renewals) run again when PostgreSQL rolls one back to serialize them.
  */
 const LEASE_MS = 1_500;
 /** Several leases: the heartbeat renews the record a few times after the action's first statement. */
@@ -46,4 +48,38 @@ test('on a SERIALIZABLE default, an action longer than the heartbeat completes a
   );
   expect(result.value.body).toBe('charged');
   expect((await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId])).rows[0].n).toBe(1);
+});
+
+test('on a SERIALIZABLE default, concurrent claims of one key: one claims, the rest see it held, none fails to serialize', async () => {
+  const recordKey = `serializable:${randomUUID()}`;
+  const claims = await Promise.allSettled(
+    Array.from({ length: 16 }, (_, i) => store.claim({ recordKey, fingerprint: 'fp', owner: `owner-${i}`, leaseMs: 30_000 })),
+  );
+  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String((c).reason));
+  expect(refused).toEqual([]);
+  const statuses = claims.map((c) => (c as PromiseFulfilledResult<{ status: string }>).value.status).sort();
+  expect(statuses.filter((s) => s === 'claimed')).toHaveLength(1);
+  expect(statuses.filter((s) => s === 'in_progress')).toHaveLength(15);
+});
+
+test('on a SERIALIZABLE default, concurrent takeovers of a lapsed lease: one claims, none fails to serialize', async () => {
+  const recordKey = `serializable:${randomUUID()}`;
+  expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'gone', leaseMs: 50 })).status).toBe('claimed');
+  await sleep(200);
+  const claims = await Promise.allSettled(
+    Array.from({ length: 16 }, (_, i) => store.claim({ recordKey, fingerprint: 'fp', owner: `owner-${i}`, leaseMs: 30_000 })),
+  );
+  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String((c).reason));
+  expect(refused).toEqual([]);
+  const statuses = claims.map((c) => (c as PromiseFulfilledResult<{ status: string }>).value.status);
+  expect(statuses.filter((s) => s === 'claimed')).toHaveLength(1);
+});
+
+test('on a SERIALIZABLE default, a completion racing its own renewals commits', async () => {
+  const recordKey = `serializable:${randomUUID()}`;
+  expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'me', leaseMs: 30_000 })).status).toBe('claimed');
+  const renewals = Array.from({ length: 8 }, () => store.renew(recordKey, 'me', 30_000));
+  const [completed, ...renewed] = await Promise.allSettled([store.complete(recordKey, 'me', 'answer', 60_000), ...renewals]);
+  expect(completed).toEqual({ status: 'fulfilled', value: true });
+  expect(renewed.filter((r) => r.status === 'rejected')).toEqual([]);
 });

@@ -1,6 +1,7 @@
 import { Client, Pool, type PoolClient } from 'pg';
 import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
 import { channelName } from './channel';
+import { queryRetryingConflicts } from './conflicts';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
@@ -150,7 +151,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     this.assertOpen();
     const lease = positiveMs('leaseMs', leaseMs);
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
-      const { rows } = await this.pool.query<ClaimRow>(this.sql.claim, [recordKey, fingerprint, owner, lease]);
+      const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease]);
       const row = rows[0];
       if (row?.status === 'claimed') return { status: 'claimed', epoch: Number(row.epoch) };
       const remaining = Math.ceil(row?.remaining_ms ?? 0);
@@ -166,17 +167,19 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     this.assertOpen();
     const retention = positiveMs('retentionMs', retentionMs);
-    return (await this.pool.query(this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1;
+    return (await queryRetryingConflicts(this.pool, this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
     this.assertOpen();
-    return (await this.pool.query(this.sql.release, [recordKey, owner, this.channel])).rowCount === 1;
+    return (await queryRetryingConflicts(this.pool, this.sql.release, [recordKey, owner, this.channel])).rowCount === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     this.assertOpen();
-    return (await this.renewPool.query(this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1;
+    return (
+      (await queryRetryingConflicts(this.renewPool, this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1
+    );
   }
 
   /**
@@ -210,7 +213,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       () => ({
         join: (wake) => this.listener.join(recordKey, wake),
         leave: (wake) => this.listener.leave(recordKey, wake),
-        inProgress: async () => ((await this.pool.query(this.sql.inProgress, [recordKey])).rowCount ?? 0) > 0,
+        inProgress: async () => ((await queryRetryingConflicts(this.pool, this.sql.inProgress, [recordKey])).rowCount ?? 0) > 0,
       }),
       timeoutMs,
       signal,
@@ -225,7 +228,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
   async sweep(): Promise<number> {
     let total = 0;
     for (;;) {
-      const { rowCount } = await this.pool.query(this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]);
+      const { rowCount } = await queryRetryingConflicts(this.pool, this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]);
       total += rowCount ?? 0;
       if ((rowCount ?? 0) < SWEEP_BATCH) return total;
     }
