@@ -1,8 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { DiagramReport } from './diagram-check';
 import type { ResultsFile } from './results-file';
 
 /** The package's built commands (`pretest` builds them). */
@@ -24,7 +23,7 @@ export interface RunningCommand {
 }
 
 /**
- * Start a built command (`main.js`, `check-diagrams.js`) as the user would,
+ * Start a built command (`main.js`) as the user would,
  * with `env` over this process's environment (`undefined` removes a variable).
  */
 export function startCommand(script: string, args: string[], env: Record<string, string | undefined> = {}): RunningCommand {
@@ -57,21 +56,6 @@ export function tempRoot(label: string): string {
 /** The results.json a run wrote under `root`. */
 export function resultsUnder(root: string): ResultsFile {
   return JSON.parse(readFileSync(join(root, 'scenarios', 'results.json'), 'utf8')) as ResultsFile;
-}
-
-/** Parse every Mermaid diagram of a Markdown file with Mermaid itself (in a child process: Mermaid is an ES module). */
-export async function checkDiagramsIn(markdownFile: string): Promise<DiagramReport> {
-  const result = await runCommand('check-diagrams.js', ['--json', markdownFile]);
-  const [report] = JSON.parse(result.stdout) as DiagramReport[];
-  if (!report) throw new Error(`check-diagrams said nothing: ${result.stderr}`);
-  return report;
-}
-
-/** The same for diagrams given as text. */
-export async function checkDiagramTexts(diagrams: string[]): Promise<DiagramReport> {
-  const file = join(tempRoot('diagrams'), 'diagrams.md');
-  writeFileSync(file, diagrams.map((d) => `\`\`\`mermaid\n${d}\n\`\`\`\n`).join('\n'));
-  return checkDiagramsIn(file);
 }
 
 /** `git status --porcelain` of the repository: what a test must leave as it found it. */

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkDiagramsIn } from './cli.test-support';
-import type { DiagramReport } from './diagram-check';
+import { checkMarkdownFile, type DiagramReport } from '@idempotency-chain/diagram-check';
 import { chartLink, outputPaths, REPO_ROOT } from './output-paths';
 import { parseSections } from './results-document';
 import type { ResultsFile } from './results-file';
@@ -17,7 +16,7 @@ describe('the committed RESULTS.md', () => {
   let report: DiagramReport;
 
   beforeAll(async () => {
-    report = await checkDiagramsIn(paths.markdown);
+    report = await checkMarkdownFile(paths.markdown);
   });
 
   it('has every diagram read whole by Mermaid', () => {

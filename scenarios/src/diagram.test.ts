@@ -1,5 +1,4 @@
-import { checkDiagramTexts } from './cli.test-support';
-import type { DiagramReport } from './diagram-check';
+import { checkDiagramTexts, type DiagramReport } from '@idempotency-chain/diagram-check';
 import { attemptLabel, firstEpoch, mermaidText, sequenceDiagram, sequenceSteps } from './diagram';
 import type { LabEvent } from './timeline';
 
@@ -65,20 +64,6 @@ describe('sequence diagrams, as Mermaid reads them', () => {
       '+900 ms charge 3',
     ]);
     expect(firstEpoch(EVENTS, CHARGES)).toBe(T0 + 35);
-  });
-
-  it('would catch the labels GitHub used to cut: a # ends the message, a ; breaks the diagram', async () => {
-    const old = [
-      'sequenceDiagram',
-      '  participant Caller',
-      '  participant Gateway',
-      '  Caller->>Gateway: +0 ms /checkout #1 key 2a5d0e',
-    ].join('\n');
-    const split = ['sequenceDiagram', '  participant Caller', '  participant Gateway', '  Gateway-->>Caller: 201; replayed'].join('\n');
-    const report = await checkDiagramTexts([old, split]);
-    expect(report.messages[0]).toMatchObject({ source: '+0 ms /checkout #1 key 2a5d0e', parsed: '+0 ms /checkout', whole: false });
-    expect(report.errors.map((e) => e.diagram)).toEqual([1]);
-    expect(report.messages[1]?.whole).toBe(false);
   });
 
   it('writes labels without the characters Mermaid treats as syntax', () => {

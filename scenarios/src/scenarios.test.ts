@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkDiagramsIn, gitStatus, resultsUnder, runCommand, tempRoot, type CommandResult } from './cli.test-support';
-import type { DiagramReport } from './diagram-check';
+import { gitStatus, resultsUnder, runCommand, tempRoot, type CommandResult } from './cli.test-support';
+import { checkMarkdownFile, type DiagramReport } from '@idempotency-chain/diagram-check';
 import { FAILURE_SCENARIOS } from './failures';
 import { chartLink } from './output-paths';
 import type { ResultsFile } from './results-file';
@@ -29,7 +29,7 @@ describe('npm run scenarios on Redis, written to a temporary folder', () => {
     run = await runCommand('main.js', ['--out', root], { SCENARIOS: undefined });
     results = resultsUnder(root);
     markdown = readFileSync(join(root, 'RESULTS.md'), 'utf8');
-    diagrams = await checkDiagramsIn(join(root, 'RESULTS.md'));
+    diagrams = await checkMarkdownFile(join(root, 'RESULTS.md'));
   });
 
   const policy = (name: string) => {

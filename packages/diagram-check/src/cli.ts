@@ -1,25 +1,31 @@
+#!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { checkDiagrams, mermaidBlocks } from './diagram-check';
-import { REPO_ROOT, shownPath } from './output-paths';
+import { relative, resolve } from 'node:path';
+import { checkDiagrams, mermaidBlocks } from './check';
+
+const USAGE = 'usage: diagram-check [--json] <file.md>...';
 
 /**
- * `npm run check-diagrams [-- --json] [file.md ...]` (RESULTS.md by
- * default): parse every Mermaid diagram with Mermaid and fail unless every
- * message and note reads whole.
+ * `diagram-check [--json] <file.md>...`: parse every Mermaid diagram of each
+ * file with Mermaid and fail unless every message and note reads whole.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
   const files = args.filter((arg) => arg !== '--json');
+  if (files.length === 0) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const reports = [];
-  for (const file of files.length > 0 ? files.map((f) => resolve(f)) : [resolve(REPO_ROOT, 'RESULTS.md')]) {
+  for (const file of files.map((f) => resolve(f))) {
     const report = await checkDiagrams(mermaidBlocks(readFileSync(file, 'utf8')));
     reports.push({ file, ...report });
     const whole = report.messages.filter((m) => m.whole).length;
     if (!json) {
       process.stdout.write(
-        `${shownPath(file)}: ${report.diagrams} diagrams, ${whole}/${report.messages.length} message lines parse whole\n`,
+        `${relative(process.cwd(), file)}: ${report.diagrams} diagrams, ${whole}/${report.messages.length} message lines parse whole\n`,
       );
       for (const e of report.errors) process.stdout.write(`  diagram ${e.diagram + 1} refused: ${e.error}\n`);
       for (const m of report.messages.filter((m) => !m.whole).slice(0, 20)) {
