@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkMarkdownFile, type DiagramReport } from '@idempotency-chain/diagram-check';
 import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
 import { captureOutput } from './support/output';
@@ -25,16 +26,25 @@ describe('a Python chain verified from outside', () => {
       const reportDir = join(dir, `${variant}-report`);
       const code = await main(['run', config, '--report-dir', reportDir, ...args], out, out);
       const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
-      return { code, report, out: out.text(), markdown: readFileSync(join(reportDir, 'report.md'), 'utf8') };
+      const markdown = join(reportDir, 'report.md');
+      return { code, report, out: out.text(), markdown: readFileSync(markdown, 'utf8'), diagrams: await checkMarkdownFile(markdown) };
     } finally {
       await chain.stop();
     }
   }
 
+  /** What the proxies saw, drawn as Mermaid and read back by Mermaid itself: every arrow and note whole. */
+  const expectWhole = (diagrams: DiagramReport, report: RunReport) => {
+    expect(diagrams.errors).toEqual([]);
+    expect(diagrams.diagrams).toBe(report.scenarios.length);
+    expect(diagrams.messages.length).toBeGreaterThanOrEqual(report.scenarios.reduce((n, s) => n + s.attempts.length, 0));
+    expect(diagrams.messages.filter((m) => !m.whole)).toEqual([]);
+  };
+
   const effects = (report: RunReport, scenario: string) => report.scenarios.find((s) => s.name === scenario)?.intents.map((i) => i.effects);
 
   it('reports the naive variant charging twice and exits 1', async () => {
-    const { code, report, out, markdown } = await verify('naive');
+    const { code, report, out, markdown, diagrams } = await verify('naive');
     expect(code).toBe(1);
     expect(report.passed).toBe(false);
     expect(effects(report, 'write-up')?.[0]).toBeGreaterThan(1);
@@ -47,10 +57,11 @@ describe('a Python chain verified from outside', () => {
     expect(effects(report, 'key-reuse')).toEqual([1, 1]);
     expect(out).toMatch(/write-up\s+FAIL/);
     expect(markdown).toContain('reply lost');
+    expectWhole(diagrams, report);
   }, 240_000);
 
   it('passes the keyed variant with one charge per intent and exits 0', async () => {
-    const { code, report, out } = await verify('keyed');
+    const { code, report, out, diagrams } = await verify('keyed');
     expect(report.scenarios.filter((s) => !s.passed).map((s) => s.name)).toEqual([]);
     expect(code).toBe(0);
     for (const scenario of report.scenarios) {
@@ -59,6 +70,7 @@ describe('a Python chain verified from outside', () => {
     // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
     expect(report.scenarios).toHaveLength(11);
     expect(out).toContain('11/11 scenarios passed');
+    expectWhole(diagrams, report);
   }, 240_000);
 
   it('kills payments after its charge: keys kept with the charges survive the restart', async () => {

@@ -17,7 +17,7 @@ export function sequenceDiagram(hops: readonly string[], attempts: readonly Atte
   return [
     'sequenceDiagram',
     '  participant caller',
-    ...hops.map((hop, i) => `  participant h${i} as ${hop}`),
+    ...hops.map((hop, i) => `  participant h${i} as ${label(hop)}`),
     ...events.flatMap((e) => e.lines.map((line) => `  ${line}`)),
   ].join('\n');
 }
@@ -45,7 +45,16 @@ function reply(a: Attempt, from: string, to: string): string {
   }
 }
 
-/** Mermaid ends a statement at `;` and reads `#` as an entity: keep labels free of both. */
+/**
+ * Mermaid ends a statement at a line break or a `;` and reads `#` as the start of an
+ * entity: labels (hop names, fault labels) keep none of them, so each reads whole.
+ */
 function label(text: string): string {
-  return text.replace(/[;#]/g, ' ');
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed.
+      .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+      .replace(/#/g, 'no. ')
+      .replace(/;/g, ',')
+  );
 }
