@@ -1,10 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { main } from '../src/cli';
 import { parseConfig } from '../src/config/load';
 import { catalog, select } from '../src/scenarios/catalog';
+import { freePort } from './support/free-port';
 import { captureOutput } from './support/output';
+import { startUpstream, type Upstream } from './support/upstream';
 
 const yaml = `entry:
   url: http://127.0.0.1:1/checkout
@@ -100,3 +106,53 @@ describe('a caller that sends no key', () => {
     ]);
   });
 });
+
+/** The built command, run as CI runs it (turbo builds it before the tests). */
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
+
+describe('the command with its output piped, as in a CI log', () => {
+  let dir: string;
+  let upstream: Upstream;
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npx turbo run build --filter=@idempotency-chain/verify`);
+    dir = mkdtempSync(join(tmpdir(), 'verify-pipe-'));
+    upstream = await startUpstream();
+  });
+  afterAll(async () => {
+    await upstream.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints a plain line as each scenario starts and ends, with no escape codes or redraws', async () => {
+    const proxy = await freePort();
+    const file = join(dir, 'chain.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        entry: { url: `http://127.0.0.1:${proxy}/charges`, body: { orderId: '{{intentId}}' } },
+        hops: [{ name: 'payments', listen: `127.0.0.1:${proxy}`, upstream: upstream.url }],
+        effect: { command: [process.execPath, '-e', 'process.stdout.write("1")'] },
+        settle: { quietMs: 200 },
+        scenarios: ['later-press', 'no-key'],
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, 'run', file, '--report-dir', join(dir, 'report')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [stdout, stderr, [code]] = await Promise.all([text(child.stdout), text(child.stderr), once(child, 'close')]);
+    expect(stderr).toBe('');
+    expect([0, 1]).toContain(code);
+    expect(stdout).not.toContain('\x1b');
+    expect(stdout).not.toContain('\r');
+    const lines = stdout.split('\n');
+    expect(lines.slice(0, 4)).toEqual([
+      '[1/2] later-press started',
+      expect.stringMatching(/^\[1\/2\] later-press (pass|FAIL) effects=\d+ attempts=\d+ time=\d+\.\ds$/),
+      '[2/2] no-key started',
+      expect.stringMatching(/^\[2\/2\] no-key (pass|FAIL) effects=\d+ attempts=\d+ time=\d+\.\ds$/),
+    ]);
+    expect(stdout).toMatch(/\n\d\/2 scenarios passed in \d+\.\ds\nreports in .*\/report\/\n$/);
+  });
+});
+
+function text(stream: Readable): Promise<string> {
+  return buffer(stream).then((b) => b.toString());
+}

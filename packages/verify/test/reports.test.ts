@@ -4,6 +4,7 @@ import { markdownReport } from '../src/reports/markdown';
 import { sequenceDiagram } from '../src/reports/mermaid';
 import { terminalProgress, terminalSummary } from '../src/reports/terminal';
 import type { RunReport, ScenarioReport } from '../src/run/report';
+import type { Scenario } from '../src/scenarios/scenario';
 import { captureOutput } from './support/output';
 
 const attempt = (fields: Partial<Attempt>): Attempt => ({
@@ -44,6 +45,8 @@ const failed: ScenarioReport = {
     attempt({ seq: 3, attempt: 2, startedMs: 1005, endedMs: 1010 }),
   ],
 };
+/** A scenario as the runner announces it: only its name is shown. */
+const scenarioNamed = (name: string): Scenario => ({ name, family: 'write-up', description: '', run: () => Promise.resolve([]) });
 const passed: ScenarioReport = { ...failed, name: 'later-press', passed: true, violations: [], attempts: [] };
 const run: RunReport = {
   config: 'chain.yaml',
@@ -88,14 +91,40 @@ describe('reports', () => {
     expect(md.match(/```mermaid/g)).toHaveLength(2);
   });
 
-  it('prints a row per scenario as it finishes, then the failures and the verdict', () => {
+  it('on a terminal, draws a live table: a running row per scenario that its result overwrites', () => {
+    const out = { ...captureOutput(), isTTY: true };
+    const progress = terminalProgress(out);
+    progress.scenarioStarted?.(scenarioNamed('write-up'), 0, 2);
+    progress.scenarioFinished?.(failed, 0, 2);
+    const [running, result] = out.text().split('\r\x1b[2K');
+    expect(running).toMatch(/^scenario\s+result\s+effects\s+attempts\s+time\nwrite-up\s+\.\.\.\s+\[1\/2\]$/);
+    expect(result).toMatch(/^write-up\s+FAIL\s+2\s+3\s+2\.3s\n$/);
+  });
+
+  it('anywhere else, prints a plain line as each scenario starts and ends: no escapes, nothing redrawn', () => {
     const out = captureOutput();
     const progress = terminalProgress(out);
+    progress.scenarioStarted?.(scenarioNamed('write-up'), 0, 2);
     progress.scenarioFinished?.(failed, 0, 2);
+    progress.scenarioStarted?.(scenarioNamed('later-press'), 1, 2);
+    progress.scenarioFinished?.(passed, 1, 2);
+    expect(out.text()).toBe(
+      [
+        '[1/2] write-up started',
+        '[1/2] write-up FAIL effects=2 attempts=3 time=2.3s',
+        '[2/2] later-press started',
+        '[2/2] later-press pass effects=2 attempts=0 time=2.3s',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('closes with every failure in full, then the verdict', () => {
+    const out = captureOutput();
     terminalSummary(run, out);
     const text = out.text();
-    expect(text).toMatch(/^scenario\s+result\s+effects\s+attempts\s+time\nwrite-up\s+FAIL\s+2\s+3\s+2\.3s\n/);
     expect(text).toContain('effects broken for intent vfy-1 (key 1a2b3c4d): expected exactly 1 effect(s), counted 2');
+    expect(text).toContain('payments a1 POST /charges k=1a2b3c4d [hold 1500ms, lose-reply] -> 201 reply-lost');
     expect(text).toContain('1/2 scenarios passed in 4.0s');
   });
 });

@@ -12,19 +12,41 @@ const COLUMNS = ['scenario', 'result', 'effects', 'attempts', 'time'] as const;
 const WIDTHS = [28, 6, 10, 8, 7];
 
 /**
- * The live table: a row per scenario as it finishes and, on a terminal, a "running"
- * line that the next row overwrites. Failures are printed in full after the table.
+ * Progress as the run goes. On a terminal, a live table: a "running" row per scenario
+ * that its result row overwrites. Anywhere else (a CI log, a pipe), plain lines, one as
+ * each scenario starts and one as it ends: no escape codes, nothing redrawn.
  */
 export function terminalProgress(out: Output): RunProgress {
+  return out.isTTY ? liveTable(out) : progressLines(out);
+}
+
+function liveTable(out: Output): RunProgress {
   out.write(`${row([...COLUMNS])}\n`);
   return {
     scenarioStarted(scenario, index, total) {
-      if (out.isTTY) out.write(`${row([scenario.name, '...', '', '', ''])} [${index + 1}/${total}]`);
+      out.write(`${row([scenario.name, '...', '', '', ''])} ${counter(index, total)}`);
     },
     scenarioFinished(report) {
-      out.write(`${out.isTTY ? '\r\x1b[2K' : ''}${row(cells(report))}\n`);
+      // Back to the line's start and clear it: the running row becomes the result row.
+      out.write(`\r\x1b[2K${row(cells(report))}\n`);
     },
   };
+}
+
+function progressLines(out: Output): RunProgress {
+  return {
+    scenarioStarted(scenario, index, total) {
+      out.write(`${counter(index, total)} ${scenario.name} started\n`);
+    },
+    scenarioFinished(report, index, total) {
+      const [name, result, effects, attempts, time] = cells(report);
+      out.write(`${counter(index, total)} ${name} ${result} effects=${effects} attempts=${attempts} time=${time}\n`);
+    },
+  };
+}
+
+function counter(index: number, total: number): string {
+  return `[${index + 1}/${total}]`;
 }
 
 /** The closing lines: every failure in full, then the verdict. */
