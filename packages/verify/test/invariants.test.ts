@@ -47,10 +47,7 @@ describe('invariants per intent', () => {
 
   it('wants the later press to replay the answer and never be a 5xx', () => {
     expect(broken(record({ laterPress: press('later press', ok('{"charge":2}')) }), 1)).toEqual(['same-answer', 'replay']);
-    expect(broken(record({ laterPress: press('later press', { attempt: 1, status: 503, body: '' }) }), 1)).toEqual([
-      'same-answer',
-      'settled-final',
-    ]);
+    expect(broken(record({ laterPress: press('later press', { attempt: 1, status: 503, body: '' }) }), 1)).toEqual(['settled-final']);
     expect(broken(record({ laterPress: press('later press', lost) }), 1)).toEqual(['settled-final']);
   });
 
@@ -58,12 +55,21 @@ describe('invariants per intent', () => {
     const inFlight = (): CallerAnswer => ({ attempt: 1, status: 409, body: '{"type":"in-flight"}' });
     const stuck = record({ presses: [press('press', inFlight(), inFlight())], laterPress: press('later press', inFlight()) });
     expect(broken(stuck, 1)).toEqual(['final-answer', 'settled-final']);
-    expect(checkIntent(stuck, 1)[0]?.message).toBe('all 3 answers the caller got were in progress (409 x3), none final');
+    expect(checkIntent(stuck, 1)[0]?.message).toBe('none of the 3 answers the caller got was final (409 x3)');
     expect(checkIntent(stuck, 1)[1]?.message).toContain('got 409 after 1 attempt(s), not a final answer');
     // Without a later press too: in progress is never the only answer.
     expect(broken(record({ presses: [press('press', inFlight(), { ...inFlight(), status: 425 })], laterPress: undefined }), 1)).toEqual([
       'final-answer',
     ]);
+  });
+
+  it('takes a 5xx while the chain still retried as no answer yet, never as the only one', () => {
+    const failed = (code: number): CallerAnswer => ({ attempt: 1, status: code, body: '{"title":"Bad Gateway"}' });
+    expect(broken(record({ presses: [press('press', failed(502), ok())] }), 1)).toEqual([]);
+    expect(broken(record({ presses: [press('c1', failed(503), ok()), press('c2', failed(500), ok())] }), 1)).toEqual([]);
+    const neverAnswered = record({ presses: [press('press', failed(502), failed(504))], laterPress: press('later press', failed(502)) });
+    expect(broken(neverAnswered, 1)).toEqual(['final-answer', 'settled-final']);
+    expect(checkIntent(neverAnswered, 1)[0]?.message).toBe('none of the 3 answers the caller got was final (502 x2, 504 x1)');
   });
 
   it('wants the settled press final: 2xx, or the replay of a final 4xx', () => {

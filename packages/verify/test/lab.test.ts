@@ -17,7 +17,7 @@ describe('the lab verified from outside', () => {
     if (!existsSync(LAB)) throw new Error(`${LAB} is missing: npx turbo run build --filter=@idempotency-chain/lab...`);
   });
 
-  async function writeUpEffects(policy: string): Promise<number | undefined> {
+  async function writeUp(policy: string): Promise<{ effects: number | undefined; passed: boolean | undefined; broken: string[] }> {
     const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
     const [gateway, orders, payments, gatewayProxy, ordersProxy, paymentsProxy] = ports as [number, number, number, number, number, number];
     const service = (name: string, port: number, env: Record<string, string>) => ({
@@ -64,20 +64,32 @@ describe('the lab verified from outside', () => {
       `lab-${policy}.json`,
     );
     const run = await runChain(config, { configFile: `lab-${policy}.json` });
-    expect(run.scenarios[0]?.error).toBeUndefined();
-    return run.scenarios[0]?.intents[0]?.effects;
+    const scenario = run.scenarios[0];
+    expect(scenario?.error).toBeUndefined();
+    return {
+      effects: scenario?.intents[0]?.effects,
+      passed: scenario?.passed,
+      broken: [...new Set(scenario?.violations.map((v) => v.invariant))],
+    };
   }
 
-  it('counts the write-up charges of each key policy: none 4, per-attempt 2, propagated 1, fingerprint 1', async () => {
-    const none = await writeUpEffects('none');
-    const perAttempt = await writeUpEffects('per-attempt');
+  it('counts the write-up charges of each key policy: none 4 and per-attempt 2 fail, propagated 1 and fingerprint 1 pass', async () => {
+    const none = await writeUp('none');
+    const perAttempt = await writeUp('per-attempt');
     // Without a key that spans the whole chain every attempt reaching payments can
     // charge: the write-up makes 4 (2 for per-attempt's inner key), and a loaded
     // machine can only add timeouts, hence retries, hence charges, never remove one.
-    expect(none).toBeGreaterThanOrEqual(4);
-    expect(perAttempt).toBeGreaterThanOrEqual(2);
-    expect(await writeUpEffects('propagated')).toBe(1);
-    expect(await writeUpEffects('fingerprint')).toBe(1);
-    process.stdout.write(`lab write-up effects: none ${none}, per-attempt ${perAttempt}, propagated 1, fingerprint 1\n`);
+    expect(none.effects).toBeGreaterThanOrEqual(4);
+    expect(perAttempt.effects).toBeGreaterThanOrEqual(2);
+    expect([none.passed, perAttempt.passed]).toEqual([false, false]);
+    expect(none.broken).toContain('effects');
+    expect(perAttempt.broken).toContain('effects');
+    const propagated = await writeUp('propagated');
+    const fingerprint = await writeUp('fingerprint');
+    expect(propagated).toEqual({ effects: 1, passed: true, broken: [] });
+    expect(fingerprint).toEqual({ effects: 1, passed: true, broken: [] });
+    process.stdout.write(
+      `lab write-up: none ${none.effects} (fails: ${none.broken.join(', ')}), per-attempt ${perAttempt.effects} (fails: ${perAttempt.broken.join(', ')}), propagated 1 (passes), fingerprint 1 (passes)\n`,
+    );
   }, 600_000);
 });
