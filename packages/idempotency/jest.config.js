@@ -5,6 +5,6 @@ module.exports = {
   // Tests that use the package as its users do import it by name: resolve that to the sources.
   moduleNameMapper: {
     '^@idempotency-chain/idempotency$': '<rootDir>/src/index.ts',
-    '^@idempotency-chain/idempotency/(nest|redis|postgres|opentelemetry)$': '<rootDir>/src/$1/index.ts',
+    '^@idempotency-chain/idempotency/(nest|redis|postgres|opentelemetry|testing)$': '<rootDir>/src/$1/index.ts',
   },
 };

@@ -1,10 +1,12 @@
-import { isInFlightError, isKeyReusedError } from '../../src/errors';
-import { eventually, latch, track, within } from '../support/async';
-import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type Charge, type ConformanceContext } from './context';
+import assert from 'node:assert/strict';
+import { isInFlightError, isKeyReusedError } from '../../errors';
+import { assertMatch } from '../assert-match';
+import { eventually, latch, track, within } from '../async';
+import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type AddCase, type Charge } from '../case-context';
 
 /** Duplicates of one request share one execution: they wait for it, replay it, or are refused. */
-export function describeSharingCases({ setup }: ConformanceContext): void {
-  it('executes once for 100 concurrent claims of one key; the other 99 replay the winner’s result', async () => {
+export function sharingCases(it: AddCase): void {
+  it('executes once for 100 concurrent claims of one key; the other 99 replay the winner’s result', async (setup) => {
     const { coordinator, recorder } = await setup();
     const key = newKey();
     const gate = latch();
@@ -24,15 +26,15 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
     gate.open();
     const results = await within(Promise.all(runs), 20_000, '100 requests');
 
-    expect(executions).toBe(1);
-    expect(results.filter((result) => !result.replayed)).toHaveLength(1);
+    assert.equal(executions, 1);
+    assert.equal(results.filter((result) => !result.replayed).length, 1);
     const replays = results.filter((result) => result.replayed);
-    expect(replays).toHaveLength(99);
-    expect(replays.every((result) => result.waited)).toBe(true);
-    for (const result of results) expect(result.value).toEqual({ statusCode: 201, body: { chargeId: 'ch_1' } });
+    assert.equal(replays.length, 99);
+    assert.ok(replays.every((result) => result.waited));
+    for (const result of results) assert.deepEqual(result.value, { statusCode: 201, body: { chargeId: 'ch_1' } });
   });
 
-  it('wakes waiters with the winner’s result only after it completes, and promptly (by signal, not lease)', async () => {
+  it('wakes waiters with the winner’s result only after it completes, and promptly (by signal, not lease)', async (setup) => {
     const { coordinator, recorder } = await setup();
     // A long lease: a waiter woken by anything but the completion signal would blow SAFETY_MS.
     const request = charge(newKey(), withPolicy({ leaseMs: 60_000 }));
@@ -56,15 +58,14 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
     await winner;
 
     const completed = recorder.log.indexOf('observer:executed');
-    expect(completed).toBeGreaterThan(recorder.log.indexOf('winner:returning'));
-    expect(recorder.positions('waiter:answered')).toHaveLength(3);
-    for (const position of recorder.positions('waiter:answered')) expect(position).toBeGreaterThan(completed);
-    for (const answer of answers) {
-      expect(answer).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
-    }
+    assert.ok(completed > recorder.log.indexOf('winner:returning'), 'the winner completes after its action returned');
+    assert.equal(recorder.positions('waiter:answered').length, 3);
+    for (const position of recorder.positions('waiter:answered'))
+      assert.ok(position > completed, 'a waiter answered before the completion');
+    for (const answer of answers) assertMatch(answer, { replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
   });
 
-  it('refuses a different fingerprint with KeyReusedError while in progress and after completion', async () => {
+  it('refuses a different fingerprint with KeyReusedError while in progress and after completion', async (setup) => {
     const { coordinator, recorder } = await setup();
     const key = newKey();
     const gate = latch();
@@ -78,16 +79,16 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
     const otherBody = { amountCents: 9_999 };
 
     const inProgress = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
-    expect(isKeyReusedError(inProgress)).toBe(true);
+    assert.ok(isKeyReusedError(inProgress), `expected KeyReusedError, got ${String(inProgress)}`);
     gate.open();
     await winner;
     const completed = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
-    expect(isKeyReusedError(completed)).toBe(true);
-    expect(await coordinator.run(charge(key), neverRuns)).toMatchObject({ replayed: true });
-    expect(recorder.count('mismatched')).toBe(2);
+    assert.ok(isKeyReusedError(completed), `expected KeyReusedError, got ${String(completed)}`);
+    assertMatch(await coordinator.run(charge(key), neverRuns), { replayed: true });
+    assert.equal(recorder.count('mismatched'), 2);
   });
 
-  it('does not cancel the shared execution when a waiter’s signal aborts; a later run replays', async () => {
+  it('does not cancel the shared execution when a waiter’s signal aborts; a later run replays', async (setup) => {
     const { coordinator, recorder } = await setup();
     const request = charge(newKey());
     const gate = latch();
@@ -105,17 +106,17 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
     caller.abort();
 
     // Answered while the winner is still held at its gate: promptly, by the abort.
-    await expect(within(waiter, SAFETY_MS, 'the aborted waiter')).rejects.toMatchObject({ name: 'AbortError' });
-    expect(recorder.outcomes()).toContain('abandoned');
-    expect(winnerState.settled).toBe(false);
-    expect(holderSignal?.aborted).toBe(false);
+    await assert.rejects(within(waiter, SAFETY_MS, 'the aborted waiter'), { name: 'AbortError' });
+    assert.ok(recorder.outcomes().includes('abandoned'));
+    assert.equal(winnerState.settled, false);
+    assert.equal(holderSignal?.aborted, false);
     gate.open();
     const result = await winner;
-    expect(result.replayed).toBe(false);
-    expect(await coordinator.run(request, neverRuns)).toMatchObject({ replayed: true, value: result.value });
+    assert.equal(result.replayed, false);
+    assertMatch(await coordinator.run(request, neverRuns), { replayed: true, value: result.value });
   });
 
-  it('answers InFlightError with retryAfterSeconds >= 1 under inFlight: reject, without waiting', async () => {
+  it('answers InFlightError with retryAfterSeconds >= 1 under inFlight: reject, without waiting', async (setup) => {
     const { coordinator, recorder } = await setup();
     const key = newKey();
     const gate = latch();
@@ -128,37 +129,39 @@ export function describeSharingCases({ setup }: ConformanceContext): void {
     await eventually(() => started, 'the winner to start');
 
     const error = await coordinator.run(charge(key, withPolicy({ inFlight: 'reject' })), neverRuns).catch((e: unknown) => e);
-    expect(isInFlightError(error)).toBe(true);
-    expect(isInFlightError(error) && error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(recorder.count('rejected_in_flight')).toBe(1);
+    assert.ok(isInFlightError(error), `expected InFlightError, got ${String(error)}`);
+    assert.ok(error.retryAfterSeconds >= 1, `retryAfterSeconds ${error.retryAfterSeconds}`);
+    assert.equal(recorder.count('rejected_in_flight'), 1);
     gate.open();
-    expect(await winner).toMatchObject({ replayed: false });
+    assertMatch(await winner, { replayed: false });
   });
 
-  it.each([
+  for (const [bound, limit] of [
     ['its caller’s deadline', { deadlineInMs: 300, policy: {} }],
     ['the operation’s maxWaitMs', { deadlineInMs: 60_000, policy: { maxWaitMs: 300 } }],
-  ])('gives a waiter InFlightError once %s passes, while the execution continues', async (_, bound) => {
-    const { coordinator, recorder } = await setup();
-    const key = newKey();
-    const gate = latch();
-    let executions = 0;
-    const winner = coordinator.run(charge(key), async (): Promise<Charge> => {
-      executions += 1;
-      await gate.promise;
-      return { statusCode: 201, body: { chargeId: 'ch_1' } };
-    });
-    await eventually(() => executions === 1, 'the winner to start');
-    const winnerState = track(winner);
-    const waiter = coordinator.run(charge(key, { deadline: Date.now() + bound.deadlineInMs, policy: bound.policy }), neverRuns);
+  ] as const) {
+    it(`gives a waiter InFlightError once ${bound} passes, while the execution continues`, async (setup) => {
+      const { coordinator, recorder } = await setup();
+      const key = newKey();
+      const gate = latch();
+      let executions = 0;
+      const winner = coordinator.run(charge(key), async (): Promise<Charge> => {
+        executions += 1;
+        await gate.promise;
+        return { statusCode: 201, body: { chargeId: 'ch_1' } };
+      });
+      await eventually(() => executions === 1, 'the winner to start');
+      const winnerState = track(winner);
+      const waiter = coordinator.run(charge(key, { deadline: Date.now() + limit.deadlineInMs, policy: limit.policy }), neverRuns);
 
-    const error = await within(waiter, SAFETY_MS, 'the bounded waiter').catch((e: unknown) => e);
-    expect(isInFlightError(error)).toBe(true);
-    expect(winnerState.settled).toBe(false);
-    expect(recorder.count('rejected_in_flight')).toBe(1);
-    gate.open();
-    expect(await winner).toMatchObject({ replayed: false });
-    expect(await coordinator.run(charge(key), neverRuns)).toMatchObject({ replayed: true });
-    expect(executions).toBe(1);
-  });
+      const error = await within(waiter, SAFETY_MS, 'the bounded waiter').catch((e: unknown) => e);
+      assert.ok(isInFlightError(error), `expected InFlightError, got ${String(error)}`);
+      assert.equal(winnerState.settled, false);
+      assert.equal(recorder.count('rejected_in_flight'), 1);
+      gate.open();
+      assertMatch(await winner, { replayed: false });
+      assertMatch(await coordinator.run(charge(key), neverRuns), { replayed: true });
+      assert.equal(executions, 1);
+    });
+  }
 }

@@ -1,13 +1,15 @@
-import { isInFlightError } from '../../src/errors';
-import { eventually, latch, within } from '../support/async';
-import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type Charge, type ConformanceContext } from './context';
+import assert from 'node:assert/strict';
+import { isInFlightError } from '../../errors';
+import { assertMatch } from '../assert-match';
+import { eventually, latch, within } from '../async';
+import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type AddCase, type Charge } from '../case-context';
 
 /**
  * Duplicates of one key may share one wait in the store (one subscription,
  * one read): each still leaves on its own, and the others go on waiting.
  */
-export function describeWaitingCases({ setup }: ConformanceContext): void {
-  it('lets waiters of one key leave one by one (their callers gone, their waits over); the rest get the replay by signal', async () => {
+export function waitingCases(it: AddCase): void {
+  it('lets waiters of one key leave one by one (their callers gone, their waits over); the rest get the replay by signal', async (setup) => {
     const { coordinator, recorder } = await setup();
     // A long lease: a waiter woken by anything but the completion signal would blow SAFETY_MS.
     const key = newKey();
@@ -25,9 +27,9 @@ export function describeWaitingCases({ setup }: ConformanceContext): void {
 
     const leaving = waiters.filter((_, i) => i % 2 === 0);
     for (const [i, caller] of callers.entries()) if (i % 2 === 0) caller.abort();
-    for (const waiter of leaving)
-      await expect(within(waiter, SAFETY_MS, 'a waiter whose caller left')).rejects.toMatchObject({ name: 'AbortError' });
-    expect(isInFlightError(await within(hurried, SAFETY_MS, 'the waiter whose wait ran out').catch((error: unknown) => error))).toBe(true);
+    for (const waiter of leaving) await assert.rejects(within(waiter, SAFETY_MS, 'a waiter whose caller left'), { name: 'AbortError' });
+    const hurriedError = await within(hurried, SAFETY_MS, 'the waiter whose wait ran out').catch((error: unknown) => error);
+    assert.ok(isInFlightError(hurriedError), `expected InFlightError, got ${String(hurriedError)}`);
     // Joins the wait the others still share (claims so far: the winner's, 20, and the hurried waiter's two).
     const late = coordinator.run(charge(key), neverRuns);
     await eventually(() => recorder.claims >= 24, 'the late waiter to find the key held');
@@ -35,8 +37,7 @@ export function describeWaitingCases({ setup }: ConformanceContext): void {
     gate.open();
     const staying = [...waiters.filter((_, i) => i % 2 === 1), late];
     const answers = await within(Promise.all(staying), SAFETY_MS, 'the waiters that stayed');
-    for (const answer of answers)
-      expect(answer).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
+    for (const answer of answers) assertMatch(answer, { replayed: true, waited: true, value: { body: { chargeId: 'ch_winner' } } });
     await winner;
   });
 }

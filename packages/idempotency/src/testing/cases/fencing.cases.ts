@@ -1,11 +1,13 @@
-import type { Execution } from '../../src/execution';
-import type { ClaimResult } from '../../src/store';
-import { eventually, sleep, within } from '../support/async';
-import { charge, claimedEpoch, neverRuns, newKey, OPERATION, SAFETY_MS, withPolicy, type Charge, type ConformanceContext } from './context';
+import assert from 'node:assert/strict';
+import type { Execution } from '../../execution';
+import type { ClaimResult } from '../../store';
+import { assertMatch } from '../assert-match';
+import { eventually, sleep, within } from '../async';
+import { charge, claimedEpoch, neverRuns, newKey, OPERATION, SAFETY_MS, withPolicy, type AddCase, type Charge } from '../case-context';
 
 /** Owner tokens, fencing epochs, leases and retention: what keeps a stale or dead holder out. */
-export function describeFencingCases({ setup }: ConformanceContext): void {
-  it('refuses complete, release and renew from a stale owner once another owner re-claimed the key', async () => {
+export function fencingCases(it: AddCase): void {
+  it('refuses complete, release and renew from a stale owner once another owner re-claimed the key', async (setup) => {
     const { store, coordinator } = await setup();
     const recordKey = coordinator.recordKey(OPERATION, '', newKey());
     const claim = (owner: string, leaseMs: number) => store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
@@ -13,26 +15,23 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     let taken: ClaimResult | undefined;
     await eventually(async () => (taken = await claim('owner-new', 60_000)).status === 'claimed', 'the old lease to lapse');
     const newEpoch = claimedEpoch(taken);
-    expect(newEpoch).toBeGreaterThan(oldEpoch);
+    assert.ok(newEpoch > oldEpoch, `epoch ${newEpoch} after ${oldEpoch}`);
 
-    expect(await store.complete(recordKey, 'owner-old', '"stale"', 60_000)).toBe(false);
-    expect(await store.release(recordKey, 'owner-old')).toBe(false);
-    expect(await store.renew(recordKey, 'owner-old', 1)).toBe(false);
+    assert.equal(await store.complete(recordKey, 'owner-old', '"stale"', 60_000), false);
+    assert.equal(await store.release(recordKey, 'owner-old'), false);
+    assert.equal(await store.renew(recordKey, 'owner-old', 1), false);
 
     const probe = await claim('owner-probe', 60_000);
-    expect(probe).toMatchObject({ status: 'in_progress', fingerprint: 'fp' });
-    expect(probe.status === 'in_progress' && probe.leaseRemainingMs).toBeGreaterThan(30_000);
-    expect(await store.renew(recordKey, 'owner-new', 60_000)).toBe(true);
-    expect(await store.complete(recordKey, 'owner-new', '"fresh"', 60_000)).toBe(true);
-    expect(await claim('owner-probe', 60_000)).toEqual({
-      status: 'completed',
-      fingerprint: 'fp',
-      result: '"fresh"',
-      remainingMs: expect.any(Number),
-    });
+    assertMatch(probe, { status: 'in_progress', fingerprint: 'fp' });
+    assert.ok(probe.status === 'in_progress' && probe.leaseRemainingMs > 30_000, `leaseRemainingMs of ${JSON.stringify(probe)}`);
+    assert.equal(await store.renew(recordKey, 'owner-new', 60_000), true);
+    assert.equal(await store.complete(recordKey, 'owner-new', '"fresh"', 60_000), true);
+    const replay = await claim('owner-probe', 60_000);
+    assertMatch(replay, { status: 'completed', fingerprint: 'fp', result: '"fresh"' });
+    assert.equal(typeof (replay.status === 'completed' && replay.remainingMs), 'number');
   });
 
-  it('keeps a slow live holder’s lease with the heartbeat: a duplicate waits, no second execution', async () => {
+  it('keeps a slow live holder’s lease with the heartbeat: a duplicate waits, no second execution', async (setup) => {
     const { coordinator, recorder } = await setup();
     const request = charge(newKey(), withPolicy({ leaseMs: 300, heartbeatMs: 100 }));
     let executions = 0;
@@ -49,13 +48,13 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     });
     const [first, second] = await within(Promise.all([winner, duplicate]), 10_000, 'holder and duplicate');
 
-    expect(executions).toBe(1);
-    expect(first.replayed).toBe(false);
-    expect(second).toMatchObject({ replayed: true, waited: true, value: { body: { chargeId: 'ch_slow' } } });
-    expect(recorder.count('lease_lost')).toBe(0);
+    assert.equal(executions, 1);
+    assert.equal(first.replayed, false);
+    assertMatch(second, { replayed: true, waited: true, value: { body: { chargeId: 'ch_slow' } } });
+    assert.equal(recorder.count('lease_lost'), 0);
   });
 
-  it('frees a crashed holder’s key after one lease: the coordinator then executes with a greater epoch', async () => {
+  it('frees a crashed holder’s key after one lease: the coordinator then executes with a greater epoch', async (setup) => {
     const { store, coordinator } = await setup();
     const request = charge(newKey());
     const recordKey = coordinator.recordKey(OPERATION, '', request.key);
@@ -73,14 +72,14 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
       'the run after the crashed lease',
     );
 
-    expect(result).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_after_crash' } } });
-    expect(result.epoch).toBeGreaterThan(crashedEpoch);
-    expect(startedAt - claimedAt).toBeGreaterThanOrEqual(150); // not before the lease ran out
-    expect(await store.complete(recordKey, 'crashed-holder', '"late"', 60_000)).toBe(false);
-    expect(await coordinator.run(request, neverRuns)).toMatchObject({ replayed: true, value: result.value });
+    assertMatch(result, { replayed: false, value: { body: { chargeId: 'ch_after_crash' } } });
+    assert.ok((result.epoch ?? 0) > crashedEpoch, `epoch ${result.epoch} after the crashed ${crashedEpoch}`);
+    assert.ok(startedAt - claimedAt >= 150, `ran ${startedAt - claimedAt} ms after the crashed claim, before its lease ran out`);
+    assert.equal(await store.complete(recordKey, 'crashed-holder', '"late"', 60_000), false);
+    assertMatch(await coordinator.run(request, neverRuns), { replayed: true, value: result.value });
   });
 
-  it('replays within retention and re-executes once the retention has expired', async () => {
+  it('replays within retention and re-executes once the retention has expired', async (setup) => {
     const { coordinator } = await setup();
     const request = charge(newKey(), withPolicy({ retentionMs: 500 }));
     const epochs: number[] = [];
@@ -88,25 +87,26 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
       epochs.push(epoch);
       return { statusCode: 201, body: { chargeId: `ch_${epochs.length}` } };
     };
-    expect(await coordinator.run(request, action)).toMatchObject({ replayed: false });
-    expect(await coordinator.run(request, action)).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
+    assertMatch(await coordinator.run(request, action), { replayed: false });
+    assertMatch(await coordinator.run(request, action), { replayed: true, value: { body: { chargeId: 'ch_1' } } });
     await eventually(async () => !(await coordinator.run(request, action)).replayed, 'the retention to expire');
-    expect(epochs).toHaveLength(2);
-    expect(epochs[1]).toBeGreaterThan(epochs[0] as number);
+    assert.equal(epochs.length, 2);
+    assert.ok((epochs[1] as number) > (epochs[0] as number), `epochs ${epochs.join(', ')}`);
   });
 
-  it('hands out positive epochs that strictly increase across expiry, release and retention', async () => {
+  it('hands out positive epochs that strictly increase across expiry, release and retention', async (setup) => {
     const { store, coordinator } = await setup();
     const request = charge(newKey(), withPolicy({ retentionMs: 300 }));
     const recordKey = coordinator.recordKey(OPERATION, '', request.key);
     const epochs = [claimedEpoch(await store.claim({ recordKey, fingerprint: request.fingerprint, owner: 'crashed', leaseMs: 200 }))];
     // lease expiry -> reclaim (the coordinator waits out the lease), then a release
-    await expect(
+    await assert.rejects(
       coordinator.run(request, async ({ epoch }) => {
         epochs.push(epoch);
         throw new Error('transient');
       }),
-    ).rejects.toThrow('transient');
+      /transient/,
+    );
     // release -> reclaim, completed with a short retention
     const complete = async ({ epoch }: Execution) => {
       epochs.push(epoch);
@@ -116,8 +116,8 @@ export function describeFencingCases({ setup }: ConformanceContext): void {
     // retention expiry -> reclaim
     await eventually(async () => !(await coordinator.run(request, complete)).replayed, 'the retention to expire');
 
-    expect(epochs).toHaveLength(4);
-    expect(epochs[0]).toBeGreaterThan(0);
-    for (let i = 1; i < epochs.length; i += 1) expect(epochs[i]).toBeGreaterThan(epochs[i - 1] as number);
+    assert.equal(epochs.length, 4);
+    assert.ok((epochs[0] as number) > 0, `first epoch ${epochs[0]}`);
+    for (let i = 1; i < epochs.length; i += 1) assert.ok((epochs[i] as number) > (epochs[i - 1] as number), `epochs ${epochs.join(', ')}`);
   });
 }

@@ -1,16 +1,16 @@
-import { isStoreUnavailableError } from '../../src/errors';
-import { eventually, latch, within } from '../support/async';
-import { charge, newKey, SAFETY_MS, withPolicy, type ConformanceContext } from './context';
+import assert from 'node:assert/strict';
+import { isStoreUnavailableError } from '../../errors';
+import { assertMatch } from '../assert-match';
+import { eventually, latch, within } from '../async';
+import { charge, newKey, SAFETY_MS, withPolicy, type AddCase } from '../case-context';
 
 /**
  * The store stops (its harness's `outage.stop()`): fail closed by default,
- * fail open only when the operation opts in, and never hang. Skipped for a
+ * fail open only when the operation opts in, and never hang. Left out for a
  * store whose harness cannot stop it.
  */
-export function describeOutageCases({ setup }: ConformanceContext): void {
-  const outageIt = it;
-
-  outageIt('answers ping() while the store is up, and rejects it, without hanging, once it is down', async () => {
+export function outageCases(it: AddCase): void {
+  it('answers ping() while the store is up, and rejects it, without hanging, once it is down', async (setup) => {
     const { store, outage } = await setup({ outage: true });
     if (!store.ping) return;
     await store.ping();
@@ -20,13 +20,13 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
       () => 'answered',
       (error: unknown) => `rejected: ${String((error as { message?: unknown })?.message)}`,
     );
-    expect(outcome).toMatch(/^rejected: /);
-    expect(outcome).not.toContain('still pending');
+    assert.match(outcome, /^rejected: /);
+    assert.doesNotMatch(outcome, /still pending/);
   });
 
-  outageIt('fails closed when the store is down: StoreUnavailableError, and the action does not run', async () => {
+  it('fails closed when the store is down: StoreUnavailableError, and the action does not run', async (setup) => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
-    expect(await coordinator.run(charge(newKey()), async () => ({ statusCode: 201 }))).toMatchObject({ replayed: false });
+    assertMatch(await coordinator.run(charge(newKey()), async () => ({ statusCode: 201 })), { replayed: false });
     await outage?.stop();
 
     let executions = 0;
@@ -38,13 +38,13 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
       SAFETY_MS,
       'a run against a stopped store',
     ).catch((e: unknown) => e);
-    expect(isStoreUnavailableError(error)).toBe(true);
-    expect(executions).toBe(0);
-    expect(recorder.count('store_error')).toBeGreaterThanOrEqual(1);
-    expect(recorder.count('fail_open')).toBe(0);
+    assert.ok(isStoreUnavailableError(error), `expected StoreUnavailableError, got ${String(error)}`);
+    assert.equal(executions, 0);
+    assert.ok(recorder.count('store_error') >= 1, 'no store_error event');
+    assert.equal(recorder.count('fail_open'), 0);
   });
 
-  outageIt('fails open when the operation opts in: the action runs exactly once, reported as fail_open', async () => {
+  it('fails open when the operation opts in: the action runs exactly once, reported as fail_open', async (setup) => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     await outage?.stop();
 
@@ -57,12 +57,12 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
       SAFETY_MS,
       'a fail-open run against a stopped store',
     );
-    expect(result).toEqual({ value: { statusCode: 201, epoch: 0 }, replayed: false, waited: false });
-    expect(executions).toBe(1);
-    expect(recorder.count('fail_open')).toBe(1);
+    assert.deepEqual(result, { value: { statusCode: 201, epoch: 0 }, replayed: false, waited: false });
+    assert.equal(executions, 1);
+    assert.equal(recorder.count('fail_open'), 1);
   });
 
-  outageIt('never fails open next to a live holder: a duplicate waiting when the store stops fails closed', async () => {
+  it('never fails open next to a live holder: a duplicate waiting when the store stops fails closed', async (setup) => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     const key = newKey();
     const openPolicy = withPolicy({ onStoreFailure: 'fail-open', leaseMs: 30_000 });
@@ -88,12 +88,12 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     const error = await within(duplicate, SAFETY_MS * 2, 'the duplicate whose store stopped');
     gate.open();
     await within(holder, SAFETY_MS, 'the holder').catch(() => undefined);
-    expect(isStoreUnavailableError(error)).toBe(true);
-    expect(executions).toBe(1);
-    expect(recorder.count('fail_open')).toBe(0);
+    assert.ok(isStoreUnavailableError(error), `expected StoreUnavailableError, got ${String(error)}`);
+    assert.equal(executions, 1);
+    assert.equal(recorder.count('fail_open'), 0);
   });
 
-  outageIt('still answers the caller when the store stops while its action runs, once the lease it held has run out', async () => {
+  it('still answers the caller when the store stops while its action runs, once the lease it held has run out', async (setup) => {
     const { coordinator, recorder, outage } = await setup({ outage: true });
     const gate = latch();
     let started = false;
@@ -107,9 +107,9 @@ export function describeOutageCases({ setup }: ConformanceContext): void {
     await outage?.stop();
     gate.open();
 
-    expect(await within(run, SAFETY_MS, 'the run whose store stopped')).toMatchObject({ replayed: false, value: { statusCode: 201 } });
-    expect(recorder.count('store_error')).toBeGreaterThanOrEqual(1);
-    expect(recorder.count('executed')).toBe(0);
-    expect(recorder.count('completion_failed')).toBe(1);
+    assertMatch(await within(run, SAFETY_MS, 'the run whose store stopped'), { replayed: false, value: { statusCode: 201 } });
+    assert.ok(recorder.count('store_error') >= 1, 'no store_error event');
+    assert.equal(recorder.count('executed'), 0);
+    assert.equal(recorder.count('completion_failed'), 1);
   });
 }

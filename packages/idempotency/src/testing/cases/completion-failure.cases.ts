@@ -1,7 +1,9 @@
-import { IdempotencyCoordinator } from '../../src/coordinator';
-import type { IdempotencyStore } from '../../src/store';
-import { Recorder } from '../support/recorder';
-import { charge, neverRuns, newKey, type Charge, type ConformanceContext } from './context';
+import assert from 'node:assert/strict';
+import { IdempotencyCoordinator } from '../../coordinator';
+import type { IdempotencyStore } from '../../store';
+import { assertMatch } from '../assert-match';
+import { charge, neverRuns, newKey, type AddCase, type Charge } from '../case-context';
+import { Recorder } from '../recorder';
 
 /** Where the first completion fails: before the store saw it, or after it stored it (the reply lost). */
 type Failure = 'before the store' | 'with its reply lost';
@@ -34,10 +36,9 @@ function firstCompletionFails(store: IdempotencyStore, failure: Failure): Idempo
  * retry of the request (here from another process, with no memory of the
  * answer) replays it instead of running the action again.
  */
-export function describeCompletionFailureCases({ setup }: ConformanceContext): void {
-  it.each<Failure>(['before the store', 'with its reply lost'])(
-    'stores a result whose first completion failed %s: one execution, and another process replays it',
-    async (failure) => {
+export function completionFailureCases(it: AddCase): void {
+  for (const failure of ['before the store', 'with its reply lost'] as const) {
+    it(`stores a result whose first completion failed ${failure}: one execution, and another process replays it`, async (setup) => {
       const { store } = await setup();
       const recorder = new Recorder();
       const faulty = firstCompletionFails(store, failure);
@@ -48,10 +49,10 @@ export function describeCompletionFailureCases({ setup }: ConformanceContext): v
       let executions = 0;
       const action = async (): Promise<Charge> => ({ statusCode: 201, body: { chargeId: `ch_${++executions}` } });
 
-      expect(await first.run(request, action)).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
-      expect(recorder.outcomes()).toEqual(['store_error', 'executed']);
-      expect(await other.run(request, neverRuns)).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
-      expect(executions).toBe(1);
-    },
-  );
+      assertMatch(await first.run(request, action), { replayed: false, value: { body: { chargeId: 'ch_1' } } });
+      assert.deepEqual(recorder.outcomes(), ['store_error', 'executed']);
+      assertMatch(await other.run(request, neverRuns), { replayed: true, value: { body: { chargeId: 'ch_1' } } });
+      assert.equal(executions, 1);
+    });
+  }
 }
