@@ -55,7 +55,7 @@ test('on a SERIALIZABLE default, concurrent claims of one key: one claims, the r
   const claims = await Promise.allSettled(
     Array.from({ length: 16 }, (_, i) => store.claim({ recordKey, fingerprint: 'fp', owner: `owner-${i}`, leaseMs: 30_000 })),
   );
-  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String((c).reason));
+  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String(c.reason));
   expect(refused).toEqual([]);
   const statuses = claims.map((c) => (c as PromiseFulfilledResult<{ status: string }>).value.status).sort();
   expect(statuses.filter((s) => s === 'claimed')).toHaveLength(1);
@@ -69,7 +69,7 @@ test('on a SERIALIZABLE default, concurrent takeovers of a lapsed lease: one cla
   const claims = await Promise.allSettled(
     Array.from({ length: 16 }, (_, i) => store.claim({ recordKey, fingerprint: 'fp', owner: `owner-${i}`, leaseMs: 30_000 })),
   );
-  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String((c).reason));
+  const refused = claims.filter((c) => c.status === 'rejected').map((c) => String(c.reason));
   expect(refused).toEqual([]);
   const statuses = claims.map((c) => (c as PromiseFulfilledResult<{ status: string }>).value.status);
   expect(statuses.filter((s) => s === 'claimed')).toHaveLength(1);
