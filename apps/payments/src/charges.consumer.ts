@@ -1,5 +1,6 @@
 import { CHARGE_PATTERN, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
-import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
+import type { Execution } from '@idempotency-chain/idempotency';
+import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { ChargeService } from './charges.service';

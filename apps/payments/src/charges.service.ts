@@ -1,5 +1,5 @@
 import type { OrderPaymentDto, PaidOrder } from '@idempotency-chain/api';
-import type { Execution } from '@idempotency-chain/idempotency/nest';
+import type { Execution } from '@idempotency-chain/idempotency';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { StaleWriteError, type Fence, type Ledger } from './ledger';

@@ -1,5 +1,6 @@
 import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
-import { CurrentExecution, Idempotent, type Execution } from '@idempotency-chain/idempotency/nest';
+import type { Execution } from '@idempotency-chain/idempotency';
+import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Body, ConflictException, Controller, Get, Inject, Post, Query } from '@nestjs/common';
 import { ChargeService } from './charges.service';
 import { StaleWriteError, type Charge, type Ledger } from './ledger';

@@ -4,17 +4,16 @@
  * key (422), expire old keys. This entry has no framework or driver
  * dependency; `./redis`, `./postgres` and `./nest` hold the adapters.
  */
-export { canonicalJson, MAX_CANONICAL_DEPTH } from './canonical-json';
 export { IdempotencyCoordinator } from './coordinator';
 export type { Begun, IdempotencyOptions, RunRequest, RunResult } from './coordinator';
-export { currentExecution, runInExecution, trackCurrentExecution } from './current-execution';
+export { currentExecution, trackCurrentExecution } from './current-execution';
 export * from './errors';
 export { Execution } from './execution';
-export { pickFields, requestFingerprint } from './fingerprint';
+export { requestFingerprint } from './fingerprint';
 export { hashKey, KEY_HASH_SECRET_ENV } from './key-hash';
 export type { FingerprintInput } from './fingerprint';
 export { HeaderName } from './header-name';
-export { formatIdempotencyKey, MAX_KEY_LENGTH, parseIdempotencyKey } from './key';
+export { formatIdempotencyKey, parseIdempotencyKey } from './key';
 export { LoggingObserver } from './logging.observer';
 export type { StructuredLogger } from './logging.observer';
 export { MemoryStore } from './memory-store';
@@ -26,9 +25,8 @@ export { isFinalOutcome, statusOutcome } from './outcome';
 export type { OutcomeRule, StatusBearing, StatusOutcome } from './outcome';
 export { requestIdentity } from './request-identity';
 export type { RequestIdentity } from './request-identity';
-export { ReplayCache } from './replay-cache';
 export type { ReplayCacheOptions } from './replay-cache';
-export { DEFAULT_POLICY, InvalidPolicyError, resolvePolicy, validatePolicy } from './policy';
+export { InvalidPolicyError } from './policy';
 export type { InFlightPolicy, OperationPolicy, StoreFailurePolicy } from './policy';
-export { isTransactionalStore, RecordStatus } from './store';
+export { RecordStatus } from './store';
 export type { ClaimRequest, ClaimResult, IdempotencyStore, StoreTransaction, TransactionalStore } from './store';

@@ -6,21 +6,17 @@
  * store's health for `@nestjs/terminus`.
  */
 export { CurrentExecution } from './current-execution.decorator';
-export { currentExecution, trackCurrentExecution } from '../current-execution';
-export type { Execution } from '../execution';
 export { idempotencyErrorOf, statusOf } from './error-status';
-export { DEFAULT_REPLAY_HEADERS, type HttpAnswer } from './http-answer';
+export { DEFAULT_REPLAY_HEADERS } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
-export { IdempotencyException, type IdempotencyProblem } from './idempotency.exception';
+export { IdempotencyException } from './idempotency.exception';
 export { IdempotencyRunner } from './idempotency.runner';
-export { UnfinishedExecutions, type GivenUp } from './unfinished-executions';
-export { IdempotencyCallPipe, type IdempotencyCall } from './idempotency-call';
 export { IdempotencyHealthIndicator, type StoreHealth } from './idempotency-health.indicator';
 export { IdempotencyMetrics } from './idempotency.metrics';
 export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 export type { IdempotencyModuleOptions, IdempotentOptions, KeyMode } from './idempotency.options';
-export { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
+export type { IdempotentRoute } from './idempotent-routes';
 export { ProblemDetailsFilter } from './problem-details.filter';
-export { toProblem, type Problem, type ProblemDocument } from './problem-details';
+export type { ProblemDocument } from './problem-details';
 export { principalScope, type Scope, type ScopeResolver } from './scope';
