@@ -6,6 +6,9 @@
 //   node scripts/api-report.mjs --local   rewrite the reports (after a deliberate change)
 //
 // Run after `npm run build`: it reads the declarations in each package's dist/.
+// An export without a release tag fails either way. The report is the
+// complete one: `@beta` and `@internal` items appear in it marked as such,
+// so a review sees a promise weakened as well as one added.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -46,8 +49,12 @@ try {
           dtsRollup: { enabled: false },
           tsdocMetadata: { enabled: false },
           messages: {
-            // Declarations the entry uses but does not export are part of its surface all the same.
-            extractorMessageReporting: { 'ae-forgotten-export': { logLevel: 'none' } },
+            extractorMessageReporting: {
+              // Declarations the entry uses but does not export are part of its surface all the same.
+              'ae-forgotten-export': { logLevel: 'none' },
+              // Every export says what it promises: `@public`, `@beta` (may change in a 0.x minor) or `@internal`.
+              'ae-missing-release-tag': { logLevel: 'error', addToApiReportFile: false },
+            },
           },
         },
         configObjectFullPath: undefined,

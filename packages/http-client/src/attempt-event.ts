@@ -9,6 +9,8 @@
  * - `refused`: nothing listened; the request never reached a server.
  * - `deadline`: the call's deadline cut the attempt short.
  * - `too-large`: the response body went past `maxResponseBytes`; reading stopped.
+ *
+ * @public
  */
 export type AttemptOutcome = 'ok' | 'http-error' | 'timeout' | 'reset' | 'refused' | 'deadline' | 'too-large';
 
@@ -19,6 +21,8 @@ export type AttemptOutcome = 'ok' | 'http-error' | 'timeout' | 'reset' | 'refuse
  *
  * @example
  * new IdempotentHttpClient({ baseUrl, onAttempt: (e) => log.info(e, 'attempt') });
+ *
+ * @public
  */
 export interface AttemptEvent {
   /** Same for every attempt of one logical call. */
@@ -42,5 +46,9 @@ export interface AttemptEvent {
   replayed?: boolean;
 }
 
-/** Receives every attempt event; must not throw (a throw is swallowed). */
+/**
+ * Receives every attempt event; must not throw (a throw is swallowed).
+ *
+ * @public
+ */
 export type AttemptListener = (event: AttemptEvent) => void;

@@ -6,7 +6,11 @@ import type { BackoffOptions } from './retry-delay';
 /** Default `maxResponseBytes`: 4 MiB, far above an API answer, yet a hundred calls at once stay under half a GiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-/** How an `IdempotentHttpClient` talks to one downstream service. */
+/**
+ * How an `IdempotentHttpClient` talks to one downstream service.
+ *
+ * @public
+ */
 export interface IdempotentClientOptions {
   /** Origin (and optional path prefix) of the downstream service, e.g. `http://payments:3002`. */
   baseUrl: string;
@@ -48,7 +52,11 @@ export interface IdempotentClientOptions {
   dispatcher?: Dispatcher;
 }
 
-/** One logical call. Its attempts share a key unless the policy says otherwise. */
+/**
+ * One logical call. Its attempts share a key unless the policy says otherwise.
+ *
+ * @public
+ */
 export interface HttpRequest {
   method: string;
   /** Path (and query) under `baseUrl`. */
@@ -70,10 +78,18 @@ export interface HttpRequest {
   callName?: string;
 }
 
-/** Options of the `get`/`post` shorthands. */
+/**
+ * Options of the `get`/`post` shorthands.
+ *
+ * @public
+ */
 export type CallOptions = Omit<HttpRequest, 'method' | 'path' | 'body'>;
 
-/** The answer to a call: the first non-retryable response, body parsed. */
+/**
+ * The answer to a call: the first non-retryable response, body parsed.
+ *
+ * @public
+ */
 export interface HttpResponse<T> {
   status: number;
   /** Lower-case names; repeated headers joined with `, `. */

@@ -20,6 +20,8 @@ import { timerMs } from './timer-limit';
  * const payments = new IdempotentHttpClient({ baseUrl: 'http://localhost:3002', deadlineMs: 5_000 });
  * const charge = await payments.post<Charge>('/charges', { orderId, amountCents: 500 });
  * if (charge.status !== 201) throw new Error(`payments said ${charge.status}`);
+ *
+ * @public
  */
 export class IdempotentHttpClient {
   private readonly settings: CallSettings;
@@ -62,6 +64,14 @@ export class IdempotentHttpClient {
    * Make one logical call. Resolves with the first non-retryable response of
    * any status (a 422 is an answer, not an error).
    *
+   * @example
+   * const refund = await payments.request<Refund>({
+   *   method: 'PUT',
+   *   path: `/charges/${chargeId}/refund`,
+   *   body: { amountCents: 500 },
+   *   callName: 'refund', // a key of its own, derived from the inbound one
+   * });
+   *
    * @throws RetriesExhaustedError when every attempt allowed ended in an unknown outcome,
    *   or a `Retry-After` asked for longer than `backoff.maxRetryAfterMs`.
    * @throws OutcomeUnknownError when an unsafe method sent without a key ended in an
@@ -76,12 +86,22 @@ export class IdempotentHttpClient {
     return runCall<T>(this.settings, request);
   }
 
-  /** `POST` with a JSON body. */
+  /**
+   * `POST` with a JSON body.
+   *
+   * @example
+   * const charge = await payments.post<Charge>('/charges', { orderId, amountCents: 500 }, { businessKey: orderId, scope: customerId });
+   */
   post<T = unknown>(path: string, body: unknown, options: CallOptions = {}): Promise<HttpResponse<T>> {
     return this.request<T>({ ...options, method: 'POST', path, body });
   }
 
-  /** `GET`. Keyed like any call: the key is harmless on a safe method and keeps diagrams uniform. */
+  /**
+   * `GET`. Keyed like any call: the key is harmless on a safe method and keeps diagrams uniform.
+   *
+   * @example
+   * const { body: charge } = await payments.get<Charge>(`/charges/${chargeId}`);
+   */
   get<T = unknown>(path: string, options: CallOptions = {}): Promise<HttpResponse<T>> {
     return this.request<T>({ ...options, method: 'GET', path });
   }

@@ -39,6 +39,8 @@ export function deriveChildKey(parentKey: string, callName: string): string {
  * @example
  * client.post('/charges', charge, { businessKey: `order:${orderId}:charge` });
  * deriveBusinessKey('order-42', 'tenant:a') !== deriveBusinessKey('order-42', 'tenant:b');
+ *
+ * @public
  */
 export function deriveBusinessKey(businessKey: string, scope = ''): string {
   return uuidV8(scope === '' ? `business\n${businessKey}` : `business-in-scope\n${JSON.stringify([scope, businessKey])}`);
@@ -54,6 +56,8 @@ export function deriveBusinessKey(businessKey: string, scope = ''): string {
  *
  * @example
  * deriveHopKey({ service: 'gateway', operation: 'gateway.checkout', scope: 'account:a', key: 'order-1001' });
+ *
+ * @public
  */
 export function deriveHopKey(hop: Pick<RequestIdentity, 'service' | 'operation' | 'scope' | 'key'>): string {
   return uuidV8(`hop\n${JSON.stringify([hop.service, hop.operation, hop.scope, hop.key])}`);

@@ -12,10 +12,18 @@ import type { AttemptOutcome } from './attempt-event';
 
 const marker = Symbol.for('idempotency-chain.http-client.error');
 
-/** Which limit ended a call. */
+/**
+ * Which limit ended a call.
+ *
+ * @public
+ */
 export type CallLimit = 'attempts' | 'deadline' | 'inbound-deadline' | 'no-key' | 'response-size';
 
-/** What the last attempt of a failed call saw. */
+/**
+ * What the last attempt of a failed call saw.
+ *
+ * @public
+ */
 export interface LastAttempt {
   /** Attempts made, including the first. */
   attempts: number;
@@ -36,7 +44,11 @@ const LIMIT_TEXT: Record<CallLimit, string> = {
   'response-size': 'the response size limit (maxResponseBytes)',
 };
 
-/** Root of every error a call through `IdempotentHttpClient` ends with. */
+/**
+ * Root of every error a call through `IdempotentHttpClient` ends with.
+ *
+ * @public
+ */
 export abstract class HttpCallError extends Error {
   readonly [marker] = true;
   readonly attempts: number;
@@ -72,6 +84,8 @@ export abstract class HttpCallError extends Error {
  * @example
  * try { await client.post('/charges', charge); }
  * catch (error) { if (isRetriesExhaustedError(error)) log.warn(error.lastStatus); }
+ *
+ * @public
  */
 export class RetriesExhaustedError extends HttpCallError {
   constructor(call: string, last: LastAttempt, reason?: string) {
@@ -85,6 +99,8 @@ export class RetriesExhaustedError extends HttpCallError {
  *
  * @example
  * if (isDeadlineExceededError(error) && error.limit === 'inbound-deadline') { ... }
+ *
+ * @public
  */
 export class DeadlineExceededError extends HttpCallError {
   constructor(limit: 'deadline' | 'inbound-deadline', call: string, last: LastAttempt) {
@@ -102,6 +118,8 @@ export class DeadlineExceededError extends HttpCallError {
  *
  * @example
  * catch (error) { if (isOutcomeUnknownError(error)) await reconcile(order); }
+ *
+ * @public
  */
 export class OutcomeUnknownError extends HttpCallError {
   constructor(call: string, last: LastAttempt) {
@@ -116,6 +134,8 @@ export class OutcomeUnknownError extends HttpCallError {
  *
  * @example
  * if (isResponseTooLargeError(error)) log.warn({ maxBytes: error.maxBytes }, 'answer too large');
+ *
+ * @public
  */
 export class ResponseTooLargeError extends HttpCallError {
   constructor(
@@ -138,9 +158,31 @@ function is<T extends HttpCallError>(name: string) {
  *
  * @example
  * catch (error) { if (isHttpCallError(error)) return reply(503, error.limit); throw error; }
+ *
+ * @public
  */
 export const isHttpCallError = (error: unknown): error is HttpCallError => typeof error === 'object' && error !== null && marker in error;
+/**
+ * True for a `RetriesExhaustedError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
+/**
+ * True for a `DeadlineExceededError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');
+/**
+ * True for a `OutcomeUnknownError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isOutcomeUnknownError = is<OutcomeUnknownError>('OutcomeUnknownError');
+/**
+ * True for a `ResponseTooLargeError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isResponseTooLargeError = is<ResponseTooLargeError>('ResponseTooLargeError');

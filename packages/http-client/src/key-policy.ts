@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { formatIdempotencyKey, parseIdempotencyKey, type RequestIdentity } from '@idempotency-chain/idempotency';
 import { deriveBusinessKey, deriveChildKey, deriveHopKey } from './derived-key';
 
-/** What a call says about its own key. */
+/**
+ * What a call says about its own key.
+ *
+ * @public
+ */
 export interface KeySources {
   /** A key the caller chose; sent verbatim. */
   key?: string;
@@ -32,6 +36,8 @@ export interface KeySources {
  * @example
  * // Keys from your own scheme, still one per intent:
  * const orderKeys: KeyStrategy = { intentKey: ({ businessKey }) => businessKey && `order-${businessKey}` };
+ *
+ * @public
  */
 export interface KeyStrategy {
   intentKey(sources: KeySources): string | undefined;
@@ -45,6 +51,8 @@ export interface KeyStrategy {
  *   first attempt and sent on every attempt (see {@link resolveIntentKey}).
  * - `none`: no key at all.
  * - a {@link KeyStrategy} of your own.
+ *
+ * @public
  */
 export type KeyPolicy = 'propagated' | 'none' | KeyStrategy;
 
@@ -128,6 +136,8 @@ function strategyOf(policy: KeyPolicy): KeyStrategy {
  * resolveIntentKey('propagated', { inboundKey: 'k-1' });                     // throws: whose k-1?
  * resolveIntentKey('propagated', { inboundKey: 'k-1', forwardUnboundKey: true }); // 'k-1'
  * resolveIntentKey('propagated', {});                                        // a fresh UUID, once per call
+ *
+ * @public
  */
 export function resolveIntentKey(policy: KeyPolicy, sources: KeySources): string | undefined {
   const strategy = strategyOf(policy);

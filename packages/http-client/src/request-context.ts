@@ -5,6 +5,8 @@ import { HeaderName, parseIdempotencyKey, type RequestIdentity } from '@idempote
  * What an inbound request hands to every outbound call made on its behalf,
  * the way a trace id travels: the caller's key, how this hop identified the
  * request, and the caller's deadline.
+ *
+ * @public
  */
 export interface RequestContext {
   /** The inbound `Idempotency-Key`, already validated. */
@@ -37,6 +39,8 @@ const storage = (registry[slot] ??= new AsyncLocalStorage<() => RequestContext>(
  * runWithRequestContext({ key: 'order-42', deadline: Date.now() + 5_000 }, () =>
  *   client.post('/charges', charge),
  * );
+ *
+ * @public
  */
 export function runWithRequestContext<T>(context: RequestContext, fn: () => T): T {
   const bound = Object.freeze({ ...context });
@@ -54,6 +58,8 @@ export function runWithRequestContextOf<T>(read: () => RequestContext, fn: () =>
  * @example
  * const inbound = currentRequestContext()?.key;
  * if (inbound !== undefined) logger.info({ keyHash: hashKey(inbound) }, 'charging');
+ *
+ * @public
  */
 export function currentRequestContext(): RequestContext | undefined {
   return storage.getStore()?.();
@@ -70,6 +76,8 @@ export function currentRequestContext(): RequestContext | undefined {
  * @example
  * requestContextFromHeaders({ 'idempotency-key': '"k-1"', 'request-timeout-ms': '800' });
  * // { key: 'k-1', deadline: Date.now() + 800 }
+ *
+ * @public
  */
 export function requestContextFromHeaders(
   headers: Record<string, string | string[] | undefined>,

@@ -14,6 +14,8 @@ import { timerMs } from './timer-limit';
  * The wait between attempts: capped, jittered exponential backoff, or the
  * server's `Retry-After` up to a bound. Every value is a positive, finite
  * number of ms no longer than Node's longest timer (2^31-1 ms).
+ *
+ * @public
  */
 export interface BackoffOptions {
   /** Scale of the first wait, in ms (default 100). */

@@ -10,7 +10,11 @@ import { RunningExecutions } from './running-executions';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
 import { WaitingRequests } from './waiting-requests';
 
-/** How a coordinator is set up, once per service. */
+/**
+ * How a coordinator is set up, once per service.
+ *
+ * @public
+ */
 export interface IdempotencyOptions {
   /** This service's name: part of every record's identity. */
   service: string;
@@ -36,7 +40,11 @@ export interface IdempotencyOptions {
   maxWaiters?: number;
 }
 
-/** One request to protect. */
+/**
+ * One request to protect.
+ *
+ * @public
+ */
 export interface RunRequest {
   /** What the request does, e.g. `payments.charge`. */
   operation: string;
@@ -57,14 +65,22 @@ export interface RunRequest {
   policy?: Partial<OperationPolicy>;
 }
 
-/** What {@link IdempotencyCoordinator.begin} decided for a request. */
+/**
+ * What {@link IdempotencyCoordinator.begin} decided for a request.
+ *
+ * @public
+ */
 export type Begun =
   /** This request executes: run the side effect, then complete or release. */
   | { execution: Execution; replay?: undefined; waited: boolean }
   /** Answer with the stored result; the side effect is not run. */
   | { execution?: undefined; replay: string; waited: boolean };
 
-/** The answer to a protected request. */
+/**
+ * The answer to a protected request.
+ *
+ * @public
+ */
 export interface RunResult<T> {
   value: T;
   /** True when the value came from the store instead of this execution. */
@@ -113,6 +129,8 @@ const NO_REPORT: ExecutionReport = () => undefined;
  *   { operation: 'payments.charge', key, fingerprint },
  *   ({ epoch }) => ledger.charge(order, epoch),
  * );
+ *
+ * @public
  */
 export class IdempotencyCoordinator {
   private readonly policies = new Map<string, OperationPolicy>();
@@ -227,6 +245,18 @@ export class IdempotencyCoordinator {
    * @throws StoreUnavailableError (503) when the store fails and the
    *   operation fails closed, or whenever it fails after this request saw
    *   the key held: fail-open never runs next to a live holder.
+   *
+   * @example
+   * const begun = await idempotency.begin({ operation: 'orders.create', key, fingerprint });
+   * if (begun.replay !== undefined) return JSON.parse(begun.replay);
+   * try {
+   *   const order = await orders.create(body, begun.execution.epoch);
+   *   await begun.execution.complete(JSON.stringify(order));
+   *   return order;
+   * } catch (error) {
+   *   await begun.execution.release();
+   *   throw error;
+   * }
    */
   async begin(request: RunRequest, policy = this.policyFor(request.operation, request.policy)): Promise<Begun> {
     const { store } = this.options;
@@ -345,6 +375,13 @@ export class IdempotencyCoordinator {
    * value JSON cannot hold (a `BigInt`, a cycle) is reported `unstorable`
    * and its record completes as an error: a retry throws
    * `ResultNotStoredError` instead of running the side effect again.
+   *
+   * @example
+   * const fingerprint = requestFingerprint({ method: 'POST', path: '/charges', body: order });
+   * const { value, replayed } = await idempotency.run(
+   *   { operation: 'payments.charge', key, fingerprint },
+   *   async ({ epoch, signal }) => ledger.charge(order, { epoch, signal }),
+   * );
    */
   async run<T>(request: RunRequest, action: (execution: Execution) => Promise<T>): Promise<RunResult<T>> {
     const policy = this.policyFor(request.operation, request.policy);

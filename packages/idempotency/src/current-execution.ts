@@ -13,6 +13,8 @@ const state = (registry[slot] ??= { storage: new AsyncLocalStorage<Execution>(),
  * promise of the process (about 25 µs of CPU per HTTP request, measured),
  * and an action or a handler is handed its execution for free (the
  * action's argument, `@CurrentExecution()`).
+ *
+ * @public
  */
 export function trackCurrentExecution(): void {
   state.tracking = true;
@@ -28,6 +30,8 @@ export function trackCurrentExecution(): void {
  * @example
  * const execution = currentExecution();
  * await ledger.charge(order, { recordKey: execution?.recordKey, epoch: execution?.epoch });
+ *
+ * @public
  */
 export function currentExecution(): Execution | undefined {
   if (!state.tracking) {

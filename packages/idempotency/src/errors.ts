@@ -7,7 +7,11 @@
 
 const marker = Symbol.for('idempotency-chain.idempotency.error');
 
-/** Root of every idempotency error. */
+/**
+ * Root of every idempotency error.
+ *
+ * @public
+ */
 export abstract class IdempotencyError extends Error {
   readonly [marker] = true;
   /** Stable problem type, used as the RFC 9457 `type` member. */
@@ -21,7 +25,11 @@ export abstract class IdempotencyError extends Error {
   }
 }
 
-/** The key header is malformed (empty, too long, not printable ASCII). 400. */
+/**
+ * The key header is malformed (empty, too long, not printable ASCII). 400.
+ *
+ * @public
+ */
 export class InvalidKeyError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:invalid-key';
   readonly httpStatus = 400;
@@ -30,19 +38,29 @@ export class InvalidKeyError extends IdempotencyError {
 /**
  * The request cannot be fingerprinted (a body nested deeper than the
  * canonical form allows). 400, before any record is claimed.
+ *
+ * @public
  */
 export class InvalidRequestError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:invalid-request';
   readonly httpStatus = 400;
 }
 
-/** The operation requires a key and the request carried none. 400. */
+/**
+ * The operation requires a key and the request carried none. 400.
+ *
+ * @public
+ */
 export class MissingKeyError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:missing-key';
   readonly httpStatus = 400;
 }
 
-/** The key was used before with a different request body. 422. */
+/**
+ * The key was used before with a different request body. 422.
+ *
+ * @public
+ */
 export class KeyReusedError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:key-reused';
   readonly httpStatus = 422;
@@ -51,6 +69,8 @@ export class KeyReusedError extends IdempotencyError {
 /**
  * Another execution holds the key and this request may not (or can no longer)
  * wait for it. 409 with `Retry-After`.
+ *
+ * @public
  */
 export class InFlightError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:in-flight';
@@ -68,6 +88,8 @@ export class InFlightError extends IdempotencyError {
 /**
  * This execution lost its lease before it could store its result: another
  * attempt owns the key now. 409: the caller's retry is answered by the owner.
+ *
+ * @public
  */
 export class LeaseLostError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:lease-lost';
@@ -75,7 +97,11 @@ export class LeaseLostError extends IdempotencyError {
   readonly retryAfterSeconds = 1;
 }
 
-/** The store could not be reached and the operation fails closed. 503. */
+/**
+ * The store could not be reached and the operation fails closed. 503.
+ *
+ * @public
+ */
 export class StoreUnavailableError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:store-unavailable';
   readonly httpStatus = 503;
@@ -86,6 +112,8 @@ export class StoreUnavailableError extends IdempotencyError {
  * The caller's scope could not be resolved (no authenticated principal, or
  * the app's resolver returned nothing), so the request cannot be told apart
  * from another caller's. 500: the app must decide what scopes its records.
+ *
+ * @public
  */
 export class ScopeUnresolvedError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:scope-unresolved';
@@ -96,6 +124,8 @@ export class ScopeUnresolvedError extends IdempotencyError {
  * The request was executed, but its result could not be stored as it was
  * (not serialisable, or too large): the record holds this error instead, so
  * a retry never runs the side effect again. 500.
+ *
+ * @public
  */
 export class ResultNotStoredError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:result-not-stored';
@@ -107,6 +137,8 @@ export class ResultNotStoredError extends IdempotencyError {
  * and decoded it would be larger than an answer may be: decoding it for
  * every such replay would cost the server that much memory each time. The
  * client can ask for the encoding (`Accept-Encoding`). 406.
+ *
+ * @public
  */
 export class EncodingNotAcceptableError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:encoding-not-acceptable';
@@ -119,6 +151,8 @@ export class EncodingNotAcceptableError extends IdempotencyError {
  * at once (`maxDecompressingBytes`). The stored answer is intact: a retry in
  * a moment gets it, and a client that accepts the encoding gets it at once.
  * 503 with `Retry-After`.
+ *
+ * @public
  */
 export class DecompressionBusyError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:decompression-busy';
@@ -131,17 +165,76 @@ function is<T extends IdempotencyError>(name: string) {
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
 }
 
-/** True for any error raised by this package. */
+/**
+ * True for any error raised by this package.
+ *
+ * @public
+ */
 export const isIdempotencyError = (error: unknown): error is IdempotencyError =>
   typeof error === 'object' && error !== null && marker in error;
+/**
+ * True for a `InvalidRequestError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isInvalidRequestError = is<InvalidRequestError>('InvalidRequestError');
+/**
+ * True for a `ScopeUnresolvedError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedError');
+/**
+ * True for a `ResultNotStoredError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
+/**
+ * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isEncodingNotAcceptableError = is<EncodingNotAcceptableError>('EncodingNotAcceptableError');
+/**
+ * True for a `DecompressionBusyError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isDecompressionBusyError = is<DecompressionBusyError>('DecompressionBusyError');
+/**
+ * True for a `InvalidKeyError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
+/**
+ * True for a `MissingKeyError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
+/**
+ * True for a `KeyReusedError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');
+/**
+ * True for a `InFlightError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isInFlightError = is<InFlightError>('InFlightError');
+/**
+ * True for a `LeaseLostError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isLeaseLostError = is<LeaseLostError>('LeaseLostError');
+/**
+ * True for a `StoreUnavailableError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
 export const isStoreUnavailableError = is<StoreUnavailableError>('StoreUnavailableError');

@@ -36,6 +36,8 @@ type Stored = 'stored' | 'refused' | 'lost' | 'failed' | 'held';
  *  claim ── heartbeat ── heartbeat ── ... ── complete(result) ─(retried, heartbeat on)─► stored, waiters woken
  *                                        └── release() ─────────► key free for a retry
  * ```
+ *
+ * @public
  */
 export class Execution implements Beating {
   private lease: AbortController | undefined;

@@ -2,7 +2,11 @@ import { hash } from 'node:crypto';
 import { canonicalJson, MAX_CANONICAL_DEPTH, TooDeepError } from './canonical-json';
 import { InvalidRequestError } from './errors';
 
-/** What a request's fingerprint is computed from: the request itself. */
+/**
+ * What a request's fingerprint is computed from: the request itself.
+ *
+ * @public
+ */
 export interface FingerprintInput {
   /** HTTP method, or `RPC` for a message handler. */
   method: string;
@@ -33,6 +37,8 @@ export interface FingerprintInput {
  * @throws InvalidRequestError (400) for a body nested too deep to canonicalise.
  * @example
  * requestFingerprint({ method: 'POST', path: '/orders/7/refund', query: 'notify=1', body: { amountCents: 500 } });
+ *
+ * @public
  */
 export function requestFingerprint(input: FingerprintInput): string {
   const { body } = input;

@@ -1,4 +1,8 @@
-/** Header names shared by every hop, in the lower case Node uses. */
+/**
+ * Header names shared by every hop, in the lower case Node uses.
+ *
+ * @public
+ */
 export const HeaderName = {
   /** The key of the intent (IETF draft `Idempotency-Key`). */
   IdempotencyKey: 'idempotency-key',

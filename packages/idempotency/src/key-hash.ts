@@ -1,6 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-/** Where a deployment sets the secret its key hashes are keyed with. */
+/**
+ * Where a deployment sets the secret its key hashes are keyed with.
+ *
+ * @public
+ */
 export const KEY_HASH_SECRET_ENV = 'IDEMPOTENCY_KEY_HASH_SECRET';
 
 // Without a configured secret, a random one per process: hashes still
@@ -23,6 +27,8 @@ const processSecret = randomBytes(32);
  *
  * @example
  * logger.info({ keyHash: hashKey(parseIdempotencyKey(header)) }, 'charging');
+ *
+ * @public
  */
 export function hashKey(key: string, secret: string | Buffer = process.env[KEY_HASH_SECRET_ENV] || processSecret): string {
   return createHmac('sha256', secret).update(key).digest('hex').slice(0, 12);

@@ -20,6 +20,8 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
  * @example
  * parseIdempotencyKey('"8e03978e-40d5"'); // '8e03978e-40d5'
  * parseIdempotencyKey('8e03978e-40d5');   // '8e03978e-40d5'
+ *
+ * @public
  */
 export function parseIdempotencyKey(header: string | string[]): string {
   if (Array.isArray(header)) {
@@ -42,6 +44,8 @@ export function parseIdempotencyKey(header: string | string[]): string {
 /**
  * Render a key as the header value sent downstream: a Structured Field String,
  * which every hop (and every draft-conforming server) parses back to `key`.
+ *
+ * @public
  */
 export function formatIdempotencyKey(key: string): string {
   return serializeBareItem(key);

@@ -3,6 +3,8 @@ import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } f
 /**
  * A structured logger that takes its fields first and its message second:
  * pino's signature, and `PinoLogger`'s from nestjs-pino.
+ *
+ * @public
  */
 export interface StructuredLogger {
   info(fields: Record<string, unknown>, message: string): void;
@@ -31,6 +33,8 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
  *   inject: [PinoLogger],
  *   useFactory: (logger: PinoLogger) => ({ service: 'payments', store, observers: [new LoggingObserver(logger)] }),
  * });
+ *
+ * @public
  */
 export class LoggingObserver implements IdempotencyObserver {
   constructor(private readonly logger: StructuredLogger) {}

@@ -11,7 +11,11 @@ interface MemoryRecord {
   result?: string;
 }
 
-/** Options of the in-memory store. */
+/**
+ * Options of the in-memory store.
+ *
+ * @public
+ */
 export interface MemoryStoreOptions {
   /** How often expired records are swept out, in milliseconds. Default 5 s. */
   sweepIntervalMs?: number;
@@ -29,6 +33,8 @@ export interface MemoryStoreOptions {
  * @example
  * const store = new MemoryStore();
  * const idempotency = new IdempotencyCoordinator({ service: 'payments', store });
+ *
+ * @public
  */
 export class MemoryStore implements IdempotencyStore {
   private readonly records = new Map<string, MemoryRecord>();

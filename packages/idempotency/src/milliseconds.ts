@@ -1,4 +1,8 @@
-/** Longest delay `setTimeout` honours; a longer one fires at once. */
+/**
+ * Longest delay `setTimeout` honours; a longer one fires at once.
+ *
+ * @public
+ */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**

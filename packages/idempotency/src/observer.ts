@@ -1,6 +1,8 @@
 /**
  * What the coordinator reports, one event per decision, so metrics and logs
  * can be attached without the core knowing about either.
+ *
+ * @public
  */
 export const IdempotencyOutcome = {
   /** The action ran and its result was stored. */
@@ -45,9 +47,18 @@ export const IdempotencyOutcome = {
   /** The store failed and the operation opted into running unprotected. */
   FailOpen: 'fail_open',
 } as const;
+/**
+ * One of the {@link IdempotencyOutcome} values.
+ *
+ * @public
+ */
 export type IdempotencyOutcome = (typeof IdempotencyOutcome)[keyof typeof IdempotencyOutcome];
 
-/** One decision of the coordinator. */
+/**
+ * One decision of the coordinator.
+ *
+ * @public
+ */
 export interface IdempotencyEvent {
   outcome: IdempotencyOutcome;
   service: string;
@@ -60,7 +71,11 @@ export interface IdempotencyEvent {
   error?: unknown;
 }
 
-/** Receives the coordinator's events. Must not throw; should not block. */
+/**
+ * Receives the coordinator's events. Must not throw; should not block.
+ *
+ * @public
+ */
 export interface IdempotencyObserver {
   record(event: IdempotencyEvent): void;
   /** Time one claim round trip took, in milliseconds. */

@@ -18,6 +18,8 @@
  * runs after the claim), and the caller must be able to correct it and
  * reuse its key. Retried: only answers that say "the same request may
  * succeed later" - a 500 is an answer, not an unknown outcome.
+ *
+ * @public
  */
 export interface StatusOutcome {
   /** Stored and replayed; otherwise the key is released for the next attempt. */
@@ -29,19 +31,31 @@ export interface StatusOutcome {
 const NOT_NOW = new Set([408, 409, 425, 429]);
 const UNAVAILABLE = new Set([502, 503, 504]);
 
-/** The row of the table above for `status`. */
+/**
+ * The row of the table above for `status`.
+ *
+ * @public
+ */
 export function statusOutcome(status: number): StatusOutcome {
   if (status < 400) return { final: true, retryable: false };
   if (NOT_NOW.has(status) || UNAVAILABLE.has(status)) return { final: false, retryable: true };
   return { final: status !== 400 && status < 500, retryable: false };
 }
 
-/** A result that carries an HTTP-like status code. */
+/**
+ * A result that carries an HTTP-like status code.
+ *
+ * @public
+ */
 export interface StatusBearing {
   statusCode: number;
 }
 
-/** Decides whether a result is stored (`true`) or its key released (`false`). */
+/**
+ * Decides whether a result is stored (`true`) or its key released (`false`).
+ *
+ * @public
+ */
 export type OutcomeRule<T = unknown> = (result: T) => boolean;
 
 /**
@@ -49,6 +63,8 @@ export type OutcomeRule<T = unknown> = (result: T) => boolean;
  * when {@link statusOutcome} says so; a plain value (what a handler or a
  * message consumer returns) is final. A thrown error is never final:
  * nothing reached an answer.
+ *
+ * @public
  */
 export const isFinalOutcome: OutcomeRule = (result) => {
   const status = (result as Partial<StatusBearing> | null | undefined)?.statusCode;

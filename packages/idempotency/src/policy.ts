@@ -1,15 +1,25 @@
 import { isFinalOutcome, type OutcomeRule } from './outcome';
 import { MAX_TIMER_MS } from './milliseconds';
 
-/** What to do when a request finds its key held by another execution. */
+/**
+ * What to do when a request finds its key held by another execution.
+ *
+ * @public
+ */
 export type InFlightPolicy = 'wait' | 'reject';
 
-/** What to do when the store cannot be reached. */
+/**
+ * What to do when the store cannot be reached.
+ *
+ * @public
+ */
 export type StoreFailurePolicy = 'fail-closed' | 'fail-open';
 
 /**
  * How one operation is protected. Every field has a default; an operation
  * overrides only what it must.
+ *
+ * @public
  */
 export interface OperationPolicy {
   /**
@@ -72,7 +82,11 @@ export const DEFAULT_POLICY: Readonly<OperationPolicy> = Object.freeze({
   isFinal: isFinalOutcome,
 });
 
-/** A policy that could give two concurrent executions of one key, or none at all. */
+/**
+ * A policy that could give two concurrent executions of one key, or none at all.
+ *
+ * @public
+ */
 export class InvalidPolicyError extends RangeError {
   override name = 'InvalidPolicyError';
 }

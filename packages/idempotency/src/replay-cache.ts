@@ -1,4 +1,8 @@
-/** Bounds of a {@link ReplayCache}. */
+/**
+ * Bounds of a {@link ReplayCache}.
+ *
+ * @public
+ */
 export interface ReplayCacheOptions {
   /** Records kept at most. Default 10,000. */
   maxEntries?: number;

@@ -3,6 +3,8 @@
  * is done under. The outbound calls the request makes are keyed from it
  * (`@idempotency-chain/http-client`), so what leaves the hop carries the
  * caller it came from.
+ *
+ * @public
  */
 export interface RequestIdentity {
   /** This hop's service. */
@@ -38,6 +40,8 @@ export function noteRequestIdentity(request: object, identity: RequestIdentity):
  *
  * @example
  * const identity = requestIdentity(request); // { service: 'gateway', operation: 'gateway.checkout', scope: 'account:acct-7', key: 'k-1', fingerprinted: false }
+ *
+ * @public
  */
 export function requestIdentity(request: object): RequestIdentity | undefined {
   return (nodeRequest(request) as { [IDENTITY]?: RequestIdentity })[IDENTITY];

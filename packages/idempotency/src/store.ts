@@ -9,14 +9,27 @@
  * text ever reaches a store's key space.
  */
 
-/** Status values of a stored record. */
+/**
+ * Status values of a stored record.
+ *
+ * @public
+ */
 export const RecordStatus = {
   InProgress: 'in_progress',
   Completed: 'completed',
 } as const;
+/**
+ * One of the {@link RecordStatus} values.
+ *
+ * @public
+ */
 export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
 
-/** What a claim asks for. */
+/**
+ * What a claim asks for.
+ *
+ * @public
+ */
 export interface ClaimRequest {
   /** Hash of `(service, operation, scope, key)`. */
   recordKey: string;
@@ -39,6 +52,8 @@ export interface ClaimRequest {
  * - `in_progress`: another owner holds a live lease.
  * - `completed`: a result is stored; it is returned as it was stored,
  *   with how long the store still keeps it when the store can tell.
+ *
+ * @public
  */
 export type ClaimResult =
   | { status: 'claimed'; epoch: number }
@@ -67,6 +82,8 @@ export type ClaimResult =
  * | `complete`, record completed by it                  | `true`; the first result is kept        |
  * | `renew`, record in progress or completed by it      | `true`; a completed record is unchanged |
  * | `release`, record released by it, not claimed since | `true`                                  |
+ *
+ * @public
  */
 export interface IdempotencyStore {
   /** Create the record, take over an expired lease, or report what is there. */
@@ -116,6 +133,8 @@ export interface IdempotencyStore {
  * side effect and the record's completion commit together or not at all.
  * Made by {@link TransactionalStore.begin}; the coordinator ends it exactly
  * once, with `complete` or `rollback`.
+ *
+ * @public
  */
 export interface StoreTransaction<Tx = unknown> {
   /** What the action writes its side effect through (for `PostgresStore`, a `pg` `PoolClient`). */
@@ -137,6 +156,8 @@ export interface StoreTransaction<Tx = unknown> {
  * A store that can open a transaction the action's side effect shares with
  * the record's completion (`PostgresStore`). Used for operations whose policy
  * sets `transactional: true`.
+ *
+ * @public
  */
 export interface TransactionalStore<Tx = unknown> extends IdempotencyStore {
   /** Open a transaction for the execution `owner` holds on `recordKey`. */

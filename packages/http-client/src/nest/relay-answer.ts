@@ -8,10 +8,16 @@ import { problemType } from '../problem-type';
  * Decides whether the next hop's 4xx/5xx answer is the customer's answer
  * (relayed with its status and body) or an answer about this hop itself
  * (its credentials, its routing, the next hop's health), which becomes a 502.
+ *
+ * @public
  */
 export type CustomerAnswerRule = (response: HttpResponse<unknown>) => boolean;
 
-/** Options of `relayAnswer`. */
+/**
+ * Options of `relayAnswer`.
+ *
+ * @public
+ */
 export interface RelayOptions {
   /** Which 4xx/5xx of the next hop are relayed as they are. Default `isCustomerAnswer`. */
   isCustomerAnswer?: CustomerAnswerRule;
@@ -44,6 +50,8 @@ const HOP_KEY_TYPES = new Set([new InvalidKeyError('').problemType, new MissingK
  * @example
  * // A catalogue whose 404 is the customer's "no such product":
  * relayAnswer(call, { isCustomerAnswer: (r) => r.status === 404 || isCustomerAnswer(r) });
+ *
+ * @public
  */
 export const isCustomerAnswer: CustomerAnswerRule = ({ status, body }) => {
   const type = problemType(body);
@@ -73,6 +81,8 @@ export const isCustomerAnswer: CustomerAnswerRule = ({ status, body }) => {
  * place(@Body() order: OrderDto) {
  *   return relayAnswer(this.payments.post<Charge>('/charges', order));
  * }
+ *
+ * @public
  */
 export async function relayAnswer<T>(call: Promise<HttpResponse<T>>, options: RelayOptions = {}): Promise<T> {
   let response: HttpResponse<T>;

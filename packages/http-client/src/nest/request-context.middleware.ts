@@ -20,6 +20,8 @@ interface InboundRequest {
  *     consumer.apply(RequestContextMiddleware).forRoutes('*');
  *   }
  * }
+ *
+ * @public
  */
 @Injectable()
 export class RequestContextMiddleware implements NestMiddleware {

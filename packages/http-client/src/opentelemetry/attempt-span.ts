@@ -1,7 +1,11 @@
 import { HeaderName, hashKey, parseIdempotencyKey } from '@idempotency-chain/idempotency';
 import { IdempotencyAttribute } from '@idempotency-chain/idempotency/opentelemetry';
 
-/** What `@opentelemetry/instrumentation-undici` hands its hooks: undici's request, headers as sent. */
+/**
+ * What `@opentelemetry/instrumentation-undici` hands its hooks: undici's request, headers as sent.
+ *
+ * @public
+ */
 export interface UndiciRequestHeaders {
   /** `[name, value, ...]` from undici 6 on; `name: value\r\n` lines before. */
   headers: string | ReadonlyArray<string | string[]>;
@@ -20,6 +24,8 @@ const RESEND_COUNT = 'http.request.resend_count';
  *
  * @example
  * new UndiciInstrumentation({ startSpanHook: attemptSpanAttributes });
+ *
+ * @public
  */
 export function attemptSpanAttributes(request: UndiciRequestHeaders): Record<string, string | number> {
   const attributes: Record<string, string | number> = {};

@@ -16,6 +16,8 @@ const EXECUTION_PARAMETERS = 'idempotency-chain:execution-parameters';
  * charge(@Body() body: ChargeDto, @CurrentExecution() execution?: Execution) {
  *   return this.ledger.charge(body, { recordKey: execution?.recordKey, epoch: execution?.epoch });
  * }
+ *
+ * @public
  */
 export function CurrentExecution(): ParameterDecorator {
   return (target, key, index) => {

@@ -5,6 +5,8 @@ import { isIdempotencyError, type IdempotencyError } from '../errors';
  * The package error behind `error`, however it travelled: as itself, as the
  * `IdempotencyException` an HTTP handler got, or as the `RpcException` a
  * message handler got (see `toRpcError`).
+ *
+ * @public
  */
 export function idempotencyErrorOf(error: unknown): IdempotencyError | undefined {
   if (isIdempotencyError(error)) return error;
@@ -18,6 +20,8 @@ export function idempotencyErrorOf(error: unknown): IdempotencyError | undefined
  * `RpcException`'s payload. `undefined` when it carries none (an unexpected
  * error). Read it with `statusOutcome` to know whether the outcome is final
  * and whether a retry may succeed.
+ *
+ * @public
  */
 export function statusOf(error: unknown): number | undefined {
   const idempotency = idempotencyErrorOf(error);

@@ -19,6 +19,8 @@ export function byteLength(body: string | Buffer): number {
  * that describe the representation or point at what was created. Headers
  * that belong to the connection or to this request (CORS, a request id,
  * `Set-Cookie`) are not: a replay gets its own.
+ *
+ * @public
  */
 export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
   'content-type',

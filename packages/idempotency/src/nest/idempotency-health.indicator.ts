@@ -6,6 +6,8 @@ import type { IdempotencyModuleOptions } from './idempotency.options';
  * One indicator's result as `@nestjs/terminus` reads it (its
  * `HealthIndicatorResult`): built here without importing terminus, so
  * the `./nest` entry loads in an app that does not use it.
+ *
+ * @public
  */
 export type StoreHealth<Key extends string> = Record<Key, { status: 'up' | 'down'; message?: string }>;
 
@@ -27,6 +29,8 @@ const DEFAULT_TIMEOUT_MS = 1000;
  *   @Get() @HealthCheck()
  *   check() { return this.health.check([() => this.store.isHealthy()]); }
  * }
+ *
+ * @public
  */
 @Injectable()
 export class IdempotencyHealthIndicator {

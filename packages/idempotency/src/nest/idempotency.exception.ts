@@ -17,6 +17,8 @@ export interface IdempotencyProblem {
  * with `Retry-After`), 422 (key reused), 503 (store down). Its response body
  * is the problem document; `ProblemDetailsFilter` serves it as
  * `application/problem+json`, Nest's own filter as JSON.
+ *
+ * @public
  */
 export class IdempotencyException extends HttpException {
   /** The package error this stands for (also its `cause`). */

@@ -15,6 +15,8 @@ const CLAIM_DURATION = 'idempotency_claim_duration_seconds';
  * @example
  * const metrics = new IdempotencyMetrics({ registry });
  * const idempotency = new IdempotencyCoordinator({ service: 'payments', store, observer: metrics });
+ *
+ * @public
  */
 export class IdempotencyMetrics implements IdempotencyObserver {
   /** Where the metrics live: scrape this one. */

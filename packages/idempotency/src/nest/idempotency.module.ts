@@ -52,6 +52,8 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
  *   providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
  * })
  * export class PaymentsModule {}
+ *
+ * @public
  */
 @Module({
   imports: [DiscoveryModule],

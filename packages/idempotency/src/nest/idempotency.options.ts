@@ -15,10 +15,16 @@ import type { Scope } from './scope';
  *   collapse into one execution - a fallback for callers that send no key.
  * - `none`: no key is read and nothing is protected, even when a key is
  *   sent (switching protection off for a route).
+ *
+ * @public
  */
 export type KeyMode = 'required' | 'optional' | 'fingerprint' | 'none';
 
-/** Options of `IdempotencyModule.forRoot` (or returned by `forRootAsync`'s factory). */
+/**
+ * Options of `IdempotencyModule.forRoot` (or returned by `forRootAsync`'s factory).
+ *
+ * @public
+ */
 export interface IdempotencyModuleOptions {
   /** This service's name: part of every record's identity. */
   service: string;
@@ -101,7 +107,11 @@ export interface IdempotencyModuleOptions {
   drainTimeoutMs?: number;
 }
 
-/** Options of `@Idempotent`: how the route reads its key, and its policy over the operation's. */
+/**
+ * Options of `@Idempotent`: how the route reads its key, and its policy over the operation's.
+ *
+ * @public
+ */
 export type IdempotentOptions = {
   /** Overrides the module's `keyMode` for this route. */
   keyMode?: KeyMode;

@@ -52,6 +52,8 @@ const DEFAULT_DECOMPRESSIONS = 8;
  * the subclass as `IdempotencyRunner`) to change how a request is identified.
  * A subclass with a constructor of its own takes and passes on every
  * argument of this one, `UnfinishedExecutions` last.
+ *
+ * @beta
  */
 @Injectable()
 export class IdempotencyRunner {

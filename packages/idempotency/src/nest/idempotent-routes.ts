@@ -8,7 +8,11 @@ import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
 import { protectedRoute, type ProtectedHandler } from './protected-handlers';
 import { principalScope, type ScopeResolver } from './scope';
 
-/** One `@Idempotent` handler of one controller, everything about it decided once. */
+/**
+ * One `@Idempotent` handler of one controller, everything about it decided once.
+ *
+ * @beta
+ */
 export interface IdempotentRoute {
   operation: string;
   keyMode: KeyMode;

@@ -30,6 +30,8 @@ type Handler = (...args: unknown[]) => unknown;
  * @Post('charges')
  * @Idempotent('payments.charge', { inFlight: 'reject', fingerprintFields: ['orderId', 'amountCents'] })
  * charge(@Body() body: ChargeDto) { ... }
+ *
+ * @public
  */
 export function Idempotent(operation: string, options: IdempotentOptions = {}): MethodDecorator & ClassDecorator {
   const { keyMode, fingerprintFields, scope, ...policy } = options;

@@ -14,6 +14,8 @@ import { toProblem } from './problem-details';
  * @example
  * providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }]
  * // or: app.useGlobalFilters(new ProblemDetailsFilter(app.get(HttpAdapterHost)));
+ *
+ * @public
  */
 @Catch()
 @Injectable()

@@ -2,7 +2,11 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isIdempotencyError } from '../errors';
 
-/** An RFC 9457 problem document, served as `application/problem+json`. */
+/**
+ * An RFC 9457 problem document, served as `application/problem+json`.
+ *
+ * @public
+ */
 export interface ProblemDocument {
   type: string;
   title: string;

@@ -9,6 +9,8 @@ import type { ExecutionContext } from '@nestjs/common';
  * cannot tell, which refuses the request); `'shared'` puts every caller in
  * one scope, for a service whose only callers are trusted peers that share
  * keys on purpose (a hop behind your own gateway).
+ *
+ * @public
  */
 export type Scope = ScopeResolver | 'shared';
 
@@ -16,6 +18,8 @@ export type Scope = ScopeResolver | 'shared';
  * Returns the caller's principal or tenant for a request, or `undefined`.
  * Type what it returns (`account:acct-7`, as `principalScope` does): the
  * scope is also what the outbound keys of the request are derived with.
+ *
+ * @public
  */
 export type ScopeResolver = (context: ExecutionContext) => string | undefined;
 
@@ -53,6 +57,8 @@ const PRINCIPAL_ID_FIELDS = [
  *
  * @example
  * IdempotencyModule.forRoot({ service: 'payments', store, scope: principalScope })
+ *
+ * @public
  */
 export const principalScope: ScopeResolver = (context) => {
   const request = context.getType() === 'http' ? context.switchToHttp().getRequest<{ user?: unknown }>() : undefined;

@@ -2,6 +2,8 @@
  * Span attribute names this package writes, in the `idempotency.*`
  * namespace (no OpenTelemetry semantic convention covers idempotency).
  * Never the raw key: `key_hash` is the hash the logs carry too.
+ *
+ * @public
  */
 export const IdempotencyAttribute = {
   /** The last decision for this request: `executed`, `replayed`, `waited`, `rejected_in_flight`, ... */
@@ -18,4 +20,9 @@ export const IdempotencyAttribute = {
    */
   Attempt: 'idempotency.attempt',
 } as const;
+/**
+ * One of the {@link IdempotencyAttribute} names.
+ *
+ * @public
+ */
 export type IdempotencyAttribute = (typeof IdempotencyAttribute)[keyof typeof IdempotencyAttribute];

@@ -20,6 +20,8 @@ const SCOPE = '@idempotency-chain/idempotency';
  *
  * @example
  * IdempotencyModule.forRoot({ service: 'payments', store, observers: [new TracingObserver()] });
+ *
+ * @public
  */
 export class TracingObserver implements IdempotencyObserver {
   // A proxy until an SDK registers, then its tracer: safe to create before the SDK starts.

@@ -1,7 +1,11 @@
 import type { Pool } from 'pg';
 import { MIGRATIONS, type Migration } from './migrations';
 
-/** Options of {@link migrate}. */
+/**
+ * Options of {@link migrate}.
+ *
+ * @public
+ */
 export interface MigrateOptions {
   /** The schema that holds the store's tables; created if missing. Default `public`. */
   schema?: string;
@@ -24,6 +28,8 @@ export interface MigrateOptions {
  * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
  * await migrate(pool); // at boot, before the first request
  * const store = new PostgresStore({ pool });
+ *
+ * @public
  */
 export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<number[]> {
   const schema = quoteSchema(options.schema ?? 'public');

@@ -1,7 +1,11 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import type { Execution } from '../execution';
 
-/** The execution context of a transactional operation on `PostgresStore`. */
+/**
+ * The execution context of a transactional operation on `PostgresStore`.
+ *
+ * @public
+ */
 export type PostgresExecution = Execution & { transaction: PoolClient };
 
 /**
@@ -22,6 +26,8 @@ export type PostgresExecution = Execution & { transaction: PoolClient };
  *   );
  *   return { chargeId: rows[0].id, ...order, status: 'captured' }; // stored in the same COMMIT
  * }
+ *
+ * @public
  */
 export function postgresTransaction(execution: Pick<Execution, 'transaction'> | undefined): PoolClient {
   const transaction = execution?.transaction as PoolClient | undefined;
@@ -40,6 +46,8 @@ export function postgresTransaction(execution: Pick<Execution, 'transaction'> | 
  *
  * @example
  * const pool = createPostgresPool(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+ *
+ * @public
  */
 export function createPostgresPool(connectionString: string, options: PoolConfig = {}): Pool {
   const pool = new Pool({ connectionString, connectionTimeoutMillis: 2_000, query_timeout: 5_000, max: 10, ...options });

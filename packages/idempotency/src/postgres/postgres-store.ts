@@ -8,7 +8,11 @@ import { SignalledWaits } from '../signalled-wait';
 import { migrate, quoteSchema } from './migrate';
 import { statements, type Statements } from './sql';
 
-/** Options of {@link PostgresStore}. */
+/**
+ * Options of {@link PostgresStore}.
+ *
+ * @public
+ */
 export interface PostgresStoreOptions {
   /**
    * The pool every statement and every transaction runs on. Give it a
@@ -108,6 +112,8 @@ interface ClaimRow {
  *   const { rows } = await tx.query('INSERT INTO ledger (order_id, amount_cents) VALUES ($1, $2) RETURNING id', [orderId, 500]);
  *   return { statusCode: 201, body: { chargeId: rows[0].id } };
  * });
+ *
+ * @public
  */
 export class PostgresStore implements TransactionalStore<PoolClient> {
   private readonly pool: Pool;

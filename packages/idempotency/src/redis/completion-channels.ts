@@ -12,6 +12,8 @@ type Subscriber = Redis | Cluster;
  * - `sharded`: SPUBLISH/SSUBSCRIBE (Redis 7.0+). A channel belongs to the
  *   slot of its name, so the message stays on the shard that owns the
  *   record (master and its replicas), and subscribers connect to that shard.
+ *
+ * @public
  */
 export type PubSubMode = 'classic' | 'sharded';
 

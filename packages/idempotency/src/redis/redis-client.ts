@@ -20,6 +20,8 @@ import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOption
  *
  * Apply them with {@link createRedisClient}, or spread them into your own
  * `new Redis(...)` options.
+ *
+ * @public
  */
 export const FAIL_FAST_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
   enableOfflineQueue: false,
@@ -39,6 +41,8 @@ export const FAIL_FAST_REDIS_OPTIONS: Readonly<RedisOptions> = Object.freeze({
  * client.on('error', (error) => logger.warn({ error }, 'redis'));
  * await client.connect(); // rejects if Redis is unreachable at boot
  * const store = new RedisStore({ client, ownsClient: true });
+ *
+ * @public
  */
 export function createRedisClient(url: string, options: RedisOptions = {}): Redis {
   return new Redis(url, { ...FAIL_FAST_REDIS_OPTIONS, ...options });
@@ -58,6 +62,8 @@ export function createRedisClient(url: string, options: RedisOptions = {}): Redi
  * const cluster = createRedisCluster(process.env.REDIS_CLUSTER_NODES!.split(','));
  * await cluster.connect();
  * const store = new RedisStore({ client: cluster, ownsClient: true }); // sharded pub/sub
+ *
+ * @public
  */
 export function createRedisCluster(nodes: ClusterNode[], options: ClusterOptions = {}): Cluster {
   const nodeOptions: RedisOptions = { ...FAIL_FAST_REDIS_OPTIONS };

@@ -8,7 +8,11 @@ import { WriteCoalescer } from './write-coalescing';
 import { isNoScript, LuaScript } from './lua-script';
 import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT, WAITING_SCRIPT } from './scripts';
 
-/** Options of {@link RedisStore}. */
+/**
+ * Options of {@link RedisStore}.
+ *
+ * @public
+ */
 export interface RedisStoreOptions {
   /**
    * The connection the store runs its scripts on. Configure it to fail fast
@@ -117,6 +121,8 @@ interface StoreScripts {
  * const idempotency = new IdempotencyCoordinator({ service: 'payments', store });
  * // on shutdown
  * await store.close();
+ *
+ * @public
  */
 export class RedisStore implements IdempotencyStore {
   private readonly client: Redis | Cluster;
