@@ -2,8 +2,8 @@
 # Every check a change must pass, the way CI runs it: the preflight (starts
 # or names every service the tests need), types, lint and format over every
 # workspace, the published API against its reports (packages/*/api/*.api.md),
-# then every test against real Redis, a real Redis Cluster, PostgreSQL and
-# RabbitMQ.
+# unused files, exports and dependencies (knip.jsonc), then every test
+# against real Redis, a real Redis Cluster, PostgreSQL and RabbitMQ.
 # The local cluster (infra/redis-cluster.sh) is stopped however the tests end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,7 @@ npm run typecheck -- --output-logs=errors-only
 npm run lint
 npm run format:check
 npm run api:check
+npm run knip
 trap 'bash infra/redis-cluster.sh down' EXIT
 bash infra/redis-cluster.sh up
 REDIS_CLUSTER_NODES="$(bash infra/redis-cluster.sh nodes)"

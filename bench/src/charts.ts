@@ -19,7 +19,7 @@ export interface Chart {
  * canvas (text widths are estimated). Vega ships as ES modules only, hence
  * the dynamic imports from this CommonJS build.
  */
-export async function renderSvg(spec: TopLevelSpec): Promise<string> {
+async function renderSvg(spec: TopLevelSpec): Promise<string> {
   const [vega, vegaLite] = await Promise.all([import('vega'), import('vega-lite')]);
   const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
   try {

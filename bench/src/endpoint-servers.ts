@@ -8,7 +8,7 @@ import { DATABASE_URL } from './pg-tools';
 export type { Mode };
 
 /** What a server's `GET /bench/stats` reports. */
-export interface ServerStats {
+interface ServerStats {
   /** Times the handler ran (a replay does not run it). */
   handled: number;
   /** Redis commands sent by the guard, by name. */
@@ -53,7 +53,7 @@ export async function startServer(mode: Mode, { prefix, work = 'noop', table = '
 }
 
 /** One `POST /orders` with the benchmark's body; resolves with the status. */
-export async function postOrder(url: string, key: string): Promise<number> {
+async function postOrder(url: string, key: string): Promise<number> {
   const response = await fetch(`${url}/orders`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': key },

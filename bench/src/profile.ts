@@ -10,7 +10,7 @@ interface CpuProfile {
 }
 
 /** Self time of one function or one area, in microseconds of CPU per request. */
-export interface SelfTime {
+interface SelfTime {
   name: string;
   usPerRequest: number;
   share: number;

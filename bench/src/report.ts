@@ -30,7 +30,7 @@ export interface SectionResult {
 }
 
 /** A plain-text table for the terminal. */
-export function textTable(table: Table): string {
+function textTable(table: Table): string {
   const widths = table.headers.map((header, i) => Math.max(header.length, ...table.rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells

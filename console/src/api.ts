@@ -6,7 +6,7 @@ import { Refusal, type CheckoutRequest } from './checkout-request';
 import type { LabConsole } from './lab-console';
 
 /** Bounds of "double-click ×N". */
-export const CLICKS = { min: 2, max: 50 } as const;
+const CLICKS = { min: 2, max: 50 } as const;
 
 const CHECKOUT_SCHEMA = {
   type: 'object',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 /** Debian's `chromium` package (never a downloaded browser); `CHROMIUM_PATH` names another. */
-export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** What runs headless in a container: no sandbox, GPU, QUIC or background traffic. */
 const ARGS = [

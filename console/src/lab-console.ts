@@ -8,7 +8,7 @@ import type { Snapshot } from './snapshot';
 import { WriteUpPlay } from './write-up-play';
 
 /** The policy whose services start with the console: the write-up's first. */
-export const FIRST_POLICY: Policy = 'none';
+const FIRST_POLICY: Policy = 'none';
 
 /**
  * The console's state and its actions: the store, one lab per policy, the

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The page's files (next to `dist/` and `src/`), the only files served. */
-export const PAGE_DIR = join(__dirname, '..', 'public');
+const PAGE_DIR = join(__dirname, '..', 'public');
 
 const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },

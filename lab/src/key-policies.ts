@@ -16,7 +16,7 @@ export const PER_ATTEMPT: KeyStrategy = { intentKey: () => undefined, attemptKey
  * outermost hop: under `per-attempt` its caller sends no key, so its route
  * can only pass requests through.
  */
-export function routeKeyMode(policy: LabKeyPolicy, service: ServiceName, app: KeyMode | undefined): KeyMode | undefined {
+function routeKeyMode(policy: LabKeyPolicy, service: ServiceName, app: KeyMode | undefined): KeyMode | undefined {
   switch (policy) {
     case 'none':
       return 'none';

@@ -24,7 +24,7 @@ export interface LabPorts {
 const START_BOUND_MS = 60_000;
 
 /** Three free loopback ports for one lab. */
-export async function freeLabPorts(): Promise<LabPorts> {
+async function freeLabPorts(): Promise<LabPorts> {
   const [gateway, orders, payments] = (await freePorts(3)) as [number, number, number];
   return { gateway, orders, payments };
 }

@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 export const REPO_ROOT = resolve(__dirname, '../..');
 
 /** The charts' folder, relative to the root: also the prefix of their links in RESULTS.md. */
-export const CHARTS_DIR = 'scenarios/charts';
+const CHARTS_DIR = 'scenarios/charts';
 
 /** Where a run writes, under a root laid out like the repository. */
 export interface OutputPaths {

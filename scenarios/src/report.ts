@@ -62,7 +62,7 @@ function whyNoAnswer(run: PolicyRun): string {
 }
 
 /** Why the count is what it is, in words taken from the recorded timeline. */
-export function explanation(run: PolicyRun): string {
+function explanation(run: PolicyRun): string {
   const attempts = firstPress(run);
   const count = (service: string) => attempts.filter((a) => a.service === service).length;
   const keys = new Set(attempts.filter((a) => a.service === 'orders' && a.keyHash).map((a) => a.keyHash));

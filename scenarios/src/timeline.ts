@@ -32,8 +32,3 @@ export interface LabEvent {
 export function attemptsOf(events: LabEvent[]): LabEvent[] {
   return events.filter((e) => e.event === 'attempt').sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0));
 }
-
-/** The decisions one service's coordinator made. */
-export function decisionsOf(events: LabEvent[], service: Service): LabEvent[] {
-  return events.filter((e) => e.event === 'idempotency' && e.service === service);
-}

@@ -9,7 +9,7 @@ import { Transport, type RmqOptions } from '@nestjs/microservices';
  * its charge is written and its idempotency record completed; see
  * `MessageAckInterceptor`.
  */
-export function chargeConsumerOptions(config: ServiceConfig, queue: string): RmqOptions {
+function chargeConsumerOptions(config: ServiceConfig, queue: string): RmqOptions {
   return {
     transport: Transport.RMQ,
     options: {

@@ -1,5 +1,5 @@
 /** One message or note of a diagram: what the source says, and what Mermaid read. */
-export interface MessageCheck {
+interface MessageCheck {
   /** Index of the diagram among those checked. */
   diagram: number;
   source: string;
@@ -23,7 +23,7 @@ export function mermaidBlocks(markdown: string): string[] {
 }
 
 /** The text of every message and note line of a sequence diagram, as written. */
-export function messageTexts(diagram: string): string[] {
+function messageTexts(diagram: string): string[] {
   return diagram
     .split('\n')
     .slice(1)

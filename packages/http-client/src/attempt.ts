@@ -76,7 +76,7 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptRespo
 }
 
 /** JSON for `application/json` and `+json` types (problem documents included), text otherwise. */
-export function parseBody(text: string, contentType: string | undefined): unknown {
+function parseBody(text: string, contentType: string | undefined): unknown {
   const isJson = /^application\/(?:[\w.-]+\+)?json\b/i.test(contentType ?? '');
   if (!isJson || text.length === 0) return isJson ? undefined : text;
   try {

@@ -37,7 +37,7 @@ export interface BackoffOptions {
  * upstream caller waits: a longer sleep holds the inbound request, its socket
  * and memory for an answer nobody is likely to read.
  */
-export const BACKOFF_DEFAULTS: Readonly<Required<BackoffOptions>> = Object.freeze({
+const BACKOFF_DEFAULTS: Readonly<Required<BackoffOptions>> = Object.freeze({
   initialMs: 100,
   maxMs: 2000,
   maxRetryAfterMs: 30_000,

@@ -56,7 +56,7 @@ function redisAddress(client: Redis): string {
 }
 
 /** `address` with the password of a URL replaced by `***`; anything else as it is. */
-export function redactedAddress(address: string): string {
+function redactedAddress(address: string): string {
   try {
     const url = new URL(address);
     if (!url.password) return address;

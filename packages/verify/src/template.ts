@@ -1,5 +1,5 @@
 /** The placeholder every template (body, effect URL, command, header) may hold. */
-export const INTENT_PLACEHOLDER = '{{intentId}}';
+const INTENT_PLACEHOLDER = '{{intentId}}';
 
 /** Replaces `{{intentId}}` in every string of a JSON-like value, keeping its shape. */
 export function fillTemplate<T>(template: T, intentId: string): T {

@@ -57,7 +57,7 @@ function runMarkdown(run: ChaosRecord): string {
 }
 
 /** The soak's section of RESULTS.md, from chaos.json alone. */
-export function chaosMarkdown(file: ChaosFile): string {
+function chaosMarkdown(file: ChaosFile): string {
   return [
     '## Randomized fault soak',
     '',

@@ -50,7 +50,7 @@ export interface ScheduleTimings {
  * the default 100 s, for over 20 that strike (an armed one may find no traffic
  * in time, a lane may fall behind its schedule).
  */
-export const SECONDS_PER_FAULT_OF_A_KIND = 3.4;
+const SECONDS_PER_FAULT_OF_A_KIND = 3.4;
 
 /** How many faults of each kind a soak of `durationMs` gets. */
 export function faultsPerKind(durationMs: number): number {

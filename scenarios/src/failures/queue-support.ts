@@ -5,7 +5,7 @@ import type { ScenarioContext, VariantRun } from '../scenario';
 import type { LabEvent } from '../timeline';
 
 /** The broker of the queue scenarios: `AMQP_URL`, else a local RabbitMQ with its default user. */
-export function amqpUrl(): string {
+function amqpUrl(): string {
   return process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 }
 

@@ -4,7 +4,7 @@ import { isIdempotencyError, type IdempotencyError } from '../errors';
 import type { HttpAnswer } from './http-answer';
 
 /** The RFC 9457 problem document an `IdempotencyException` answers with. */
-export interface IdempotencyProblem {
+interface IdempotencyProblem {
   type: string;
   title: string;
   status: number;

@@ -10,11 +10,7 @@ const definition = new ConfigurableModuleBuilder<IdempotencyModuleOptions>({ mod
   .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
 
-export const {
-  ConfigurableModuleClass: IdempotencyConfigurableModule,
-  OPTIONS_TYPE: IDEMPOTENCY_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: IDEMPOTENCY_ASYNC_OPTIONS_TYPE,
-} = definition;
+export const { ConfigurableModuleClass: IdempotencyConfigurableModule } = definition;
 
 /**
  * The injection token of the options `IdempotencyModule.forRoot` (or

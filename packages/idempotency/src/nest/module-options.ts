@@ -6,7 +6,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'none'];
 
 /** A mistyped option would quietly change what is protected: refuse it at boot, naming it. */
-export class InvalidOptionError extends TypeError {
+class InvalidOptionError extends TypeError {
   override name = 'InvalidOptionError';
 }
 

@@ -41,7 +41,7 @@ export class Latch {
 }
 
 /** Resolves once `predicate` holds, re-checked on every `notify()`. */
-export class Condition {
+class Condition {
   private waiters: Array<() => void> = [];
   notify(): void {
     for (const waiter of this.waiters.splice(0)) waiter();
@@ -53,7 +53,7 @@ export class Condition {
 
 /** What the routes count and wait on. */
 @Injectable()
-export class FixtureState {
+class FixtureState {
   readonly calls: Record<string, number> = {};
   /** Opened when the slow handler is entered; the handler then waits for `release`. */
   entered = new Latch();
@@ -64,13 +64,13 @@ export class FixtureState {
   }
 }
 
-export class ChargeDto {
+class ChargeDto {
   @IsString() orderId!: string;
   @IsInt() @IsPositive() amountCents!: number;
 }
 
 @Controller()
-export class FixtureController {
+class FixtureController {
   constructor(private readonly state: FixtureState) {}
 
   @Post('charges')

@@ -105,7 +105,7 @@ const refusal = z
   });
 
 /** Every scenario the verifier knows, by the name a config or `--scenario` selects it with. */
-export const SCENARIO_NAMES = [
+const SCENARIO_NAMES = [
   'write-up',
   'lost-reply',
   'later-press',

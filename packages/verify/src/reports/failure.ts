@@ -2,7 +2,7 @@ import type { Attempt } from '../proxy/attempt';
 import type { ScenarioReport } from '../run/report';
 
 /** One line per attempt: hop, attempt number, key hash, faults, status and outcome. */
-export function attemptLine(a: Attempt): string {
+function attemptLine(a: Attempt): string {
   const copy = a.duplicateOf === undefined ? '' : ` (copy of a${a.duplicateOf})`;
   const faults = a.faults.length > 0 ? ` [${a.faults.join(', ')}]` : '';
   return `${a.hop} a${a.attempt}${copy} ${a.method} ${a.path} k=${a.keyHash ?? 'none'}${faults} -> ${a.status ?? '-'} ${a.outcome}`;

@@ -5,7 +5,7 @@ import { junitReport } from './junit';
 import { markdownReport } from './markdown';
 
 /** The files a run leaves in its report directory. */
-export const REPORT_FILES = { json: 'report.json', junit: 'junit.xml', markdown: 'report.md' } as const;
+const REPORT_FILES = { json: 'report.json', junit: 'junit.xml', markdown: 'report.md' } as const;
 
 /** Writes the JSON, JUnit XML and Markdown reports into `dir` (created if missing). */
 export function writeReports(run: RunReport, dir: string): void {
