@@ -1,6 +1,9 @@
 import { hash, randomUUID } from 'node:crypto';
+import { AnswerEncryption, openStoredAnswer } from './answer-encryption';
 import { runInExecution } from './current-execution';
-import { InFlightError, KeyReusedError, ResultNotStoredError, StoreUnavailableError } from './errors';
+import { encryptingStore } from './encrypting-store';
+import type { AnswerEncryptionOptions } from './encryption-keys';
+import { InFlightError, KeyReusedError, ResultNotStoredError, StoredAnswerUnreadableError, StoreUnavailableError } from './errors';
 import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
@@ -38,6 +41,13 @@ export interface IdempotencyOptions {
    * `maxWaitersPerKey` caps one key. Default 10,000.
    */
   maxWaiters?: number;
+  /**
+   * Encrypt every stored answer (status, headers and body; a `run()`
+   * result) with AES-256-GCM under a keyring, bound to its record. Unset:
+   * answers are stored as they are. An answer that does not decrypt is
+   * never replayed (see `StoredAnswerUnreadableError`).
+   */
+  encryption?: AnswerEncryptionOptions;
 }
 
 /**
@@ -137,9 +147,18 @@ export class IdempotencyCoordinator {
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
+  private readonly encryption: AnswerEncryption | undefined;
+  /** The store, encrypting what it stores when `encryption` is set. */
+  private readonly store: IdempotencyStore;
 
-  /** @throws InvalidPolicyError naming the option, for defaults or an operation that could not protect anything. */
+  /**
+   * @throws InvalidPolicyError naming the option, for defaults or an
+   *   operation that could not protect anything, or an encryption key that
+   *   is not one.
+   */
   constructor(private readonly options: IdempotencyOptions) {
+    this.encryption = options.encryption && new AnswerEncryption(options.encryption, options.service);
+    this.store = this.encryption ? encryptingStore(options.store, this.encryption) : options.store;
     this.replays = options.replayCache === false ? undefined : new ReplayCache(options.replayCache);
     const maxWaiters = options.maxWaiters ?? 10_000;
     if (!isCount(maxWaiters))
@@ -245,6 +264,8 @@ export class IdempotencyCoordinator {
    * @throws StoreUnavailableError (503) when the store fails and the
    *   operation fails closed, or whenever it fails after this request saw
    *   the key held: fail-open never runs next to a live holder.
+   * @throws StoredAnswerUnreadableError (500) when the key's record is
+   *   completed but its answer cannot be read (see `encryption`).
    *
    * @example
    * const begun = await idempotency.begin({ operation: 'orders.create', key, fingerprint });
@@ -259,7 +280,7 @@ export class IdempotencyCoordinator {
    * }
    */
   async begin(request: RunRequest, policy = this.policyFor(request.operation, request.policy)): Promise<Begun> {
-    const { store } = this.options;
+    const { store } = this;
     if (policy.transactional && !isTransactionalStore(store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
@@ -317,9 +338,10 @@ export class IdempotencyCoordinator {
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
-        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, claim.result, claim.remainingMs);
+        const result = this.readable(recordKey, claim.result, report);
+        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, result, claim.remainingMs);
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
-        return { replay: claim.result, waited };
+        return { replay: result, waited };
       }
 
       const remaining = waitUntil - Date.now();
@@ -346,6 +368,24 @@ export class IdempotencyCoordinator {
         signal.throwIfAborted();
       }
       waited = true;
+    }
+  }
+
+  /**
+   * The stored answer, decrypted. One that cannot be read is never replayed
+   * and its request never executed again (the action ran): the caller gets a
+   * 500, the observer the reason, and the record stays as it is, so a
+   * keyring put right replays it.
+   */
+  private readable(recordKey: string, stored: string, report: ExecutionReport): string {
+    try {
+      return openStoredAnswer(this.encryption, recordKey, stored);
+    } catch (error) {
+      report(IdempotencyOutcome.Unreadable, { error });
+      throw new StoredAnswerUnreadableError(
+        'This request was executed, but its stored answer cannot be read, so it is neither replayed nor executed again',
+        { cause: error },
+      );
     }
   }
 

@@ -160,6 +160,20 @@ export class DecompressionBusyError extends IdempotencyError {
   readonly retryAfterSeconds = 1;
 }
 
+/**
+ * The request was executed before, but its stored answer cannot be read: it
+ * does not decrypt under the coordinator's keyring (a key missing from it, a
+ * wrong key, changed bytes, an answer copied from another record), or it is
+ * stored in clear where only encrypted answers are accepted. It is never
+ * replayed, and the request is not executed again (its side effect ran);
+ * the record is left as it is, so once the keyring is put right its retries
+ * replay. Reported as `unreadable`, with the reason. 500.
+ */
+export class StoredAnswerUnreadableError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:stored-answer-unreadable';
+  readonly httpStatus = 500;
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -190,6 +204,12 @@ export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedE
  * @public
  */
 export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
+/**
+ * True for a `StoredAnswerUnreadableError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
+export const isStoredAnswerUnreadableError = is<StoredAnswerUnreadableError>('StoredAnswerUnreadableError');
 /**
  * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
  *

@@ -8,6 +8,8 @@ export { IdempotencyCoordinator } from './coordinator';
 export type { Begun, IdempotencyOptions, RunRequest, RunResult } from './coordinator';
 export { currentExecution, trackCurrentExecution } from './current-execution';
 export * from './errors';
+export { encryptionKeysFromEnv } from './encryption-keys';
+export type { AnswerEncryptionKey, AnswerEncryptionOptions } from './encryption-keys';
 export { Execution } from './execution';
 export { requestFingerprint } from './fingerprint';
 export { hashKey, KEY_HASH_SECRET_ENV } from './key-hash';

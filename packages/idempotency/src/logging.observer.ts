@@ -20,6 +20,7 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
   IdempotencyOutcome.Unstorable,
   IdempotencyOutcome.CompletionFailed,
   IdempotencyOutcome.IsFinalThrew,
+  IdempotencyOutcome.Unreadable,
 ]);
 
 /**

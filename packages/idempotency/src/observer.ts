@@ -42,6 +42,14 @@ export const IdempotencyOutcome = {
    * as a final one would be (for a payment, a replay is the safe side).
    */
   IsFinalThrew: 'is_final_threw',
+  /**
+   * A completed record's answer could not be read (it does not decrypt, or
+   * is in clear where only encrypted answers are accepted): the request got
+   * a 500, neither a replay nor a second execution. The event's `error`
+   * says why. Alert on it: a replica without the newest key, or a store
+   * written by someone else.
+   */
+  Unreadable: 'unreadable',
   /** A store call failed. */
   StoreError: 'store_error',
   /** The store failed and the operation opted into running unprotected. */
@@ -67,7 +75,7 @@ export interface IdempotencyEvent {
   keyHash: string;
   /** Fencing epoch of the execution this event is about, when there is one. */
   epoch?: number;
-  /** The error behind a `store_error`, an `unstorable` or an `is_final_threw`. */
+  /** The error behind a `store_error`, an `unstorable`, an `is_final_threw` or an `unreadable`. */
   error?: unknown;
 }
 

@@ -2,13 +2,19 @@ import { Logger } from '@nestjs/common';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from '../observer';
 
 /** The outcomes logged as warnings whatever the observers. */
-const LOGGED: ReadonlySet<string> = new Set([IdempotencyOutcome.Unstorable, IdempotencyOutcome.LeaseLost, IdempotencyOutcome.IsFinalThrew]);
+const LOGGED: ReadonlySet<string> = new Set([
+  IdempotencyOutcome.Unstorable,
+  IdempotencyOutcome.LeaseLost,
+  IdempotencyOutcome.IsFinalThrew,
+  IdempotencyOutcome.Unreadable,
+]);
 
 /**
  * Hands each coordinator event to every observer. One observer that throws
  * must cost neither the request nor the other observers their event. The
  * events an operator must hear of even without a logging observer - a
- * result stored as an error, a lost lease, an `isFinal` that threw - are also logged as warnings.
+ * result stored as an error, a lost lease, an `isFinal` that threw, an
+ * answer that cannot be read - are also logged as warnings.
  */
 export class FanOutObserver implements IdempotencyObserver {
   private readonly logger = new Logger('Idempotency');

@@ -77,6 +77,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
           operations: options.operations,
           replayCache: options.replayCache,
           maxWaiters: options.maxWaiters,
+          encryption: options.encryption,
           observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
         });
       },

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import type { AnswerEncryptionOptions } from '../encryption-keys';
 import type { IdempotencyObserver } from '../observer';
 import type { OperationPolicy } from '../policy';
 import type { ReplayCacheOptions } from '../replay-cache';
@@ -87,6 +88,15 @@ export interface IdempotencyModuleOptions {
    * execution for free with `@CurrentExecution()`.
    */
   currentExecution?: boolean;
+  /**
+   * Encrypt every stored answer (status, headers and body) at rest with
+   * AES-256-GCM under a keyring, each bound to its record (see
+   * `AnswerEncryptionOptions`, and `encryptionKeysFromEnv` for
+   * `IDEMPOTENCY_ENCRYPTION_KEYS`). An answer that does not decrypt is
+   * answered 500 `stored-answer-unreadable`: never replayed, never executed
+   * again. Unset: answers are stored as they are.
+   */
+  encryption?: AnswerEncryptionOptions;
   /** More observers of the coordinator's events (logs, traces), next to the metrics. */
   observers?: IdempotencyObserver[];
   /**

@@ -243,7 +243,7 @@ export async function bootFixture(
 
 /** POST JSON (or a raw string body) over real HTTP. */
 export async function post(
-  fixture: Fixture,
+  fixture: Pick<Fixture, 'url'>,
   path: string,
   body: unknown,
   headers: Record<string, string> = {},

@@ -1,0 +1,104 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { checkKeyring, type AnswerEncryptionOptions, type Keyring } from './encryption-keys';
+
+/**
+ * Starts every encrypted answer and names its format: AES-256-GCM, a random
+ * 12-byte IV, a 16-byte tag. No answer the coordinator or the NestJS
+ * integration stores in clear starts with it (they start with JSON or `!`).
+ */
+const SEALED = 'enc1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const ALGORITHM = 'aes-256-gcm';
+
+/**
+ * Why a stored answer cannot be read. Reported to the observer (logs,
+ * traces); the caller is only told that it cannot be, never why.
+ */
+export class UnreadableAnswer extends Error {
+  override name = 'UnreadableAnswer';
+}
+
+/**
+ * Encrypts the answers a coordinator stores and decrypts them on replay:
+ * each under the keyring's first key with a random IV, and with the
+ * record's identity (its record key, a hash of service, operation, scope
+ * and key) and the key id as additional authenticated data, so an answer
+ * copied to another record, tenant or key, or changed by one bit, does not
+ * decrypt.
+ *
+ * ```text
+ * enc1:<key id>:base64(iv[12] | ciphertext | tag[16])
+ * ```
+ */
+export class AnswerEncryption {
+  private readonly keyring: Keyring;
+  private readonly acceptPlaintext: boolean;
+
+  /** @throws InvalidPolicyError naming the key, for a keyring that could not encrypt or decrypt. */
+  constructor(options: AnswerEncryptionOptions, where: string) {
+    this.keyring = checkKeyring(options, where);
+    this.acceptPlaintext = options.acceptPlaintext === true;
+  }
+
+  /** `answer` as the store keeps it for `recordKey`. */
+  seal(recordKey: string, answer: string): string {
+    const { id, key } = this.keyring.current;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(ALGORITHM, key, iv);
+    cipher.setAAD(authenticatedData(id, recordKey));
+    const sealed = Buffer.concat([iv, cipher.update(answer, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return `${SEALED}${id}:${sealed.toString('base64')}`;
+  }
+
+  /**
+   * The answer {@link seal} stored for `recordKey`, or one stored in clear
+   * when `acceptPlaintext` is set.
+   *
+   * @throws UnreadableAnswer saying why it cannot be read.
+   */
+  open(recordKey: string, stored: string): string {
+    if (!stored.startsWith(SEALED)) {
+      if (this.acceptPlaintext) return stored;
+      throw new UnreadableAnswer('the stored answer is in clear, and only encrypted answers are accepted (acceptPlaintext is off)');
+    }
+    const separator = stored.indexOf(':', SEALED.length);
+    const id = stored.slice(SEALED.length, separator);
+    const sealed = Buffer.from(stored.slice(separator + 1), 'base64');
+    if (separator < 0 || sealed.length < IV_BYTES + TAG_BYTES)
+      throw new UnreadableAnswer('the stored answer is not a whole encrypted answer');
+    const key = this.keyring.byId.get(id);
+    if (!key)
+      throw new UnreadableAnswer(
+        `the stored answer was encrypted under key ${JSON.stringify(id.slice(0, 32))}, which is not in the keyring`,
+      );
+    const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(authenticatedData(id, recordKey));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    try {
+      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new UnreadableAnswer(
+        `the stored answer does not authenticate under key "${id}": a wrong key, changed bytes, or an answer moved from another record`,
+      );
+    }
+  }
+}
+
+/**
+ * The answer stored for `recordKey`, readable: decrypted under
+ * `encryption`, or as stored without it - unless it is encrypted, which a
+ * coordinator without keys cannot read either.
+ *
+ * @throws UnreadableAnswer saying why it cannot be read.
+ */
+export function openStoredAnswer(encryption: AnswerEncryption | undefined, recordKey: string, stored: string): string {
+  if (encryption) return encryption.open(recordKey, stored);
+  if (stored.startsWith(SEALED)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
+  return stored;
+}
+
+/** What binds an answer to its record, and to the key id it names. */
+function authenticatedData(keyId: string, recordKey: string): Buffer {
+  return Buffer.from(`${SEALED}${keyId}:${recordKey}`, 'utf8');
+}

@@ -1,0 +1,120 @@
+/**
+ * Encryption at rest, read back from a real store: the same cases for
+ * Redis, Redis Cluster and PostgreSQL, each reading the record as the store
+ * keeps it (a hash, a row) and writing to it behind the coordinator's back.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { IdempotencyCoordinator, type RunRequest } from './coordinator';
+import type { AnswerEncryptionKey } from './encryption-keys';
+import { isStoredAnswerUnreadableError } from './errors';
+import type { IdempotencyObserver } from './observer';
+import type { IdempotencyStore } from './store';
+
+/** A store under test, and its records as the store keeps them. */
+export interface RawRecords {
+  store: IdempotencyStore;
+  /** Every field of the record at `recordKey`, as stored. */
+  read(recordKey: string): Promise<Record<string, string | null>>;
+  /** Overwrite the stored answer of the completed record at `recordKey`, as someone with access to the store could. */
+  writeResult(recordKey: string, result: string): Promise<void>;
+}
+
+export const K1: AnswerEncryptionKey = { id: 'k1', key: randomBytes(32) };
+export const K2: AnswerEncryptionKey = { id: 'k2', key: randomBytes(32) };
+/** Distinctive bytes of an answer's body and of one of its headers: none may be found in the store. */
+export const BODY_MARKER = 'BODYMARK-c41f9e';
+export const HEADER_MARKER = 'HDRMARK-77b0d2';
+
+const OPERATION = 'payments.charge';
+const SCOPE = 'tenant:acme';
+const FINGERPRINT = 'fingerprint-6d1c';
+const ANSWER = {
+  statusCode: 201,
+  headers: { location: `/charges/${HEADER_MARKER}` },
+  body: { chargeId: 'ch_1', cardLast4: '4242', holder: BODY_MARKER },
+};
+
+const neverRuns = async (): Promise<never> => {
+  throw new Error('this action must not run');
+};
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** The encryption-at-rest cases against the store `records()` returns once `beforeAll` has run. */
+export function describeEncryptionAtRest(name: string, records: () => RawRecords): void {
+  describe(`encryption at rest: ${name}`, () => {
+    const coordinator = (keys?: AnswerEncryptionKey[], observer?: IdempotencyObserver) =>
+      new IdempotencyCoordinator({
+        service: 'payments',
+        store: records().store,
+        replayCache: false,
+        observer,
+        ...(keys && { encryption: { keys } }),
+      });
+    const request = (): RunRequest => ({ operation: OPERATION, key: `key-${randomUUID()}`, scope: SCOPE, fingerprint: FINGERPRINT });
+    const recordKey = (req: RunRequest) => coordinator().recordKey(req.operation, req.scope ?? '', req.key);
+
+    test("the stored record holds none of the answer's bytes, and the state, epoch and fingerprint the store needs", async () => {
+      const req = request();
+      const first = await coordinator([K1]).run(req, async () => ANSWER);
+      const raw = await records().read(recordKey(req));
+      const text = JSON.stringify(raw);
+      for (const secret of [BODY_MARKER, HEADER_MARKER, 'ch_1', '4242', '/charges/']) expect(text).not.toContain(secret);
+      expect(Object.values(raw)).toEqual(expect.arrayContaining(['completed', FINGERPRINT]));
+      expect(Object.values(raw).filter((value) => value?.startsWith('enc1:k1:'))).toHaveLength(1);
+      expect(first.epoch).toBeGreaterThan(0);
+      expect(Object.values(raw)).toContain(String(first.epoch));
+      // The same answer stored in clear, for contrast: the markers are what a reader of the store would see.
+      const plain = request();
+      await coordinator().run(plain, async () => ANSWER);
+      const clear = JSON.stringify(await records().read(recordKey(plain)));
+      expect(clear).toContain(BODY_MARKER);
+      expect(clear).toContain(HEADER_MARKER);
+      expect(await coordinator([K1]).run(req, neverRuns)).toEqual({ value: ANSWER, replayed: true, waited: false });
+    });
+
+    test('rotation: answers under k1 replay once k2 is added first; an answer under k2 is unreadable with only k1', async () => {
+      const before = request();
+      await coordinator([K1]).run(before, async () => ANSWER);
+      expect((await coordinator([K2, K1]).run(before, neverRuns)).value).toEqual(ANSWER);
+      const after = request();
+      await coordinator([K2, K1]).run(after, async () => ANSWER);
+      expect(Object.values(await records().read(recordKey(after))).some((value) => value?.startsWith('enc1:k2:'))).toBe(true);
+      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(after, neverRuns)))).toBe(true);
+      expect((await coordinator([K2]).run(after, neverRuns)).value).toEqual(ANSWER);
+    });
+
+    test('a wrong key is unreadable, and reported as such', async () => {
+      const req = request();
+      await coordinator([K1]).run(req, async () => ANSWER);
+      const outcomes: string[] = [];
+      const wrong = coordinator([{ id: 'k1', key: randomBytes(32) }], { record: (event) => outcomes.push(event.outcome) });
+      expect(isStoredAnswerUnreadableError(await failure(wrong.run(req, neverRuns)))).toBe(true);
+      expect(outcomes).toEqual(['unreadable']);
+    });
+
+    test("an answer copied into another record, another tenant's, is unreadable there and still readable where it was", async () => {
+      const source = request();
+      await coordinator([K1]).run(source, async () => ANSWER);
+      const target = { ...request(), scope: 'tenant:other' };
+      await coordinator([K1]).run(target, async () => ({ statusCode: 201, body: { chargeId: 'ch_2' } }));
+      const sealed = Object.values(await records().read(recordKey(source))).find((value) => value?.startsWith('enc1:')) as string;
+      await records().writeResult(recordKey(target), sealed);
+      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(target, neverRuns)))).toBe(true);
+      expect((await coordinator([K1]).run(source, neverRuns)).value).toEqual(ANSWER);
+    });
+
+    test('a tampered answer is unreadable', async () => {
+      const req = request();
+      await coordinator([K1]).run(req, async () => ANSWER);
+      const sealed = Object.values(await records().read(recordKey(req))).find((value) => value?.startsWith('enc1:')) as string;
+      const bytes = Buffer.from(sealed.slice('enc1:k1:'.length), 'base64');
+      bytes[20] = (bytes[20] as number) ^ 0x20;
+      await records().writeResult(recordKey(req), `enc1:k1:${bytes.toString('base64')}`);
+      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(req, neverRuns)))).toBe(true);
+    });
+  });
+}
