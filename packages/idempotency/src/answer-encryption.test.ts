@@ -36,6 +36,15 @@ describe('AnswerEncryption', () => {
     expect(ring.open(RECORD, ring.seal(RECORD, ''))).toBe('');
   });
 
+  test('never uses an IV twice, across refills of its random bytes', () => {
+    const ivs = new Set(
+      Array.from({ length: 1000 }, () =>
+        Buffer.from(ring.seal(RECORD, 'x').slice('enc1:k1:'.length), 'base64').subarray(0, 12).toString('hex'),
+      ),
+    );
+    expect(ivs.size).toBe(1000);
+  });
+
   test('an answer moved to another record does not open', () => {
     const sealed = ring.seal(RECORD, ANSWER);
     expect(reason(() => ring.open(OTHER_RECORD, sealed))).toMatch(/does not authenticate under key "k1"/);

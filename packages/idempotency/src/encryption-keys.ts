@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { InvalidPolicyError } from './policy';
 
 /** One key of an {@link AnswerEncryptionOptions} keyring. */
@@ -68,10 +69,10 @@ export function encryptionKeysFromEnv(name = ENCRYPTION_KEYS_ENV, env: NodeJS.Pr
   });
 }
 
-/** A checked keyring: the key that encrypts, and every key by its id. */
+/** A checked keyring: the key that encrypts, and every key by its id (made once: a key object per cipher costs microseconds). */
 export interface Keyring {
-  current: { id: string; key: Buffer };
-  byId: ReadonlyMap<string, Buffer>;
+  current: { id: string; key: KeyObject };
+  byId: ReadonlyMap<string, KeyObject>;
 }
 
 /**
@@ -83,7 +84,7 @@ export interface Keyring {
 export function checkKeyring(options: AnswerEncryptionOptions, where: string): Keyring {
   const { keys } = options ?? {};
   if (!Array.isArray(keys) || keys.length === 0) throw new InvalidPolicyError(`${where}: encryption.keys must list at least one key`);
-  const byId = new Map<string, Buffer>();
+  const byId = new Map<string, KeyObject>();
   for (const entry of keys as readonly Partial<AnswerEncryptionKey>[]) {
     const id: unknown = entry?.id;
     if (typeof id !== 'string' || !KEY_ID.test(id)) {
@@ -92,9 +93,9 @@ export function checkKeyring(options: AnswerEncryptionOptions, where: string): K
       );
     }
     if (byId.has(id)) throw new InvalidPolicyError(`${where}: encryption key id "${id}" is listed twice`);
-    byId.set(id, keyBytes(entry.key, `${where}: encryption key "${id}"`));
+    byId.set(id, createSecretKey(keyBytes(entry.key, `${where}: encryption key "${id}"`)));
   }
-  const [id, key] = byId.entries().next().value as [string, Buffer]; // a Map keeps the order listed: the newest first
+  const [id, key] = byId.entries().next().value as [string, KeyObject]; // a Map keeps the order listed: the newest first
   return { current: { id, key }, byId };
 }
 
