@@ -9,6 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CHART_DIR, renderCharts, writeCharts } from './charts';
 import { e2eReplay } from './e2e-replay';
+import { encryptionCost } from './encryption-cost';
 import { endpointOverhead } from './endpoint-overhead';
 import { collectEnvironment, REPO_ROOT } from './environment';
 import { renderMarkdown } from './markdown';
@@ -30,6 +31,7 @@ const SECTIONS: Array<{ id: string; run: (log: Log) => Promise<SectionResult> }>
   { id: 'e2e', run: e2eReplay },
   { id: 'memory', run: memoryChurn },
   { id: 'peer', run: peerComparison },
+  { id: 'encryption', run: encryptionCost },
 ];
 
 const started = Date.now();
