@@ -12,7 +12,7 @@ const VITEST = '~4.1.0';
 const RUN_TIMEOUT_MS = 600_000;
 
 /** One case as a runner reported it. */
-export interface CaseOutcome {
+interface CaseOutcome {
   name: string;
   passed: boolean;
 }

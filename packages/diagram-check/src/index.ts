@@ -5,4 +5,4 @@
  * package's `diagram-check` command) and its JSON answer comes back here.
  */
 export { checkDiagramTexts, checkMarkdownFile } from './child';
-export type { DiagramReport, MessageCheck } from './check';
+export type { DiagramReport } from './check';

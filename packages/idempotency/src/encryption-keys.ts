@@ -1,7 +1,11 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { InvalidPolicyError } from './policy';
 
-/** One key of an {@link AnswerEncryptionOptions} keyring. */
+/**
+ * One key of an {@link AnswerEncryptionOptions} keyring.
+ *
+ * @public
+ */
 export interface AnswerEncryptionKey {
   /**
    * Names the key in every record it encrypts, so the record finds it again
@@ -19,6 +23,8 @@ export interface AnswerEncryptionKey {
  *
  * @example
  * new IdempotencyCoordinator({ service: 'payments', store, encryption: { keys: encryptionKeysFromEnv() } });
+ *
+ * @public
  */
 export interface AnswerEncryptionOptions {
   /**
@@ -58,6 +64,8 @@ const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
  *
  * @throws InvalidPolicyError when the variable is unset or empty, or an
  *   entry is not `id:key`; the message never repeats the value.
+ *
+ * @public
  */
 export function encryptionKeysFromEnv(name = ENCRYPTION_KEYS_ENV, env: NodeJS.ProcessEnv = process.env): AnswerEncryptionKey[] {
   const value = env[name]?.trim();

@@ -20,7 +20,7 @@ export interface RawRecords {
 }
 
 export const K1: AnswerEncryptionKey = { id: 'k1', key: randomBytes(32) };
-export const K2: AnswerEncryptionKey = { id: 'k2', key: randomBytes(32) };
+const K2: AnswerEncryptionKey = { id: 'k2', key: randomBytes(32) };
 /** Distinctive bytes of an answer's body and of one of its headers: none may be found in the store. */
 export const BODY_MARKER = 'BODYMARK-c41f9e';
 export const HEADER_MARKER = 'HDRMARK-77b0d2';

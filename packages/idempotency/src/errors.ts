@@ -168,6 +168,8 @@ export class DecompressionBusyError extends IdempotencyError {
  * replayed, and the request is not executed again (its side effect ran);
  * the record is left as it is, so once the keyring is put right its retries
  * replay. Reported as `unreadable`, with the reason. 500.
+ *
+ * @public
  */
 export class StoredAnswerUnreadableError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:stored-answer-unreadable';
