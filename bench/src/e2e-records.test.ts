@@ -3,7 +3,7 @@ import { recordKeys } from './e2e-records';
 describe('recordKeys', () => {
   const checkout = { key: 'k-1', account: 'acct-a', orderId: 'o-1' };
 
-  test('the gateway scopes its record by the checkout account; orders and payments share one scope', () => {
+  test('the gateway scopes its record by the calling account; orders and payments share one scope', () => {
     const a = recordKeys(checkout);
     const b = recordKeys({ ...checkout, account: 'acct-b' });
     expect(a.gateway).not.toBe(b.gateway);

@@ -16,8 +16,8 @@ export interface Checkout {
 
 /**
  * Each hop's record key for one checkout, computed as the services compute
- * it: the gateway scopes its records by the checkout's `account` (the lab's
- * `idempotencyScope`), orders and payments share one scope (`''`).
+ * it: the gateway scopes its records by its caller, the account its key
+ * names (`user:<account>`), orders and payments share one scope (`''`).
  */
 export function recordKeys({ key, account }: Checkout): Record<Service, string> {
   // The coordinator hashes the identity; its store plays no part in that.
@@ -25,7 +25,7 @@ export function recordKeys({ key, account }: Checkout): Record<Service, string> 
   const keys = Object.fromEntries(
     SERVICES.map((service) => [
       service,
-      new IdempotencyCoordinator({ service, store }).recordKey(OPERATIONS[service], service === 'gateway' ? account : '', key),
+      new IdempotencyCoordinator({ service, store }).recordKey(OPERATIONS[service], service === 'gateway' ? `user:${account}` : '', key),
     ]),
   ) as Record<Service, string>;
   void store.close();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { assertPortFree, spawnNode, type NodeChild } from './processes';
 import { profileMarkdown, summarizeProfile } from './profile';
@@ -36,9 +37,16 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
   const order = { orderId: `benchorder${stamp}`, account: 'acct-bench', amountCents: 500 };
   const body = JSON.stringify(order);
   const records: Checkout = { key, account: order.account, orderId: order.orderId };
-  const checkout = () => post(agent, `${url('gateway')}/checkout`, body, key);
-  const charges = async () =>
-    ((await (await fetch(`${url('payments')}/charges?orderId=${encodeURIComponent(order.orderId)}`)).json()) as { count: number }).count;
+  // This run's credentials: the customer's key at the gateway, and the service token of each inner hop.
+  const token = () => randomBytes(16).toString('hex');
+  const credentials = { apiKey: token(), orders: token(), payments: token() };
+  const checkout = () => post(agent, `${url('gateway')}/checkout`, body, key, `Bearer ${credentials.apiKey}`);
+  const charges = async () => {
+    const ledger = await fetch(`${url('payments')}/charges?orderId=${encodeURIComponent(order.orderId)}`, {
+      headers: { authorization: `Bearer ${credentials.payments}` },
+    });
+    return ((await ledger.json()) as { count: number }).count;
+  };
   try {
     log('  starting gateway, orders, payments (ports 3200-3202, Redis store, propagated keys)');
     await Promise.all(
@@ -48,6 +56,9 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
             PORT: String(ports[service]),
             ORDERS_URL: url('orders'),
             PAYMENTS_URL: url('payments'),
+            GATEWAY_API_KEYS: JSON.stringify({ [credentials.apiKey]: order.account }),
+            ORDERS_TOKEN: credentials.orders,
+            PAYMENTS_TOKEN: credentials.payments,
             IDEMPOTENCY_STORE: 'redis',
             REDIS_URL,
             LOG_LEVEL: 'warn',
@@ -183,7 +194,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
   }
 }
 
-function post(agent: Agent, url: string, body: string, key: string): Promise<Answer> {
+function post(agent: Agent, url: string, body: string, key: string, authorization: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request(
@@ -191,7 +202,12 @@ function post(agent: Agent, url: string, body: string, key: string): Promise<Ans
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'idempotency-key': key },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization,
+          'idempotency-key': key,
+        },
       },
       (res) => {
         let text = '';

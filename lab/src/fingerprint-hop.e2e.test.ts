@@ -26,14 +26,20 @@ class PayController {
   }
 }
 
-function hopModule(paymentsUrl: string) {
+function hopModule(payments: BootedService) {
   @Module({
     imports: [
       IdempotencyModule.forRoot({ service: 'hop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true }),
     ],
     controllers: [PayController],
     // One attempt: a lost reply is the hop's 502 at once, and its record is released.
-    providers: [{ provide: IdempotentHttpClient, useFactory: () => new IdempotentHttpClient({ baseUrl: paymentsUrl, maxAttempts: 1 }) }],
+    providers: [
+      {
+        provide: IdempotentHttpClient,
+        useFactory: () =>
+          new IdempotentHttpClient({ baseUrl: payments.url, maxAttempts: 1, headers: { authorization: payments.authorization } }),
+      },
+    ],
   })
   class HopModule implements NestModule {
     configure(consumer: MiddlewareConsumer) {
@@ -49,7 +55,7 @@ describe('a keyless request through a fingerprint-mode hop', () => {
   let hopUrl: string;
   beforeAll(async () => {
     payments = await bootLabService('payments', { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'memory' });
-    hop = await NestFactory.create(hopModule(payments.url), new FastifyAdapter(), { logger: false });
+    hop = await NestFactory.create(hopModule(payments), new FastifyAdapter(), { logger: false });
     await hop.listen(0, '127.0.0.1');
     hopUrl = (await hop.getUrl()).replace('[::1]', '127.0.0.1');
   });

@@ -47,7 +47,12 @@ describe('payments run by the lab', () => {
     expect((await arm(payments, { stallBeforeSideEffectMs: 60_000 })).status).toBe(204);
     const retry = await fetch(`${payments.url}/charges`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), 'request-attempt': '2' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: payments.authorization,
+        'idempotency-key': randomUUID(),
+        'request-attempt': '2',
+      },
       body: JSON.stringify(order()),
     });
     expect(retry.status).toBe(201);
@@ -72,7 +77,12 @@ describe('payments run by the lab', () => {
       const started = Date.now();
       const response = await fetch(`${payments.url}/charges`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID(), 'request-attempt': String(attempt) },
+        headers: {
+          'content-type': 'application/json',
+          authorization: payments.authorization,
+          'idempotency-key': randomUUID(),
+          'request-attempt': String(attempt),
+        },
         body: JSON.stringify(order()),
       });
       return { status: response.status, ms: Date.now() - started };

@@ -36,6 +36,21 @@ function expectNoStack(ended: Ended): void {
 const payments = require.resolve('@idempotency-chain/payments/main');
 const lab = require.resolve('@idempotency-chain/lab/main');
 
+/** The service token payments accepts from orders: it is required, so every boot here sets it. */
+const SERVICE_TOKEN = 'boot-failure-service-token';
+
+describe('payments started without its credentials', () => {
+  it.each([
+    ['unset', '', 'PAYMENTS_TOKEN is not set: expected the service token of this hop'],
+    ['too short to be a secret', 'short', 'PAYMENTS_TOKEN is not valid: expected tokens of 16 to 256 printable characters, no spaces'],
+  ])('exits 64 with one line naming PAYMENTS_TOKEN when it is %s, never its value', async (_case, value, message) => {
+    const ended = await runToExit(payments, [], { PORT: String(await freePort()), IDEMPOTENCY_STORE: 'memory', PAYMENTS_TOKEN: value });
+    expect(ended.code).toBe(64);
+    expect(ended.stderr).toBe(`payments: ${message}\n`);
+    expectNoStack(ended);
+  });
+});
+
 describe('payments started while its store does not answer', () => {
   it.each([
     ['its own entry', payments, []],
@@ -49,6 +64,7 @@ describe('payments started while its store does not answer', () => {
       REDIS_URL: url,
       LEDGER_REDIS_URL: url,
       CHARGE_TRANSPORT: 'http',
+      PAYMENTS_TOKEN: SERVICE_TOKEN,
     });
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`payments: cannot reach Redis at redis://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
@@ -62,6 +78,7 @@ describe('payments started while its store does not answer', () => {
       PORT: String(await freePort()),
       IDEMPOTENCY_STORE: 'postgres',
       DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`,
+      PAYMENTS_TOKEN: SERVICE_TOKEN,
     });
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(

@@ -28,11 +28,17 @@ describe('a lab on free ports', () => {
         const orderId = `order-ports-${index}`;
         const response = await fetch(`${lab.url('gateway')}/checkout`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': `ports-${index}-${Date.now()}` },
+          headers: {
+            'content-type': 'application/json',
+            authorization: lab.authorization('acct-42'),
+            'idempotency-key': `ports-${index}-${Date.now()}`,
+          },
           body: JSON.stringify({ orderId, account: 'acct-42', amountCents: 500 }),
         });
         expect(response.status).toBe(201);
-        const ledger = (await (await fetch(`${lab.url('payments')}/charges?orderId=${orderId}`)).json()) as { count: number };
+        const ledger = (await (
+          await fetch(`${lab.url('payments')}/charges?orderId=${orderId}`, { headers: lab.ledgerHeaders() })
+        ).json()) as { count: number };
         expect(ledger.count).toBe(1);
         // The live listener is told of every event the timeline keeps, as it is kept.
         expect(seen[index]).toEqual(lab.events);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePorts, portTaken, track } from '@idempotency-chain/service-runtime/local-processes';
@@ -29,12 +30,35 @@ async function freeLabPorts(): Promise<LabPorts> {
   return { gateway, orders, payments };
 }
 
+/** The customers a lab's gateway knows by default: the accounts its scenarios pay from. */
+export const LAB_ACCOUNTS: readonly string[] = ['acct-42', 'acct-7'];
+
+/**
+ * Fresh credentials for one lab run: a key per customer account for the
+ * gateway (`GATEWAY_API_KEYS`) and the service token of each inner hop
+ * (`ORDERS_TOKEN`, `PAYMENTS_TOKEN`), as the services read them.
+ */
+function labCredentials(accounts: readonly string[]): { env: Record<string, string>; keys: Map<string, string> } {
+  const token = (name: string) => `lab-${name}-${randomBytes(16).toString('hex')}`;
+  const keys = new Map(accounts.map((account) => [account, token(account)]));
+  return {
+    keys,
+    env: {
+      GATEWAY_API_KEYS: JSON.stringify(Object.fromEntries([...keys].map(([account, key]) => [key, account]))),
+      ORDERS_TOKEN: token('orders'),
+      PAYMENTS_TOKEN: token('payments'),
+    },
+  };
+}
+
 /** How to start one lab. */
 export interface LabSettings {
   /** Where its services listen; free ports picked at start when absent. */
   ports?: LabPorts;
   /** Environment for every service: its own (IDEMPOTENCY_STORE, ...) and the lab's (KEY_POLICY, LAB_NAIVE). */
   env: Record<string, string>;
+  /** The customers' accounts its gateway gives keys to (default `LAB_ACCOUNTS`); see `Lab.authorization`. */
+  accounts?: readonly string[];
   /** Environment for one service, over `env` (e.g. a next hop behind a proxy). */
   perService?: Partial<Record<Service, Record<string, string>>>;
   /** Told of every event as it is recorded, e.g. to show the timeline live. */
@@ -58,8 +82,24 @@ export class Lab {
   /** Processes that have logged that they listen. */
   private readonly listening = new Set<string>();
 
+  /** This run's credentials, fresh per lab. */
+  private readonly credentials: ReturnType<typeof labCredentials>;
+
   constructor(private readonly settings: LabSettings) {
     this.ports = settings.ports;
+    this.credentials = labCredentials(settings.accounts ?? LAB_ACCOUNTS);
+  }
+
+  /** The `Authorization` a customer presents to the gateway to pay from `account` (one of the lab's accounts). */
+  authorization(account: string): string {
+    const key = this.credentials.keys.get(account);
+    if (key === undefined) throw new Error(`the lab has no key for ${account}: name it in LabSettings.accounts`);
+    return `Bearer ${key}`;
+  }
+
+  /** The headers that read payments' ledger (`GET /charges`): orders' service token, which payments accepts. */
+  ledgerHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.credentials.env.PAYMENTS_TOKEN}` };
   }
 
   /** Where a service (or a replica, by name) listens. */
@@ -101,6 +141,7 @@ export class Lab {
     const child = spawn(process.execPath, [require.resolve('@idempotency-chain/lab/main'), service], {
       env: {
         ...process.env,
+        ...this.credentials.env,
         ...env,
         PORT: String(replica?.port ?? ports[service]),
         ORDERS_URL: this.url('orders'),

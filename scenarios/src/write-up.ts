@@ -124,12 +124,13 @@ export async function runWriteUp(
 
 /**
  * The user's client at the gateway: one attempt within the caller's budget,
- * sending a key only under `propagated` (it is the caller's key that is
- * propagated), each attempt recorded in the lab's timeline as the caller's.
+ * paying from `account` with its key, sending an idempotency key only under
+ * `propagated` (it is the caller's key that is propagated), each attempt recorded in the lab's timeline as the caller's.
  */
-export function callerFor(lab: Lab, policy: Policy): IdempotentHttpClient {
+export function callerFor(lab: Lab, policy: Policy, account = 'acct-42'): IdempotentHttpClient {
   return new IdempotentHttpClient({
     baseUrl: lab.url('gateway'),
+    headers: { authorization: lab.authorization(account) },
     keyPolicy: policy === 'propagated' ? 'propagated' : 'none',
     maxAttempts: 1,
     attemptTimeoutMs: SETUP.callerBudgetMs,
@@ -172,6 +173,6 @@ export async function press(
 }
 
 async function ledger(lab: Lab, orderId: string): Promise<LedgerView> {
-  const response = await fetch(`${lab.url('payments')}/charges?orderId=${encodeURIComponent(orderId)}`);
+  const response = await fetch(`${lab.url('payments')}/charges?orderId=${encodeURIComponent(orderId)}`, { headers: lab.ledgerHeaders() });
   return (await response.json()) as LedgerView;
 }

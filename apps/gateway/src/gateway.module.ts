@@ -1,9 +1,10 @@
 import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { LoggingObserver } from '@idempotency-chain/idempotency';
-import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
+import { IdempotencyModule, principalScope, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
 import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import {
+  callerCredentials,
   HealthController,
   idempotencyStore,
   MetricsController,
@@ -12,23 +13,11 @@ import {
   serviceLogs,
   type ServiceConfig,
 } from '@idempotency-chain/service-runtime';
-import { type DynamicModule, type ExecutionContext, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { CheckoutController } from './checkout.controller';
-
-/**
- * Whose records a checkout may see: those of the account it pays from,
- * typed (`account:acct-7`) like `principalScope`'s. A real gateway takes its
- * authenticated principal (the default scope); this one has no login. The
- * scope also binds the keys sent to orders, so two accounts sending one key
- * (or one order id) never share a record further down.
- */
-const byAccount = (context: ExecutionContext) => {
-  const account = context.switchToHttp().getRequest<{ body?: { account?: unknown } }>().body?.account;
-  return typeof account === 'string' && account !== '' ? `account:${account}` : undefined;
-};
 
 /** gateway: `POST /checkout`, where the customer's intent enters the chain; calls orders. */
 @Module({})
@@ -42,7 +31,10 @@ export class GatewayModule implements NestModule {
           inject: [PinoLogger],
           useFactory: (logger: PinoLogger) => ({
             service: 'gateway',
-            scope: byAccount,
+            // Whose records a checkout may see: its authenticated caller's (`user:acct-7`, left by
+            // `CallerGuard`). The scope also binds the keys sent to orders, so two customers sending
+            // one key (or one order id) never share a record further down.
+            scope: principalScope,
             // A checkout sent without a key is keyed on its fingerprint: method, path and body.
             keyMode: 'fingerprint',
             store: idempotencyStore(config),
@@ -57,6 +49,7 @@ export class GatewayModule implements NestModule {
       controllers: [CheckoutController, HealthController, MetricsController],
       providers: [
         { provide: IdempotentHttpClient, inject: [PinoLogger], useFactory: (logger: PinoLogger) => nextHopClient(config, logger) },
+        callerCredentials(config.callers),
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],
     };

@@ -2,7 +2,8 @@ import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { CallerGuard } from '@idempotency-chain/service-runtime';
+import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import { ChargePublisher } from './charge-publisher';
 
 interface Charge {
@@ -10,8 +11,12 @@ interface Charge {
   amountCents: number;
 }
 
-/** Places an order and charges it; the key it got travels on to payments. */
+/**
+ * Places an order and charges it; the key it got travels on to payments.
+ * Only the gateway calls it, with the hop's service token (`CallerGuard`).
+ */
 @Controller('orders')
+@UseGuards(CallerGuard)
 export class OrdersController {
   constructor(private readonly payments: IdempotentHttpClient) {}
 
@@ -32,9 +37,11 @@ export interface ChargingOrder {
 /**
  * `CHARGE_TRANSPORT=amqp`: places an order and queues its charge for
  * payments; 202, the charge is taken when payments consumes the message.
- * The key it got travels on in the message's headers.
+ * The key it got travels on in the message's headers. Only the gateway
+ * calls it, with the hop's service token (`CallerGuard`).
  */
 @Controller('orders')
+@UseGuards(CallerGuard)
 export class QueuedOrdersController {
   constructor(private readonly charges: ChargePublisher) {}
 

@@ -1,17 +1,7 @@
 import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { bootService, closedPort, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { OrdersModule } from './orders.module';
-
-/** A loopback port nothing listens on: payments is down. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('orders when payments does not answer', () => {
   let orders: BootedService;
@@ -32,6 +22,13 @@ describe('orders when payments does not answer', () => {
     const retry = await post(orders, '/orders', body, key);
     expect(retry.status).toBe(502);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('answers a caller without the service token 401', async () => {
+    const body = { orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 };
+    const refused = await post({ url: orders.url }, '/orders', body, randomUUID());
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
   });
 
   it('has no fault hooks: they exist only when the lab runs it', async () => {

@@ -4,6 +4,7 @@ import { LoggingObserver } from '@idempotency-chain/idempotency';
 import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
 import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import {
+  callerCredentials,
   HealthController,
   idempotencyStore,
   MetricsController,
@@ -35,7 +36,8 @@ export class OrdersModule implements NestModule {
           inject: [PinoLogger],
           useFactory: (logger: PinoLogger) => ({
             service: 'orders',
-            // Only the gateway calls orders, with keys derived from each customer's record there: one scope, safely shared.
+            // Only the gateway calls orders (`CallerGuard`: the hop's service token), with keys derived from each
+            // customer's record there (see the http-client's "Across tenants"): one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
             defaults: operationPolicy(config),
@@ -51,6 +53,7 @@ export class OrdersModule implements NestModule {
         queued
           ? { provide: ChargePublisher, inject: [PinoLogger], useFactory: (logger: PinoLogger) => new ChargePublisher(config, logger) }
           : { provide: IdempotentHttpClient, inject: [PinoLogger], useFactory: (logger: PinoLogger) => nextHopClient(config, logger) },
+        callerCredentials(config.callers),
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],
     };

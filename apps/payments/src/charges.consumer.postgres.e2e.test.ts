@@ -1,6 +1,7 @@
 import { CHARGE_PATTERN, deleteChargeQueues } from '@idempotency-chain/api';
 import { createPostgresPool, migrate } from '@idempotency-chain/idempotency/postgres';
 import { freePort, track } from '@idempotency-chain/service-runtime/local-processes';
+import { TEST_CREDENTIALS } from '@idempotency-chain/service-runtime/testing';
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -67,6 +68,7 @@ afterAll(async () => {
 async function startPayments(): Promise<ChildProcess> {
   const port = await freePort();
   const env = {
+    ...TEST_CREDENTIALS,
     PORT: String(port),
     LOG_LEVEL: 'silent',
     IDEMPOTENCY_STORE: 'postgres',

@@ -102,7 +102,9 @@ describe("payments when its ledger's Redis does not answer", () => {
     const deadline = Date.now() + RECONNECT_BOUND_MS;
     while ((await chargeCount(payments, body.orderId)) === 0 && Date.now() < deadline) await sleep(50);
     const [landed] = (
-      (await (await fetch(`${payments.url}/charges?orderId=${body.orderId}`)).json()) as { charges: Array<{ chargeId: string }> }
+      (await (
+        await fetch(`${payments.url}/charges?orderId=${body.orderId}`, { headers: { authorization: payments.authorization } })
+      ).json()) as { charges: Array<{ chargeId: string }> }
     ).charges;
     expect(landed).toBeDefined();
 

@@ -1,7 +1,8 @@
 import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import type { Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
-import { Body, ConflictException, Controller, Get, Inject, Post, Query } from '@nestjs/common';
+import { CallerGuard } from '@idempotency-chain/service-runtime';
+import { Body, ConflictException, Controller, Get, Inject, Post, Query, UseGuards } from '@nestjs/common';
 import { ChargeService } from './charges.service';
 import { StaleWriteError, type Charge, type Ledger } from './ledger';
 import { LEDGER } from './ledger.provider';
@@ -11,9 +12,11 @@ import { LEDGER } from './ledger.provider';
  * customer. `@Idempotent` runs the charge once per key and replays its
  * answer; `ChargeService` writes it fenced by the execution, so the ledger
  * refuses a writer that lost its lease (409), and hands back the charge a
- * crashed execution already wrote.
+ * crashed execution already wrote. Only orders calls it, with the hop's
+ * service token (`CallerGuard`): the ledger it reads back is every customer's.
  */
 @Controller('charges')
+@UseGuards(CallerGuard)
 export class PaymentsController {
   constructor(
     private readonly chargeService: ChargeService,

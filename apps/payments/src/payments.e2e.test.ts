@@ -1,5 +1,5 @@
 import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { bootService, chargeCount, post, TEST_CREDENTIALS, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { PaymentsModule } from './payments.module';
 
@@ -65,6 +65,20 @@ describe('payments over HTTP', () => {
     const refused = await charge(payments, '{"orderId":', randomUUID());
     expect(refused.status).toBe(400);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it.each([
+    ['no token', undefined],
+    ['the token of another hop', `Bearer ${TEST_CREDENTIALS.ORDERS_TOKEN}`],
+  ])('answers a caller with %s 401, charging nothing and reading no ledger', async (_case, authorization) => {
+    const body = order();
+    const refused = await post({ url: payments.url, authorization }, '/charges', body, randomUUID());
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    expect(
+      (await fetch(`${payments.url}/charges?orderId=${body.orderId}`, { headers: authorization ? { authorization } : {} })).status,
+    ).toBe(401);
+    expect(await chargeCount(payments, body.orderId)).toBe(0);
   });
 
   it('has no fault hooks: they exist only when the lab runs it', async () => {

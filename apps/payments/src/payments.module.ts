@@ -2,6 +2,7 @@ import { LoggingObserver } from '@idempotency-chain/idempotency';
 import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
 import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import {
+  callerCredentials,
   HealthController,
   idempotencyStore,
   MetricsController,
@@ -34,7 +35,8 @@ export class PaymentsModule {
           inject: [PinoLogger],
           useFactory: (logger: PinoLogger) => ({
             service: 'payments',
-            // Only orders calls payments, with keys derived from its own records (so from each customer's): one scope, safely shared.
+            // Only orders calls payments (`CallerGuard` over HTTP, the broker's credentials over RabbitMQ), with keys
+            // derived from its own records, so from each customer's (see the http-client's "Across tenants"): one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
             // On PostgreSQL the charge is written in the transaction that completes its record.
@@ -52,7 +54,12 @@ export class PaymentsModule {
         HealthController,
         MetricsController,
       ],
-      providers: [ledgerProvider(config), ChargeService, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+      providers: [
+        ledgerProvider(config),
+        ChargeService,
+        callerCredentials(config.callers),
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
     };
   }
 }

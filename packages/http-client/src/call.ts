@@ -29,6 +29,8 @@ export interface CallSettings {
   maxResponseBytes: number;
   retryUnkeyed: boolean;
   forwardUnboundKey: boolean;
+  /** Sent on every call, lower-case names (see `IdempotentClientOptions.headers`). */
+  headers: Record<string, string>;
 }
 
 /** A transport failure, classified; cockatiel retries it when `retryable`. */
@@ -120,6 +122,7 @@ export async function runCall<T>(settings: CallSettings, request: HttpRequest): 
     const timeout = budget.attemptTimeout(settings.attemptTimeoutMs, startedAt);
     const headers: Record<string, string> = {
       ...(contentType !== undefined && { 'content-type': contentType }),
+      ...settings.headers,
       ...lowerCaseNames(request.headers),
       [HeaderName.RequestAttempt]: String(attempts),
       [HeaderName.RequestTimeout]: String(Math.floor(timeout.ms)),
@@ -182,7 +185,8 @@ function encodeBody(body: unknown): { body?: string | Uint8Array; contentType?: 
   return { body: JSON.stringify(body), contentType: 'application/json' };
 }
 
-function lowerCaseNames(headers: Record<string, string> | undefined): Record<string, string> {
+/** `headers` with lower-case names, so that a later spread of the same header replaces it. */
+export function lowerCaseNames(headers: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
 }
 

@@ -46,6 +46,11 @@ export interface IdempotentClientOptions {
    * principal.
    */
   forwardUnboundKey?: boolean;
+  /**
+   * Headers sent on every call, such as this service's credentials for the
+   * next hop (`{ authorization: 'Bearer …' }`); a call's own `headers` win.
+   */
+  headers?: Record<string, string>;
   /** Called once per attempt, after it ends. */
   onAttempt?: AttemptListener;
   /** undici dispatcher to send through; by default a keep-alive `Agent` owned (and closed) by the client. */

@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { runCall, type CallSettings } from './call';
+import { lowerCaseNames, runCall, type CallSettings } from './call';
 import { DEFAULT_MAX_RESPONSE_BYTES } from './client-options';
 import type { CallOptions, HttpRequest, HttpResponse, IdempotentClientOptions } from './client-options';
 import { checkKeyPolicy } from './key-policy';
@@ -55,6 +55,7 @@ export class IdempotentHttpClient {
       maxResponseBytes,
       retryUnkeyed: options.retryUnkeyed === true,
       forwardUnboundKey: options.forwardUnboundKey === true,
+      headers: lowerCaseNames(options.headers),
       ...(options.deadlineMs !== undefined && { deadlineMs: options.deadlineMs }),
       ...(options.onAttempt !== undefined && { onAttempt: options.onAttempt }),
     };

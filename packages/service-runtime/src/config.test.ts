@@ -1,8 +1,9 @@
 import { ConfigError, loadConfig } from './config';
+import { TEST_CREDENTIALS } from './testing';
 
 describe('loadConfig', () => {
   it('gives each service its port, next hop and timeout by default', () => {
-    expect(loadConfig('gateway', {})).toMatchObject({
+    expect(loadConfig('gateway', TEST_CREDENTIALS)).toMatchObject({
       port: 3000,
       downstreamUrl: 'http://127.0.0.1:3001',
       attemptTimeoutMs: 600,
@@ -10,12 +11,16 @@ describe('loadConfig', () => {
       store: 'memory',
       inFlight: 'wait',
     });
-    expect(loadConfig('orders', {})).toMatchObject({ port: 3001, downstreamUrl: 'http://127.0.0.1:3002', attemptTimeoutMs: 300 });
-    expect(loadConfig('payments', {}).downstreamUrl).toBeUndefined();
+    expect(loadConfig('orders', TEST_CREDENTIALS)).toMatchObject({
+      port: 3001,
+      downstreamUrl: 'http://127.0.0.1:3002',
+      attemptTimeoutMs: 300,
+    });
+    expect(loadConfig('payments', TEST_CREDENTIALS).downstreamUrl).toBeUndefined();
   });
 
   it('uses Redis when REDIS_URL is set', () => {
-    expect(loadConfig('payments', { REDIS_URL: 'redis://10.0.0.1:6380' })).toMatchObject({
+    expect(loadConfig('payments', { ...TEST_CREDENTIALS, REDIS_URL: 'redis://10.0.0.1:6380' })).toMatchObject({
       store: 'redis',
       redisUrl: 'redis://10.0.0.1:6380',
     });
@@ -29,7 +34,30 @@ describe('loadConfig', () => {
     ['ORDERS_URL', 'ftp://x', /ORDERS_URL="ftp:\/\/x"/],
     ['DOWNSTREAM_TIMEOUT_MS', '0', /DOWNSTREAM_TIMEOUT_MS="0"/],
   ])('refuses %s=%s with a message naming it', (name, value, message) => {
-    expect(() => loadConfig('gateway', { [name]: value })).toThrow(ConfigError);
-    expect(() => loadConfig('gateway', { [name]: value })).toThrow(message);
+    expect(() => loadConfig('gateway', { ...TEST_CREDENTIALS, [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig('gateway', { ...TEST_CREDENTIALS, [name]: value })).toThrow(message);
+  });
+
+  it.each([
+    ['gateway', 'GATEWAY_API_KEYS'],
+    ['gateway', 'ORDERS_TOKEN'],
+    ['orders', 'ORDERS_TOKEN'],
+    ['orders', 'PAYMENTS_TOKEN'],
+    ['payments', 'PAYMENTS_TOKEN'],
+  ] as const)('refuses to start %s without %s, naming it', (service, name) => {
+    expect(() => loadConfig(service, { ...TEST_CREDENTIALS, [name]: '' })).toThrow(
+      new ConfigError(
+        `${name} is not set: ${name === 'GATEWAY_API_KEYS' ? 'expected a JSON object of token to principal, {"<token>":"acct-7"}' : 'expected the service token of this hop'}`,
+      ),
+    );
+  });
+
+  it('gives each service the callers it accepts and the token it presents to its next hop', () => {
+    expect(loadConfig('gateway', TEST_CREDENTIALS)).toMatchObject({ downstreamToken: TEST_CREDENTIALS.ORDERS_TOKEN });
+    expect(loadConfig('orders', TEST_CREDENTIALS)).toMatchObject({
+      callers: new Map([[TEST_CREDENTIALS.ORDERS_TOKEN, 'gateway']]),
+      downstreamToken: TEST_CREDENTIALS.PAYMENTS_TOKEN,
+    });
+    expect(loadConfig('payments', TEST_CREDENTIALS).callers).toEqual(new Map([[TEST_CREDENTIALS.PAYMENTS_TOKEN, 'orders']]));
   });
 });

@@ -1,3 +1,6 @@
+import { parseCredentials, serviceToken, type Credentials } from './auth';
+import { ConfigError } from './config-error';
+
 /**
  * A service's configuration, read from the environment once at start-up
  * and validated: a bad value stops the process with a message naming the
@@ -6,6 +9,8 @@
 
 /** The three services of the chain. */
 export type ServiceName = 'gateway' | 'orders' | 'payments';
+
+export { ConfigError };
 
 /** What a service reads from its environment (see `loadConfig`). */
 export interface ServiceConfig {
@@ -26,8 +31,16 @@ export interface ServiceConfig {
   amqpUrl: string;
   /** The charge queue (`CHARGE_QUEUE`); a test or a lab run names its own. */
   chargeQueue: string;
+  /**
+   * Who may call it: the gateway's customers (`GATEWAY_API_KEYS`, token to
+   * account), or the one neighbour calling an inner hop with the hop's
+   * service token (`ORDERS_TOKEN` from the gateway, `PAYMENTS_TOKEN` from orders).
+   */
+  callers: Credentials;
   /** The next hop, for gateway and orders. */
   downstreamUrl?: string;
+  /** The service token this service presents to its next hop (`ORDERS_TOKEN`, `PAYMENTS_TOKEN`). */
+  downstreamToken?: string;
   /** Per-attempt timeout and attempt cap of the call to the next hop. */
   attemptTimeoutMs: number;
   maxAttempts: number;
@@ -36,16 +49,31 @@ export interface ServiceConfig {
   logLevel: string;
 }
 
-/** Thrown for a bad environment value; its message is meant for the operator. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+/** Who calls an inner hop: the variable of the service token it accepts, and the service that presents it. */
+type Upstream = { token: string; caller: string };
 
-const DEFAULTS: Record<ServiceName, { port: number; downstream?: [string, string]; timeoutMs: number }> = {
-  gateway: { port: 3000, downstream: ['ORDERS_URL', 'http://127.0.0.1:3001'], timeoutMs: 600 },
-  orders: { port: 3001, downstream: ['PAYMENTS_URL', 'http://127.0.0.1:3002'], timeoutMs: 300 },
-  payments: { port: 3002, timeoutMs: 0 },
+const DEFAULTS: Record<
+  ServiceName,
+  { port: number; downstream?: [url: string, fallback: string, token: string]; upstream?: Upstream; timeoutMs: number }
+> = {
+  gateway: { port: 3000, downstream: ['ORDERS_URL', 'http://127.0.0.1:3001', 'ORDERS_TOKEN'], timeoutMs: 600 },
+  orders: {
+    port: 3001,
+    downstream: ['PAYMENTS_URL', 'http://127.0.0.1:3002', 'PAYMENTS_TOKEN'],
+    upstream: { token: 'ORDERS_TOKEN', caller: 'gateway' },
+    timeoutMs: 300,
+  },
+  payments: { port: 3002, upstream: { token: 'PAYMENTS_TOKEN', caller: 'orders' }, timeoutMs: 0 },
 };
+
+/** The customers' keys at the gateway: a JSON object of token to the account it names. */
+export const GATEWAY_API_KEYS = 'GATEWAY_API_KEYS';
+
+/** Who may call a service with `upstream` (none: the gateway's customers), read from `env`. */
+function readCallers(env: NodeJS.ProcessEnv, upstream: Upstream | undefined): Credentials {
+  if (!upstream) return parseCredentials(GATEWAY_API_KEYS, env[GATEWAY_API_KEYS]);
+  return new Map([[serviceToken(upstream.token, env[upstream.token]), upstream.caller]]);
+}
 
 /** Read and validate the configuration of `service` from `env`. */
 export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
@@ -65,7 +93,9 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
     amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
     chargeQueue: read.name('CHARGE_QUEUE', 'payments.charges'),
+    callers: readCallers(env, defaults.upstream),
     downstreamUrl: defaults.downstream ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:']) : undefined,
+    downstreamToken: defaults.downstream ? serviceToken(defaults.downstream[2], env[defaults.downstream[2]]) : undefined,
     attemptTimeoutMs: read.int('DOWNSTREAM_TIMEOUT_MS', defaults.timeoutMs, 1, 600_000),
     maxAttempts: read.int('DOWNSTREAM_ATTEMPTS', 2, 1, 10),
     leaseMs: read.int('IDEMPOTENCY_LEASE_MS', 10_000, 100, 3_600_000),

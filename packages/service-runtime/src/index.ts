@@ -4,7 +4,9 @@
  * `/health` and `/metrics`, and its start on Fastify. Tests boot services
  * with `./testing`.
  */
-export { ConfigError, environmentReader, loadConfig } from './config';
+export { CALLER_CREDENTIALS, callerCredentials, CallerGuard, parseCredentials, presentedToken, principalOf } from './auth';
+export type { Caller, Credentials } from './auth';
+export { ConfigError, environmentReader, GATEWAY_API_KEYS, loadConfig } from './config';
 export type { ServiceConfig, ServiceName } from './config';
 export { HealthController } from './health.controller';
 export { idempotencyStore, operationPolicy } from './idempotency-store';

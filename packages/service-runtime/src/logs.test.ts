@@ -1,12 +1,14 @@
 import { IdempotencyCoordinator, KEY_HASH_SECRET_ENV, LoggingObserver, MemoryStore } from '@idempotency-chain/idempotency';
 import { loadConfig } from './config';
 import { serviceLogs } from './logs';
+import { TEST_CREDENTIALS } from './testing';
 
 type RequestSerializer = (req: { method: string; url: string; headers: Record<string, string | undefined> }) => { keyHash?: string };
 
 /** The `keyHash` of the services' request log line for an `Idempotency-Key` header. */
 function logLineHash(header: string): string | undefined {
-  const serializers = (serviceLogs(loadConfig('payments', {})).pinoHttp as { serializers: { req: RequestSerializer } }).serializers;
+  const serializers = (serviceLogs(loadConfig('payments', TEST_CREDENTIALS)).pinoHttp as { serializers: { req: RequestSerializer } })
+    .serializers;
   return serializers.req({ method: 'POST', url: '/charges', headers: { 'idempotency-key': header } }).keyHash;
 }
 
@@ -45,5 +47,16 @@ describe('the request log line', () => {
 
   it('logs no hash for a header that carries no valid key', () => {
     expect(logLineHash('"unterminated')).toBeUndefined();
+  });
+
+  it("logs neither the caller's token nor its API key", () => {
+    const serializers = (serviceLogs(loadConfig('payments', TEST_CREDENTIALS)).pinoHttp as { serializers: { req: RequestSerializer } })
+      .serializers;
+    const line = serializers.req({
+      method: 'POST',
+      url: '/charges',
+      headers: { authorization: 'Bearer secret-token-1', 'x-api-key': 'secret-token-2' },
+    });
+    expect(JSON.stringify(line)).not.toMatch(/secret-token/);
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load';
@@ -19,11 +20,19 @@ describe('the lab verified from outside', () => {
 
   async function writeUp(policy: string): Promise<{ effects: number | undefined; passed: boolean | undefined; broken: string[] }> {
     const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+    // The chain's credentials: the customer's key at the gateway, the service token of each inner hop.
+    const token = () => randomBytes(16).toString('hex');
+    const credentials = { apiKey: token(), orders: token(), payments: token() };
+    const chainEnv = {
+      GATEWAY_API_KEYS: JSON.stringify({ [credentials.apiKey]: 'acct-1' }),
+      ORDERS_TOKEN: credentials.orders,
+      PAYMENTS_TOKEN: credentials.payments,
+    };
     const [gateway, orders, payments, gatewayProxy, ordersProxy, paymentsProxy] = ports as [number, number, number, number, number, number];
     const service = (name: string, port: number, env: Record<string, string>) => ({
       start: [process.execPath, LAB, name],
       // The in-process store keeps the test off the shared Redis; the ledger follows it.
-      env: { PORT: String(port), KEY_POLICY: policy, IDEMPOTENCY_STORE: 'memory', LOG_LEVEL: 'silent', ...env },
+      env: { PORT: String(port), KEY_POLICY: policy, IDEMPOTENCY_STORE: 'memory', LOG_LEVEL: 'silent', ...chainEnv, ...env },
       health: `http://127.0.0.1:${port}/health`,
       startTimeoutMs: 60_000,
     });
@@ -31,6 +40,7 @@ describe('the lab verified from outside', () => {
       JSON.stringify({
         entry: {
           url: `http://127.0.0.1:${gatewayProxy}/checkout`,
+          headers: { authorization: `Bearer ${credentials.apiKey}` },
           body: { orderId: '{{intentId}}', account: 'acct-1', amountCents: 1200 },
           timeoutMs: 3000,
           retries: 2,
@@ -57,7 +67,13 @@ describe('the lab verified from outside', () => {
             service: service('payments', payments, {}),
           },
         ],
-        effect: { http: { url: `http://127.0.0.1:${payments}/charges?orderId={{intentId}}`, path: '$.count' } },
+        effect: {
+          http: {
+            url: `http://127.0.0.1:${payments}/charges?orderId={{intentId}}`,
+            path: '$.count',
+            headers: { authorization: `Bearer ${credentials.payments}` },
+          },
+        },
         settle: { quietMs: 1500 },
         scenarios: ['write-up'],
       }),

@@ -4,7 +4,7 @@ import { Lab, SERVICES } from '../lab-processes';
 import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
 import { budgets, SETUP } from '../write-up';
 import { check, type Verdict } from './checker';
-import { ClientDriver, type DriverSettings } from './client-driver';
+import { CHAOS_ACCOUNTS, ClientDriver, type DriverSettings } from './client-driver';
 import {
   FAULT_KINDS,
   faultSchedule,
@@ -96,13 +96,14 @@ export async function runChaos(settings: ChaosRunSettings): Promise<ChaosRunOutc
       ...hops,
       ...(store === 'postgres' && { payments: { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL: settings.databaseUrl } }),
     },
+    accounts: CHAOS_ACCOUNTS,
     onEvent: (event) => history.addServiceEvent(event),
   });
   const supervisor = new Supervisor(lab, SERVICES, () => random.int(50, 600));
   let client: ClientDriver | undefined;
   try {
     await lab.start();
-    client = new ClientDriver(lab.url('gateway'), history, random.fork('users'), USERS);
+    client = new ClientDriver(lab, history, random.fork('users'), USERS);
     supervisor.start();
     const schedule = faultSchedule(random.fork('faults'), durationMs, TIMINGS);
     const injector = new FaultInjector(lab, redis, supervisor, history);
@@ -219,7 +220,9 @@ async function readLedger(lab: Lab, history: History): Promise<void> {
   await Promise.all(
     Array.from({ length: READ_CONCURRENCY }, async () => {
       for (let intent = queue.shift(); intent; intent = queue.shift()) {
-        const response = await fetch(`${lab.url('payments')}/charges?orderId=${encodeURIComponent(intent.orderId)}`);
+        const response = await fetch(`${lab.url('payments')}/charges?orderId=${encodeURIComponent(intent.orderId)}`, {
+          headers: lab.ledgerHeaders(),
+        });
         if (!response.ok) throw new Error(`reading the ledger of ${intent.orderId}: ${response.status}`);
         history.ledger.set(intent.id, ((await response.json()) as { charges: LedgerCharge[] }).charges);
       }

@@ -2,8 +2,12 @@ import { IdempotentHttpClient, isHttpCallError } from '@idempotency-chain/http-c
 import { statusOutcome } from '@idempotency-chain/idempotency';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Lab } from '../lab-processes';
 import type { Call, History, Intent } from './history';
 import type { SeededRandom } from './seeded-random';
+
+/** The users' accounts, `acct-1` to `acct-20`: each has its own key at the gateway. */
+export const CHAOS_ACCOUNTS: readonly string[] = Array.from({ length: 20 }, (_, i) => `acct-${i + 1}`);
 
 /** How the users behave. */
 export interface DriverSettings {
@@ -45,13 +49,13 @@ export class ClientDriver {
   private readonly client: IdempotentHttpClient;
 
   constructor(
-    gatewayUrl: string,
+    private readonly lab: Lab,
     private readonly history: History,
     private readonly random: SeededRandom,
     private readonly settings: DriverSettings,
   ) {
     this.client = new IdempotentHttpClient({
-      baseUrl: gatewayUrl,
+      baseUrl: lab.url('gateway'),
       keyPolicy: 'propagated',
       attemptTimeoutMs: settings.attemptTimeoutMs,
       maxAttempts: settings.attemptsPerCall,
@@ -98,7 +102,7 @@ export class ClientDriver {
   private async press(): Promise<void> {
     const intent = this.history.addIntent({
       orderId: `order-chaos-${randomUUID()}`,
-      account: `acct-${this.random.int(1, 20)}`,
+      account: `acct-${this.random.int(1, CHAOS_ACCOUNTS.length)}`,
       amountCents: this.random.int(100, 99_999),
       key: randomUUID(),
       duplicate: this.random.chance(this.settings.duplicateShare),
@@ -112,7 +116,10 @@ export class ClientDriver {
     const order = { orderId: intent.orderId, account: intent.account, amountCents: intent.amountCents };
     let call: Call;
     try {
-      const response = await this.client.post('/checkout', order, { key: intent.key });
+      const response = await this.client.post('/checkout', order, {
+        key: intent.key,
+        headers: { authorization: this.lab.authorization(intent.account) },
+      });
       call = {
         intent: intent.id,
         caller,

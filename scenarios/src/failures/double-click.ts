@@ -63,6 +63,7 @@ export const doubleClick: Scenario = failureScenario({
         // Each rejected click retries once, honouring Retry-After, as the http-client does.
         const client = new IdempotentHttpClient({
           baseUrl: lab.url('gateway'),
+          headers: { authorization: lab.authorization(order.account) },
           maxAttempts: 4,
           attemptTimeoutMs: 5000,
           deadlineMs: 15_000,

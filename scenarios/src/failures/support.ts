@@ -26,12 +26,21 @@ export interface Answer {
  * One raw checkout at the gateway, as a user's client sends it: no retry of
  * its own, so what happens below is the chain's doing alone.
  */
-export async function checkout(lab: Lab, order: object, key?: string, budgetMs = 10_000): Promise<Answer> {
+export async function checkout(
+  lab: Lab,
+  order: { account: string; [field: string]: unknown },
+  key?: string,
+  budgetMs = 10_000,
+): Promise<Answer> {
   const started = Date.now();
   try {
     const response = await fetch(`${lab.url('gateway')}/checkout`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        authorization: lab.authorization(order.account),
+        ...(key ? { 'idempotency-key': key } : {}),
+      },
       body: JSON.stringify(order),
       signal: AbortSignal.timeout(budgetMs),
     });
@@ -65,7 +74,7 @@ export async function checkout(lab: Lab, order: object, key?: string, budgetMs =
 export async function ledgerOf(lab: Lab, orderId: string, processes: Array<Service | string> = ['payments']): Promise<LedgerLine[]> {
   const lines = new Map<string, LedgerLine>();
   for (const name of processes) {
-    const response = await fetch(`${lab.url(name)}/charges?orderId=${encodeURIComponent(orderId)}`);
+    const response = await fetch(`${lab.url(name)}/charges?orderId=${encodeURIComponent(orderId)}`, { headers: lab.ledgerHeaders() });
     const view = (await response.json()) as { charges: LedgerLine[] };
     for (const line of view.charges) lines.set(line.chargeId, line);
   }
