@@ -1,5 +1,6 @@
 import { GatewayModule } from '@idempotency-chain/gateway/gateway.module';
 import { OrdersModule } from '@idempotency-chain/orders/orders.module';
+import { QueuedOrdersModule } from '@idempotency-chain/orders/queued-orders.module';
 import { consumeChargesWhenQueued } from '@idempotency-chain/payments/charges.transport';
 import { PaymentsModule } from '@idempotency-chain/payments/payments.module';
 import type { RunOptions, ServiceConfig, ServiceName } from '@idempotency-chain/service-runtime';
@@ -15,7 +16,8 @@ export interface ChainService {
 /** The three services, outermost first. */
 export const CHAIN: Readonly<Record<ServiceName, ChainService>> = {
   gateway: { module: (config) => GatewayModule.register(config) },
-  orders: { module: (config) => OrdersModule.register(config) },
+  // orders has one module per transport: the lab picks it by `CHARGE_TRANSPORT`, as a team would pick the one it copies.
+  orders: { module: (config) => (config.chargeTransport === 'amqp' ? QueuedOrdersModule : OrdersModule).register(config) },
   payments: { module: (config) => PaymentsModule.register(config), beforeListen: consumeChargesWhenQueued },
 };
 

@@ -3,7 +3,7 @@ import { deriveHopKey } from '@idempotency-chain/http-client';
 import { createServiceApp } from '@idempotency-chain/service-runtime';
 import { bootService, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { OrdersModule } from './orders.module';
+import { QueuedOrdersModule } from './queued-orders.module';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
@@ -13,11 +13,11 @@ const take = (queue: string) => withBrokerChannel(AMQP_URL, async (channel) => (
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 });
 
-describe('orders queuing charges on RabbitMQ (CHARGE_TRANSPORT=amqp)', () => {
+describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
   it("answers 202 once the broker holds the charge, with the key of the order's record in the message headers; a replay publishes nothing", async () => {
     const queue = `test.orders.charges.${randomUUID()}`;
-    const env = { IDEMPOTENCY_STORE: 'memory', CHARGE_TRANSPORT: 'amqp', CHARGE_QUEUE: queue, AMQP_URL };
-    const orders = await bootService('orders', (config) => createServiceApp(OrdersModule.register(config)), env);
+    const env = { IDEMPOTENCY_STORE: 'memory', CHARGE_QUEUE: queue, AMQP_URL };
+    const orders = await bootService('orders', (config) => createServiceApp(QueuedOrdersModule.register(config)), env);
     try {
       const body = order();
       const key = randomUUID();
