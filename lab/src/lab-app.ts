@@ -1,8 +1,7 @@
 import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
-import { ChargePublisher } from '@idempotency-chain/orders/charge-publisher';
-import type { Ledger } from '@idempotency-chain/payments/ledger';
-import { LEDGER } from '@idempotency-chain/payments/ledger.provider';
+import { ChargePublisher } from '@idempotency-chain/orders';
+import { LEDGER, type Ledger } from '@idempotency-chain/payments';
 import { nextHopClient, prepareServiceApp, serviceAdapter, type ServiceConfig, type ServiceName } from '@idempotency-chain/service-runtime';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';

@@ -1,4 +1,4 @@
-import type { Charge, ChargeEntry, Fence, Ledger } from '@idempotency-chain/payments/ledger';
+import type { Charge, ChargeEntry, Fence, Ledger } from '@idempotency-chain/payments';
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 
 /**

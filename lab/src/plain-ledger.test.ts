@@ -1,4 +1,4 @@
-import { MemoryLedger, type Ledger } from '@idempotency-chain/payments/ledger';
+import { MemoryLedger, type Ledger } from '@idempotency-chain/payments';
 import { PlainLedger } from './plain-ledger';
 
 describe('PlainLedger (LAB_NAIVE=plain-ledger)', () => {

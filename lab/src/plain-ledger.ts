@@ -1,4 +1,4 @@
-import type { Charge, ChargeEntry } from '@idempotency-chain/payments/ledger';
+import type { Charge, ChargeEntry } from '@idempotency-chain/payments';
 import { LedgerOverlay } from './ledger-overlay';
 
 /**

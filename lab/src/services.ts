@@ -1,8 +1,6 @@
-import { GatewayModule } from '@idempotency-chain/gateway/gateway.module';
-import { OrdersModule } from '@idempotency-chain/orders/orders.module';
-import { QueuedOrdersModule } from '@idempotency-chain/orders/queued-orders.module';
-import { consumeChargesWhenQueued } from '@idempotency-chain/payments/charges.transport';
-import { PaymentsModule } from '@idempotency-chain/payments/payments.module';
+import { GatewayModule } from '@idempotency-chain/gateway';
+import { OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
+import { consumeChargesWhenQueued, PaymentsModule } from '@idempotency-chain/payments';
 import type { RunOptions, ServiceConfig, ServiceName } from '@idempotency-chain/service-runtime';
 import type { DynamicModule } from '@nestjs/common';
 

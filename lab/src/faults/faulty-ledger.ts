@@ -1,4 +1,4 @@
-import type { Charge, ChargeEntry, Fence, Ledger } from '@idempotency-chain/payments/ledger';
+import type { Charge, ChargeEntry, Fence, Ledger } from '@idempotency-chain/payments';
 import { LedgerOverlay } from '../ledger-overlay';
 import { currentAttempt } from './attempt';
 import type { LabFaults } from './lab-faults';

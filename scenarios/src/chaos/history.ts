@@ -1,6 +1,6 @@
 import type { AttemptEvent } from '@idempotency-chain/http-client';
 import { hashKey } from '@idempotency-chain/idempotency';
-import type { Charge } from '@idempotency-chain/payments/ledger';
+import type { Charge } from '@idempotency-chain/payments';
 import { EventEmitter } from 'node:events';
 import { chainKeys } from '../chain-keys';
 import type { LabEvent } from '../timeline';
