@@ -31,7 +31,7 @@ async function freeLabPorts(): Promise<LabPorts> {
 }
 
 /** The customers a lab's gateway knows by default: the accounts its scenarios pay from. */
-export const LAB_ACCOUNTS: readonly string[] = ['acct-42', 'acct-7'];
+const LAB_ACCOUNTS: readonly string[] = ['acct-42', 'acct-7'];
 
 /**
  * Fresh credentials for one lab run: a key per customer account for the
