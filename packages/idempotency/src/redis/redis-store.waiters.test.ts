@@ -101,7 +101,10 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
     const { answers } = await duplicatesOfAHeldKey({});
     const refused = answers.filter(isInFlightError);
     expect(refused).toHaveLength(DUPLICATES - 1_000);
-    expect(new Set(refused.map((error) => error.retryAfterSeconds))).toEqual(new Set([60]));
+    // The lease left when each was refused, rounded up: 60 s at most, less by however long a loaded machine took.
+    const retryAfter = refused.map((error) => error.retryAfterSeconds);
+    expect(Math.max(...retryAfter)).toBeLessThanOrEqual(60);
+    expect(Math.min(...retryAfter)).toBeGreaterThanOrEqual(1);
     expect(answers.filter((answer) => (answer as { replayed?: boolean }).replayed === true)).toHaveLength(1_000);
   }, 60_000);
 });
