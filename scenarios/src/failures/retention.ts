@@ -15,7 +15,7 @@ export const retention: Scenario = failureScenario({
   id: 'retention',
   title: 'Retention shorter than the retry window',
   broke: 'Once a completed key has expired, the same key is a new request: a retry after retention charges again.',
-  fix: 'Retention is per operation and chosen from the retry policy: longer than every layer\'s attempts x (timeout + largest backoff) plus the user\'s own retries (README, "Choosing retention").',
+  fix: 'Retention is per operation and chosen from the retry policy: longer than every layer\'s attempts x (timeout + largest backoff) plus the user\'s own retries (docs/semantics.md, "Choosing retention").',
   code: 'packages/idempotency/src/policy.ts: `retentionMs` (default 24 h)',
   async variants(context) {
     const pressTwice = async (lab: Lab) => {
