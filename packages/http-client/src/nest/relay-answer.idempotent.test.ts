@@ -49,7 +49,7 @@ describe('relayAnswer under @Idempotent: an answer about the hop releases its ke
     await downstream.close();
   });
 
-  it.each([401, 403, 404, 500])("a next hop's %i is a 502, not stored: the retry with the same key runs again", async (code) => {
+  it.each([302, 401, 403, 404, 500])("a next hop's %i is a 502, not stored: the retry with the same key runs again", async (code) => {
     await boot((_request, index) =>
       index === 0 ? reply(code, {}, { message: 'service token expired' }) : reply(201, {}, { chargeId: 'ch_1' }),
     );

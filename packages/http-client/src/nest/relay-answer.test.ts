@@ -46,6 +46,12 @@ describe('relayAnswer', () => {
     expect(JSON.stringify((error as HttpException).getResponse())).not.toContain('internal'); // not the customer's to read
   });
 
+  it.each([301, 302, 303, 304, 307, 308])("turns the next hop's %i, a redirect not followed, into a 502, never a success", async (code) => {
+    const error = await call(() => reply(code, { location: 'https://login.example/' }, '')).catch((e: unknown) => e);
+    expect(status(error)).toEqual([BadGatewayException, 502]);
+    expect((error as HttpException).message).toMatch(new RegExp(`next hop answered ${code}`));
+  });
+
   it.each(['invalid-key', 'missing-key'])("turns the next hop's 400 %s, about the key this hop sent, into a 502", async (kind) => {
     const problem = { type: `urn:idempotency-chain:problem:${kind}`, status: 400 };
     const error = await call(() => reply(400, { 'content-type': 'application/problem+json' }, JSON.stringify(problem))).catch(

@@ -63,7 +63,8 @@ export const isCustomerAnswer: CustomerAnswerRule = ({ status, body }) => {
  *
  * | the call                                   | this hop                      |
  * |--------------------------------------------|-------------------------------|
- * | answered 1xx-3xx                           | returns the parsed body       |
+ * | answered 2xx                               | returns the parsed body       |
+ * | answered 3xx (a redirect, not followed: a proxy's login page, http to https) | throws 502 |
  * | answered 4xx/5xx the rule calls the customer's (default: 400, 402, 409, 422) | throws the same status and body (`HttpException`) |
  * | answered any other 4xx/5xx (401, 403, 404, 500...) | throws 502 (`BadGatewayException`) |
  * | ran out of attempts on unknown outcomes, or may not retry one (no key) | throws 502 |
@@ -95,8 +96,11 @@ export async function relayAnswer<T>(call: Promise<HttpResponse<T>>, options: Re
     }
     throw error;
   }
-  if (response.status < 400) return response.body;
-  if ((options.isCustomerAnswer ?? isCustomerAnswer)(response)) throw new HttpException(response.body as object, response.status);
+  if (response.status >= 200 && response.status < 300) return response.body;
+  // A 3xx is no success: the call was not done (redirects are not followed), so it must not be stored as done.
+  if (response.status >= 400 && (options.isCustomerAnswer ?? isCustomerAnswer)(response)) {
+    throw new HttpException(response.body as object, response.status);
+  }
   // The next hop's body is about this hop: it is not the customer's to read.
   throw new BadGatewayException(`the next hop answered ${response.status}, which is not the customer's answer`);
 }
