@@ -63,10 +63,13 @@ describe('invariants per intent', () => {
     ]);
   });
 
-  it('takes a 5xx while the chain still retried as no answer yet, never as the only one', () => {
+  it('takes a 502, 503 or 504 while the chain still retried as no answer yet, never as the only one', () => {
     const failed = (code: number): CallerAnswer => ({ attempt: 1, status: code, body: '{"title":"Bad Gateway"}' });
     expect(broken(record({ presses: [press('press', failed(502), ok())] }), 1)).toEqual([]);
-    expect(broken(record({ presses: [press('c1', failed(503), ok()), press('c2', failed(500), ok())] }), 1)).toEqual([]);
+    expect(broken(record({ presses: [press('c1', failed(503), ok()), press('c2', failed(504), ok())] }), 1)).toEqual([]);
+    // A 500 is an answer: a caller told "it failed" orders again, under a new key.
+    expect(broken(record({ presses: [press('c1', ok()), press('c2', failed(500))] }), 1)).toEqual(['same-answer']);
+    expect(broken(record({ presses: [press('press', failed(500), ok())] }), 1)).toEqual(['same-answer']);
     const neverAnswered = record({ presses: [press('press', failed(502), failed(504))], laterPress: press('later press', failed(502)) });
     expect(broken(neverAnswered, 1)).toEqual(['final-answer', 'settled-final']);
     expect(checkIntent(neverAnswered, 1)[0]?.message).toBe('none of the 3 answers the caller got was final (502 x2, 504 x1)');

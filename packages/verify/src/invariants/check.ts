@@ -24,6 +24,14 @@ export interface CheckOptions {
  */
 const NOT_FINAL = new Set([408, 409, 425, 429]);
 
+/**
+ * Statuses that tell the caller "not yet" rather than an answer: the 4xx
+ * above, and the 5xx of a hop that could not reach the next one in time
+ * (502, 503, 504), after which a caller retries with the same key. Any other
+ * 5xx (a 500) is an answer: a caller told it has been told the work failed.
+ */
+const NOT_YET = new Set([...NOT_FINAL, 502, 503, 504]);
+
 /** Checks one intent's record against the invariants, given the effects counted once the chain settled. */
 export function checkIntent(record: IntentRecord, effects: number, options: CheckOptions = {}): Violation[] {
   const found: Violation[] = [];
@@ -36,9 +44,9 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
     violate('effects', `expected ${expectation(record.effects)} effect(s), counted ${effects}`);
   }
 
-  // Only final answers must agree: an in-progress 409 or a 502 while the chain still retried told
-  // the caller "not yet", which settled-final and final-answer hold to a final answer in the end.
-  const distinct = new Map(answers.filter((a) => isFinal(a.status)).map((a) => [fingerprint(a), a]));
+  // An in-progress 409 or a 502 while the chain still retried told the caller "not yet", not
+  // another answer; settled-final and final-answer hold the chain to a final answer in the end.
+  const distinct = new Map(answers.filter((a) => !NOT_YET.has(a.status as number)).map((a) => [fingerprint(a), a]));
   if (distinct.size > 1) {
     const shown = [...distinct.values()].map((a) => `${a.status} ${excerpt(a.body)}`);
     violate('same-answer', `the caller got ${distinct.size} different answers: ${shown.join(' | ')}`);
