@@ -110,6 +110,13 @@ describe('AnswerEncryption', () => {
       'the stored answer is encrypted, and this coordinator has no encryption keys',
     );
   });
+
+  test("an app's own answer that merely begins with enc1: replays where answers in clear are read", () => {
+    for (const own of ['enc1:', 'enc1:k1', 'enc1:k1:not base64!', `enc1:${'x'.repeat(40)}:${Buffer.alloc(64).toString('base64')}`]) {
+      expect(openStoredAnswer(undefined, RECORD, own)).toBe(own);
+      expect(encryption([{ id: 'k1', key: K1 }], true).open(RECORD, own)).toBe(own);
+    }
+  });
 });
 
 describe('the keyring', () => {
@@ -146,17 +153,41 @@ describe('the keyring', () => {
   test('refuses ids that are empty, too long, unsafe or listed twice, and an empty keyring', () => {
     expect(invalid([])).toBe('payments: encryption.keys must list at least one key');
     expect(invalid(undefined)).toBe('payments: encryption.keys must list at least one key');
-    expect(invalid([{ id: '', key: K1 }])).toMatch(/key id "" must be 1 to 32 characters/);
-    expect(invalid([{ id: 'k'.repeat(33), key: K1 }])).toMatch(/must be 1 to 32 characters/);
+    expect(invalid([{ id: '', key: K1 }])).toBe(
+      'payments: encryption key 1 has an id of 0 characters; an id is 1 to 32 characters of A-Z a-z 0-9 . _ -',
+    );
+    expect(invalid([{ id: 'k'.repeat(33), key: K1 }])).toMatch(/key 1 has an id of 33 characters; an id is 1 to 32 characters/);
     expect(encryption([{ id: 'k'.repeat(32), key: K1 }]).seal(RECORD, 'x')).toMatch(/^enc1:k{32}:/);
-    for (const id of ['k:1', 'k,1', 'k 1', 'ключ']) expect(invalid([{ id, key: K1 }])).toMatch(/must be 1 to 32 characters/);
-    expect(invalid([{ key: K1 }])).toMatch(/key id undefined must be/);
+    for (const id of ['k:1', 'k,1', 'k 1', 'ключ']) expect(invalid([{ id, key: K1 }])).toMatch(/an id is 1 to 32 characters/);
+    expect(invalid([{ key: K1 }])).toMatch(/key 1 has no id \(undefined\)/);
     expect(
       invalid([
         { id: 'k1', key: K1 },
         { id: 'k1', key: K2 },
       ]),
     ).toBe('payments: encryption key id "k1" is listed twice');
+  });
+
+  test('never prints an id that is not one: a key written where its id belongs stays out of the message', () => {
+    for (const secret of [K1.toString('base64'), K1.toString('hex')]) {
+      const text = invalid([{ id: secret, key: K2 }]);
+      expect(text).toMatch(/^payments: encryption key 1 has an id of \d+ characters/);
+      expect(text).not.toContain(secret.slice(0, 6));
+    }
+  });
+
+  test('refuses one key listed under two ids, and a placeholder of one byte repeated', () => {
+    expect(
+      invalid([
+        { id: 'k2', key: K1.toString('hex') },
+        { id: 'k1', key: K1 },
+      ]),
+    ).toBe('payments: encryption keys "k2" and "k1" are the same key');
+    for (const byte of [0x00, 0xff]) {
+      expect(invalid([{ id: 'k1', key: Buffer.alloc(32, byte) }])).toBe(
+        'payments: encryption key "k1" is one byte repeated 32 times, not a random key',
+      );
+    }
   });
 });
 

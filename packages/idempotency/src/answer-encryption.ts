@@ -7,6 +7,13 @@ import { checkKeyring, type AnswerEncryptionOptions, type Keyring } from './encr
  * integration stores in clear starts with it (they start with JSON or `!`).
  */
 const SEALED = 'enc1:';
+/**
+ * The whole form {@link AnswerEncryption.seal} writes: the prefix, a key id
+ * and base64 of at least an IV and a tag. Where answers in clear are read too,
+ * only this form is taken for an encrypted one, so an answer of an app's own
+ * that merely begins with `enc1:` still replays.
+ */
+const SEALED_FORM = /^enc1:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9+/]{38,}={0,2}$/;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const ALGORITHM = 'aes-256-gcm';
@@ -74,8 +81,8 @@ export class AnswerEncryption {
    * @throws UnreadableAnswer saying why it cannot be read.
    */
   open(recordKey: string, stored: string): string {
+    if (this.acceptPlaintext && !SEALED_FORM.test(stored)) return stored;
     if (!stored.startsWith(SEALED)) {
-      if (this.acceptPlaintext) return stored;
       throw new UnreadableAnswer('the stored answer is in clear, and only encrypted answers are accepted (acceptPlaintext is off)');
     }
     const separator = stored.indexOf(':', SEALED.length);
@@ -110,7 +117,7 @@ export class AnswerEncryption {
  */
 export function openStoredAnswer(encryption: AnswerEncryption | undefined, recordKey: string, stored: string): string {
   if (encryption) return encryption.open(recordKey, stored);
-  if (stored.startsWith(SEALED)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
+  if (SEALED_FORM.test(stored)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
   return stored;
 }
 

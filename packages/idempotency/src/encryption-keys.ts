@@ -93,15 +93,20 @@ export function checkKeyring(options: AnswerEncryptionOptions, where: string): K
   const { keys } = options ?? {};
   if (!Array.isArray(keys) || keys.length === 0) throw new InvalidPolicyError(`${where}: encryption.keys must list at least one key`);
   const byId = new Map<string, KeyObject>();
-  for (const entry of keys as readonly Partial<AnswerEncryptionKey>[]) {
+  const idOf = new Map<string, string>(); // the key's bytes (hex) to the id listing them
+  for (const [i, entry] of (keys as readonly Partial<AnswerEncryptionKey>[]).entries()) {
     const id: unknown = entry?.id;
     if (typeof id !== 'string' || !KEY_ID.test(id)) {
-      throw new InvalidPolicyError(
-        `${where}: encryption key id ${JSON.stringify(typeof id === 'string' ? id.slice(0, 40) : id)} must be 1 to 32 characters of A-Z a-z 0-9 . _ -`,
-      );
+      // Never echoed: an entry written the wrong way round (`key:id`) would print the key.
+      const got = typeof id === 'string' ? `an id of ${id.length} characters` : `no id (${id === null ? 'null' : typeof id})`;
+      throw new InvalidPolicyError(`${where}: encryption key ${i + 1} has ${got}; an id is 1 to 32 characters of A-Z a-z 0-9 . _ -`);
     }
     if (byId.has(id)) throw new InvalidPolicyError(`${where}: encryption key id "${id}" is listed twice`);
-    byId.set(id, createSecretKey(keyBytes(entry.key, `${where}: encryption key "${id}"`)));
+    const bytes = keyBytes(entry.key, `${where}: encryption key "${id}"`);
+    const same = idOf.get(bytes.toString('hex'));
+    if (same !== undefined) throw new InvalidPolicyError(`${where}: encryption keys "${same}" and "${id}" are the same key`);
+    idOf.set(bytes.toString('hex'), id);
+    byId.set(id, createSecretKey(bytes));
   }
   const [id, key] = byId.entries().next().value as [string, KeyObject]; // a Map keeps the order listed: the newest first
   return { current: { id, key }, byId };
@@ -116,5 +121,7 @@ function keyBytes(key: unknown, what: string): Buffer {
     throw new InvalidPolicyError(`${what} must be 32 bytes as 64 hex digits or base64 (got a string of ${key.length} characters)`);
   } else throw new InvalidPolicyError(`${what} must be 32 bytes: a Buffer, 64 hex digits or base64 (got ${typeof key})`);
   if (bytes.length !== KEY_BYTES) throw new InvalidPolicyError(`${what} must be 32 bytes for AES-256 (got ${bytes.length})`);
+  // A placeholder left in a config (all zeros, all 0xff): no random key looks like it.
+  if (bytes.every((byte) => byte === bytes[0])) throw new InvalidPolicyError(`${what} is one byte repeated 32 times, not a random key`);
   return bytes;
 }
