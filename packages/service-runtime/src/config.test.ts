@@ -60,4 +60,16 @@ describe('loadConfig', () => {
     });
     expect(loadConfig('payments', TEST_CREDENTIALS).callers).toEqual(new Map([[TEST_CREDENTIALS.PAYMENTS_TOKEN, 'orders']]));
   });
+
+  it('refuses a token a hop accepts that is also the one it presents next: its holder could skip the hop', () => {
+    const customerKey = 'c'.repeat(32);
+    const gateway = { ...TEST_CREDENTIALS, GATEWAY_API_KEYS: JSON.stringify({ [customerKey]: 'acct-7' }), ORDERS_TOKEN: customerKey };
+    expect(() => loadConfig('gateway', gateway)).toThrow(
+      new ConfigError("ORDERS_TOKEN is also a customer's key in GATEWAY_API_KEYS: give each hop a token of its own"),
+    );
+    const orders = { ...TEST_CREDENTIALS, PAYMENTS_TOKEN: TEST_CREDENTIALS.ORDERS_TOKEN };
+    expect(() => loadConfig('orders', orders)).toThrow(
+      new ConfigError('PAYMENTS_TOKEN is the same as ORDERS_TOKEN: give each hop a token of its own'),
+    );
+  });
 });

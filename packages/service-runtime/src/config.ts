@@ -80,6 +80,13 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
   const defaults = DEFAULTS[service];
   const read = environmentReader(env);
   const redisUrl = read.string('REDIS_URL', 'redis://127.0.0.1:6379');
+  const callers = readCallers(env, defaults.upstream);
+  const downstreamToken = defaults.downstream ? serviceToken(defaults.downstream[2], env[defaults.downstream[2]]) : undefined;
+  if (downstreamToken !== undefined && callers.has(downstreamToken)) {
+    // A caller holding it could skip this hop and call the next one directly, naming any account.
+    const accepted = defaults.upstream ? `the same as ${defaults.upstream.token}` : `also a customer's key in ${GATEWAY_API_KEYS}`;
+    throw new ConfigError(`${defaults.downstream?.[2]} is ${accepted}: give each hop a token of its own`);
+  }
   return {
     service,
     host: read.string('HOST', '127.0.0.1'),
@@ -93,9 +100,9 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
     amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
     chargeQueue: read.name('CHARGE_QUEUE', 'payments.charges'),
-    callers: readCallers(env, defaults.upstream),
+    callers,
     downstreamUrl: defaults.downstream ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:']) : undefined,
-    downstreamToken: defaults.downstream ? serviceToken(defaults.downstream[2], env[defaults.downstream[2]]) : undefined,
+    downstreamToken,
     attemptTimeoutMs: read.int('DOWNSTREAM_TIMEOUT_MS', defaults.timeoutMs, 1, 600_000),
     maxAttempts: read.int('DOWNSTREAM_ATTEMPTS', 2, 1, 10),
     leaseMs: read.int('IDEMPOTENCY_LEASE_MS', 10_000, 100, 3_600_000),
