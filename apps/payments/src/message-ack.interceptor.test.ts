@@ -5,6 +5,7 @@ import {
   LeaseLostError,
   MissingKeyError,
   StoreUnavailableError,
+  StoredAnswerUnreadableError,
 } from '@idempotency-chain/idempotency';
 import { BadRequestException, HttpException, ServiceUnavailableException } from '@nestjs/common';
 import { StaleWriteError } from './ledger';
@@ -17,6 +18,7 @@ describe('settlementOf', () => {
     ['a key reused with another body', new KeyReusedError('reused')],
     ['a body that fails validation', new BadRequestException(['amountCents must not be less than 1'])],
     ['a declined payment', new HttpException('declined', 402)],
+    ['a stored answer that does not decrypt', new StoredAnswerUnreadableError('not in the keyring')],
   ])('dead-letters %s: it can never succeed as sent', (_name, error) => {
     expect(settlementOf(error)).toBe('dead-letter');
   });

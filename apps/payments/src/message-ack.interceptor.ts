@@ -1,4 +1,11 @@
-import { hashKey, HeaderName, isLeaseLostError, parseIdempotencyKey, statusOutcome } from '@idempotency-chain/idempotency';
+import {
+  hashKey,
+  HeaderName,
+  isLeaseLostError,
+  isStoredAnswerUnreadableError,
+  parseIdempotencyKey,
+  statusOutcome,
+} from '@idempotency-chain/idempotency';
 import { idempotencyErrorOf, statusOf } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { RmqContext } from '@nestjs/microservices';
@@ -30,13 +37,16 @@ const REQUEUE_PAUSE_MS = 500;
  * - `ack`: a newer execution of the same key owns the outcome (its fence
  *   refused this write, or it took the lease); this copy has nothing left to do;
  * - `dead-letter`: it can never succeed as sent (no key where one is
- *   required, a malformed key or body, a key reused with another body), so
- *   it goes to `<queue>.dead` for a human instead of looping;
+ *   required, a malformed key or body, a key reused with another body), or
+ *   not before a human acts (its stored answer does not decrypt under the
+ *   keyring), so it goes to `<queue>.dead` instead of looping;
  * - `requeue`: anything else (key in flight, store down, a crash of our
  *   own): the broker delivers it again and the idempotency record decides.
  */
 export function settlementOf(error: unknown): Settlement {
   if (error instanceof StaleWriteError || isLeaseLostError(idempotencyErrorOf(error))) return 'ack';
+  // Its charge ran; the answer waits for the keyring to be put right, which no redelivery does.
+  if (isStoredAnswerUnreadableError(idempotencyErrorOf(error))) return 'dead-letter';
   // An unexpected error carries no status: requeued, like a 500.
   const status = statusOf(error) ?? 500;
   const clientError = status >= 400 && status < 500;
