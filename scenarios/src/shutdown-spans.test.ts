@@ -37,7 +37,7 @@ describe('graceful shutdown and traces', () => {
   });
 
   it('sends every service’s buffered spans of the last checkout when it is stopped, before it exits', async () => {
-    const caller = callerFor(lab, 'propagated');
+    const caller = callerFor(lab, 'propagated', 'acct-7');
     const answer = await press(caller, { orderId: `order-${randomUUID().slice(0, 8)}`, account: 'acct-7', amountCents: 300 }, randomUUID());
     await caller.close();
     expect(answer).toMatchObject({ answered: true, status: 201 });
