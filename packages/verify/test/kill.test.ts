@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load';
 import { runChain } from '../src/run/runner';
-import { freePort } from './support/free-port';
+import { freePorts } from './support/free-port';
 
 describe('the kill scenario', () => {
   let dir: string;
@@ -11,7 +11,7 @@ describe('the kill scenario', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('fails with the reason when the killed service does not come back', async () => {
-    const [port, proxy] = [await freePort(), await freePort()];
+    const [port, proxy] = (await freePorts(2)) as [number, number];
     const marker = join(dir, 'started-once');
     // Serves the first time it is started; refuses to start a second time.
     const script = `const fs = require('fs');

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load';
 import { runChain } from '../src/run/runner';
-import { freePort } from './support/free-port';
+import { freePorts } from './support/free-port';
 
 /** The repository's lab entry: the three NestJS services, built by turbo before this test (turbo.json). */
 const LAB = join(__dirname, '..', '..', '..', 'lab', 'dist', 'main.js');
@@ -19,7 +19,7 @@ describe('the lab verified from outside', () => {
   });
 
   async function writeUp(policy: string): Promise<{ effects: number | undefined; passed: boolean | undefined; broken: string[] }> {
-    const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+    const ports = await freePorts(6);
     // The chain's credentials: the customer's key at the gateway, the service token of each inner hop.
     const token = () => randomBytes(16).toString('hex');
     const credentials = { apiKey: token(), orders: token(), payments: token() };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { checkMarkdownFile, type DiagramReport } from '@idempotency-chain/diagram-check';
 import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
+import { portTaken } from './support/free-port';
 import { captureOutput } from './support/output';
 import { startPythonChain, type PaymentsOptions } from './support/python-chain';
 
@@ -17,7 +18,7 @@ describe('a Python chain verified from outside', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'verify-python-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function verify(variant: 'naive' | 'keyed', payments: PaymentsOptions = {}, ...args: string[]) {
+  async function verifyOnce(variant: 'naive' | 'keyed', payments: PaymentsOptions, args: string[]) {
     const chain = await startPythonChain(variant, dir, payments);
     try {
       const config = join(dir, `${variant}.yaml`);
@@ -25,11 +26,24 @@ describe('a Python chain verified from outside', () => {
       const out = captureOutput();
       const reportDir = join(dir, `${variant}-report`);
       const code = await main(['run', config, '--report-dir', reportDir, ...args], out, out);
+      // Exit 2 writes no report: what the verifier said is the failure to show.
+      if (code === 2) throw new Error(`the verifier could not run the chain: ${out.text()}`);
       const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
       const markdown = join(reportDir, 'report.md');
       return { code, report, out: out.text(), markdown: readFileSync(markdown, 'utf8'), diagrams: await checkMarkdownFile(markdown) };
     } finally {
       await chain.stop();
+    }
+  }
+
+  /** Runs the chain under the verifier; again, on new ports, if another process took one between the pick and the bind. */
+  async function verify(variant: 'naive' | 'keyed', payments: PaymentsOptions = {}, ...args: string[]) {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await verifyOnce(variant, payments, args);
+      } catch (error) {
+        if (tries === 3 || !portTaken(String(error))) throw error;
+      }
     }
   }
 

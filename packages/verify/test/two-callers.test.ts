@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
 import { parseConfig } from '../src/config/load';
 import { runChain } from '../src/run/runner';
-import { freePort } from './support/free-port';
+import { freePorts } from './support/free-port';
 
 /**
  * A two-hop chain of real HTTP services: `api` takes the caller's tenant and key and
@@ -56,7 +56,7 @@ const close = (server: Server) => {
 };
 
 async function verify(forwarding: 'verbatim' | 'scoped') {
-  const [apiProxy, ledgerProxy] = [await freePort(), await freePort()];
+  const [apiProxy, ledgerProxy] = (await freePorts(2)) as [number, number];
   const chain = await startChain(forwarding, ledgerProxy);
   try {
     const config = parseConfig(

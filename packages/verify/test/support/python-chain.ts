@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from './free-port';
+import { freePorts } from './free-port';
 
 const SCRIPT = join(__dirname, '..', 'fixtures', 'python-chain', 'chain.py');
 
@@ -21,23 +21,26 @@ export interface PaymentsOptions {
   startedByVerifier?: boolean;
 }
 
-/** Starts payments, orders and gateway (deepest first, each pointed at the next hop's proxy). */
+/**
+ * Starts payments, orders and gateway (deepest first, each pointed at the next hop's
+ * proxy). Every process and proxy gets its own port, picked together, so a service
+ * can never land on a proxy's port.
+ */
 export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, options: PaymentsOptions = {}): Promise<PythonChain> {
-  const [gatewayProxy, ordersProxy, paymentsProxy] = [await freePort(), await freePort(), await freePort()];
-  const paymentsArgs = ['--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
+  const ports = (await freePorts(6)) as [number, number, number, number, number, number];
+  const [gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments] = ports;
+  const paymentsArgs = ['--port', String(payments), '--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
   const processes: ChildProcess[] = [];
   const start = async (role: string, ...args: string[]) => {
-    const child = spawn('python3', [SCRIPT, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('python3', [SCRIPT, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     processes.push(child);
-    return listeningPort(child, role);
+    await listening(child, role);
   };
   try {
-    const payments = options.startedByVerifier ? await freePort() : await start('payments', ...paymentsArgs);
-    const orders = await start('orders', '--downstream', `http://127.0.0.1:${paymentsProxy}`);
-    const gateway = await start('gateway', '--downstream', `http://127.0.0.1:${ordersProxy}`);
-    const service = options.startedByVerifier
-      ? ['python3', SCRIPT, 'payments', '--variant', variant, '--port', String(payments), ...paymentsArgs]
-      : undefined;
+    if (!options.startedByVerifier) await start('payments', ...paymentsArgs);
+    await start('orders', '--port', String(orders), '--downstream', `http://127.0.0.1:${paymentsProxy}`);
+    await start('gateway', '--port', String(gateway), '--downstream', `http://127.0.0.1:${ordersProxy}`);
+    const service = options.startedByVerifier ? ['python3', SCRIPT, 'payments', '--variant', variant, ...paymentsArgs] : undefined;
     return {
       configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service),
       stop: () => stopAll(processes),
@@ -86,21 +89,21 @@ doubleClick:
 `;
 }
 
-/** Resolves with the port a service prints once it listens; rejects if it exits first. */
-async function listeningPort(child: ChildProcess, role: string): Promise<number> {
+/** Resolves once a service prints that it listens; rejects, with what it wrote to stderr, if it exits first. */
+async function listening(child: ChildProcess, role: string): Promise<void> {
+  const stderr: string[] = [];
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr.push(chunk);
+    process.stderr.write(chunk);
+  });
   const lines = createInterface({ input: child.stdout! });
   // Neither promise rejects, so the one that loses the race cannot become an unhandled rejection.
-  const exited = once(child, 'exit').then(() => undefined);
-  const listening = (async () => {
-    for await (const line of lines) {
-      const match = /^listening (\d+)$/.exec(line);
-      if (match) return Number(match[1]);
-    }
-    return undefined;
+  const exited = once(child, 'exit').then(() => false);
+  const listens = (async () => {
+    for await (const line of lines) if (/^listening \d+$/.test(line)) return true;
+    return false;
   })();
-  const port = await Promise.race([listening, exited]);
-  if (port === undefined) throw new Error(`python ${role} exited before listening`);
-  return port;
+  if (!(await Promise.race([listens, exited]))) throw new Error(`python ${role} exited before listening: ${stderr.join('')}`);
 }
 
 async function stopAll(processes: ChildProcess[]): Promise<void> {
