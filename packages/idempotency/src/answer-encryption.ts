@@ -81,7 +81,7 @@ export class AnswerEncryption {
    * @throws UnreadableAnswer saying why it cannot be read.
    */
   open(recordKey: string, stored: string): string {
-    if (this.acceptPlaintext && !SEALED_FORM.test(stored)) return stored;
+    if (this.acceptPlaintext && !isSealedAnswer(stored)) return stored;
     if (!stored.startsWith(SEALED)) {
       throw new UnreadableAnswer('the stored answer is in clear, and only encrypted answers are accepted (acceptPlaintext is off)');
     }
@@ -117,8 +117,13 @@ export class AnswerEncryption {
  */
 export function openStoredAnswer(encryption: AnswerEncryption | undefined, recordKey: string, stored: string): string {
   if (encryption) return encryption.open(recordKey, stored);
-  if (SEALED_FORM.test(stored)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
+  if (isSealedAnswer(stored)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
   return stored;
+}
+
+/** Whether `stored` has the form of an encrypted answer (see {@link AnswerEncryption.seal}). */
+export function isSealedAnswer(stored: string): boolean {
+  return SEALED_FORM.test(stored);
 }
 
 /** What binds an answer to its record, and to the key id it names. */

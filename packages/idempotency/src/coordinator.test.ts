@@ -410,12 +410,13 @@ describe('waiter caps', () => {
 });
 
 describe('observer events', () => {
-  it('reports executed with the epoch, then replayed, with the key hash and never the key', async () => {
+  it('reports executed with the epoch, then replayed, with the key hash and the record key, never the key', async () => {
     const first = await coordinator.run(request(), ok);
     await coordinator.run(request(), neverRuns);
+    const recordKey = coordinator.recordKey(OPERATION, '', KEY);
     expect(recorder.events).toEqual([
-      { outcome: 'executed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), epoch: first.epoch },
-      { outcome: 'replayed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY) },
+      { outcome: 'executed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), recordKey, epoch: first.epoch },
+      { outcome: 'replayed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), recordKey },
     ]);
     expect(JSON.stringify(recorder.events)).not.toContain(KEY);
   });

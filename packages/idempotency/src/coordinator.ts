@@ -1,4 +1,4 @@
-import { hash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer } from './answer-encryption';
 import { runInExecution } from './current-execution';
 import { encryptingStore } from './encrypting-store';
@@ -8,6 +8,7 @@ import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { InvalidPolicyError, isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
+import { recordKeyOf } from './record-key';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { RunningExecutions } from './running-executions';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
@@ -176,10 +177,12 @@ export class IdempotencyCoordinator {
   /**
    * The record's identity in the store, and in the replay cache: a hash, so
    * no user text reaches the store, and a scope or key of any length costs
-   * the cache 64 characters.
+   * the cache 64 characters. What the logs print as `recordKey`, and what
+   * `inspectRecord` and `releaseRecord` (and the `idempotency-records` CLI)
+   * find a record by.
    */
   recordKey(operation: string, scope: string, key: string): string {
-    return hash('sha256', JSON.stringify([this.options.service, operation, scope, key]), 'hex');
+    return recordKeyOf(this.options.service, operation, scope, key);
   }
 
   /**
@@ -243,7 +246,7 @@ export class IdempotencyCoordinator {
   private knownReplay(request: RunRequest, recordKey: string, report?: ExecutionReport): string | undefined {
     const known = this.replays?.get(recordKey);
     if (!known) return undefined;
-    report ??= this.reporter(request);
+    report ??= this.reporter(request, recordKey);
     if (known.fingerprint !== request.fingerprint) {
       report(IdempotencyOutcome.Mismatched);
       throw new KeyReusedError('This Idempotency-Key was already used for a different request');
@@ -285,7 +288,7 @@ export class IdempotencyCoordinator {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
     const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
-    const report = this.reporter(request);
+    const report = this.reporter(request, recordKey);
     const known = this.knownReplay(request, recordKey, report);
     if (known !== undefined) return { replay: known, waited: false };
     const replays = this.replays;
@@ -394,12 +397,18 @@ export class IdempotencyCoordinator {
    * (an object literal with a getter costs about a microsecond to build),
    * so the key's hash is computed once per request, at its first event.
    */
-  private reporter(request: RunRequest): ExecutionReport {
+  private reporter(request: RunRequest, recordKey: string): ExecutionReport {
     const { observer, service } = this.options;
     if (!observer) return NO_REPORT;
     let keyHash: string | undefined;
     return (outcome, extra) => {
-      const event: IdempotencyEvent = { outcome, service, operation: request.operation, keyHash: (keyHash ??= hashKey(request.key)) };
+      const event: IdempotencyEvent = {
+        outcome,
+        service,
+        operation: request.operation,
+        keyHash: (keyHash ??= hashKey(request.key)),
+        recordKey,
+      };
       // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
       if (extra && 'epoch' in extra) event.epoch = extra.epoch;
       if (extra && 'error' in extra) event.error = extra.error;

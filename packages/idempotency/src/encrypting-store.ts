@@ -1,5 +1,12 @@
 import type { AnswerEncryption } from './answer-encryption';
-import { isTransactionalStore, type IdempotencyStore, type StoreTransaction, type TransactionalStore } from './store';
+import {
+  isInspectableStore,
+  isTransactionalStore,
+  type IdempotencyStore,
+  type InspectableStore,
+  type StoreTransaction,
+  type TransactionalStore,
+} from './store';
 
 /**
  * `store`, with every answer encrypted before it is stored: by `complete`,
@@ -21,6 +28,11 @@ export function encryptingStore(store: IdempotencyStore, encryption: AnswerEncry
   // Only what the store has: the coordinator asks whether it can connect, ping or open a transaction.
   if (store.connect) encrypting.connect = () => (store.connect as () => Promise<void>).call(store);
   if (store.ping) encrypting.ping = () => (store.ping as () => Promise<void>).call(store);
+  // An operator reads the stored answer as it is kept, and decrypts it with a keyring of its own (`inspectRecord`).
+  if (isInspectableStore(store)) {
+    (encrypting as InspectableStore).inspect = (recordKey) => store.inspect(recordKey);
+    (encrypting as InspectableStore).releaseByOperator = (recordKey, options) => store.releaseByOperator(recordKey, options);
+  }
   if (isTransactionalStore(store)) {
     (encrypting as TransactionalStore).begin = async (recordKey, owner) => {
       const transaction = await store.begin(recordKey, owner);

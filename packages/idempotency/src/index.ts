@@ -19,6 +19,16 @@ export { formatIdempotencyKey, parseIdempotencyKey } from './key';
 export { LoggingObserver } from './logging.observer';
 export type { StructuredLogger } from './logging.observer';
 export { MemoryStore } from './memory-store';
+export { inspectRecord, releaseRecord } from './operator-records';
+export type {
+  InspectRecordOptions,
+  OperatorAudit,
+  RecordInspection,
+  RecordRelease,
+  RecordTarget,
+  ReleaseRecordOptions,
+  StoredAnswerReport,
+} from './operator-records';
 export { MAX_TIMER_MS } from './milliseconds';
 export type { MemoryStoreOptions } from './memory-store';
 export { IdempotencyOutcome } from './observer';
@@ -31,4 +41,13 @@ export type { ReplayCacheOptions } from './replay-cache';
 export { InvalidPolicyError } from './policy';
 export type { InFlightPolicy, OperationPolicy, StoreFailurePolicy } from './policy';
 export { RecordStatus } from './store';
-export type { ClaimRequest, ClaimResult, IdempotencyStore, StoreTransaction, TransactionalStore } from './store';
+export type {
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyStore,
+  InspectableStore,
+  OperatorReleaseResult,
+  StoredRecord,
+  StoreTransaction,
+  TransactionalStore,
+} from './store';

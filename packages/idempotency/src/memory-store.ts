@@ -1,5 +1,12 @@
 import { positiveMs } from './milliseconds';
-import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from './store';
+import {
+  RecordStatus,
+  type ClaimRequest,
+  type ClaimResult,
+  type InspectableStore,
+  type OperatorReleaseResult,
+  type StoredRecord,
+} from './store';
 
 interface MemoryRecord {
   status: RecordStatus;
@@ -36,7 +43,7 @@ export interface MemoryStoreOptions {
  *
  * @public
  */
-export class MemoryStore implements IdempotencyStore {
+export class MemoryStore implements InspectableStore {
   private readonly records = new Map<string, MemoryRecord>();
   private readonly waiters = new Map<string, Set<() => void>>();
   /**
@@ -105,6 +112,35 @@ export class MemoryStore implements IdempotencyStore {
     if (!record) return this.completedBy(recordKey, owner);
     record.expiresAt = Date.now() + lease;
     return true;
+  }
+
+  async inspect(recordKey: string): Promise<StoredRecord | undefined> {
+    const now = Date.now();
+    const record = this.live(recordKey, now);
+    if (!record) return undefined;
+    const { status, epoch, fingerprint, result } = record;
+    return {
+      status,
+      epoch,
+      ownerPresent: record.owner !== '',
+      remainingMs: record.expiresAt - now,
+      fingerprint,
+      ...(result !== undefined && { result }),
+    };
+  }
+
+  async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
+    const record = this.live(recordKey, Date.now());
+    if (!record) return { outcome: 'absent' };
+    const epochBefore = record.epoch;
+    if (record.status === RecordStatus.Completed && !force) return { outcome: 'refused_completed', epochBefore };
+    // The next claim's epoch exceeds epochAfter, which nobody holds; no owner's resend is recognised any more.
+    const epochAfter = epochBefore + 1;
+    this.lastEpoch = Math.max(this.lastEpoch, epochAfter);
+    this.records.delete(recordKey);
+    this.releasedBy.delete(recordKey);
+    this.wake(recordKey);
+    return { outcome: record.status === RecordStatus.Completed ? 'forced' : 'released', epochBefore, epochAfter };
   }
 
   waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {

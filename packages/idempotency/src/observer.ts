@@ -71,8 +71,20 @@ export interface IdempotencyEvent {
   outcome: IdempotencyOutcome;
   service: string;
   operation: string;
-  /** First 12 hex digits of SHA-256(key): never the raw key. */
+  /**
+   * First 12 hex digits of a keyed HMAC-SHA-256 of the key (`hashKey`):
+   * never the raw key. It correlates one key's lines, but cannot find its
+   * record: use `recordKey` for that.
+   */
   keyHash: string;
+  /**
+   * The record's identity in the store (`IdempotencyCoordinator.recordKey`,
+   * a SHA-256 of service, operation, scope and key): what `inspectRecord`,
+   * `releaseRecord` and the `idempotency-records` CLI (`--record`) find the
+   * record by, and what a fenced resource keys its fence on. The
+   * coordinator sets it on every event.
+   */
+  recordKey?: string;
   /** Fencing epoch of the execution this event is about, when there is one. */
   epoch?: number;
   /** The error behind a `store_error`, an `unstorable`, an `is_final_threw` or an `unreadable`. */

@@ -168,3 +168,71 @@ export interface TransactionalStore<Tx = unknown> extends IdempotencyStore {
 export function isTransactionalStore(store: IdempotencyStore): store is TransactionalStore {
   return typeof (store as Partial<TransactionalStore>).begin === 'function';
 }
+
+/**
+ * A record as an operator sees it, read in one atomic step by
+ * {@link InspectableStore.inspect}. Never the owner token itself: only
+ * whether one is there.
+ *
+ * @beta
+ */
+export interface StoredRecord {
+  status: RecordStatus;
+  /** The fencing epoch the record was claimed under. */
+  epoch: number;
+  /** Whether the record names an owner (an in-progress record always does; a completed one keeps its completer's). */
+  ownerPresent: boolean;
+  /** Lease left while in progress, retention left once completed, in milliseconds; `undefined` when the store cannot tell. */
+  remainingMs?: number;
+  /** The request fingerprint the record was claimed for. */
+  fingerprint: string;
+  /** The stored answer as the store keeps it (maybe encrypted), once completed. */
+  result?: string;
+}
+
+/**
+ * What {@link InspectableStore.releaseByOperator} did, decided atomically by
+ * the store:
+ * - `released`: the record was in progress; its owner no longer holds it
+ *   (its `complete`, `renew` and `release` answer `false`) and every later
+ *   claim gets an epoch greater than `epochAfter`.
+ * - `forced`: the record was completed and `force` was set: its stored
+ *   answer is deleted, so the next request with this key executes again.
+ * - `refused_completed`: the record is completed and `force` was not set:
+ *   nothing changed.
+ * - `absent`: no live record (never claimed, released, or its lease or
+ *   retention ran out): nothing changed.
+ *
+ * @beta
+ */
+export type OperatorReleaseResult =
+  | { outcome: 'released' | 'forced'; epochBefore: number; epochAfter: number }
+  | { outcome: 'refused_completed'; epochBefore: number }
+  | { outcome: 'absent' };
+
+/**
+ * A store an operator can look into and release records of, for when a
+ * key is held by a holder that is gone, or a customer asks whether a
+ * request ran. Both methods are one atomic step, like the rest of the
+ * store, and both bypass nothing: a release moves the fence forward
+ * instead of deleting around it. Every store of this package implements
+ * it; `inspectRecord` and `releaseRecord` are the API to call.
+ *
+ * @beta
+ */
+export interface InspectableStore extends IdempotencyStore {
+  /** The live record at `recordKey`, or `undefined` when there is none. */
+  inspect(recordKey: string): Promise<StoredRecord | undefined>;
+  /**
+   * End the record at `recordKey` whoever holds it: take the ownership of
+   * an in-progress record away and move its epoch forward, or, with
+   * `force`, delete a completed record's answer; wake its waiters.
+   */
+  releaseByOperator(recordKey: string, options: { force: boolean }): Promise<OperatorReleaseResult>;
+}
+
+/** Whether `store` offers operator inspection and release. */
+export function isInspectableStore(store: IdempotencyStore): store is InspectableStore {
+  const candidate = store as Partial<InspectableStore>;
+  return typeof candidate.inspect === 'function' && typeof candidate.releaseByOperator === 'function';
+}

@@ -1,12 +1,21 @@
 import { Client, Pool, type PoolClient } from 'pg';
-import type { ClaimRequest, ClaimResult, StoreTransaction, TransactionalStore } from '../store';
+import {
+  RecordStatus,
+  type ClaimRequest,
+  type ClaimResult,
+  type InspectableStore,
+  type OperatorReleaseResult,
+  type StoredRecord,
+  type StoreTransaction,
+  type TransactionalStore,
+} from '../store';
 import { channelName } from './channel';
 import { queryRetryingConflicts } from './conflicts';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
 import { migrate, quoteSchema } from './migrate';
-import { statements, type Statements } from './sql';
+import { operatorStatements, statements, type OperatorStatements, type Statements } from './sql';
 
 /**
  * Options of {@link PostgresStore}.
@@ -66,6 +75,15 @@ const SWEEP_BATCH = 10_000;
  */
 const RENEW_POOL_SIZE = 2;
 
+interface InspectRow {
+  status: string;
+  fingerprint: string;
+  owner_present: boolean;
+  epoch: string;
+  result: string | null;
+  remaining_ms: number;
+}
+
 interface ClaimRow {
   status: string;
   epoch: string | null;
@@ -115,11 +133,12 @@ interface ClaimRow {
  *
  * @public
  */
-export class PostgresStore implements TransactionalStore<PoolClient> {
+export class PostgresStore implements TransactionalStore<PoolClient>, InspectableStore {
   private readonly pool: Pool;
   private readonly renewPool: Pool;
   private readonly ownsRenewPool: boolean;
   private readonly sql: Statements;
+  private readonly operatorSql: OperatorStatements;
   private readonly channel: string;
   private readonly fenceRetentionMs: number;
   private readonly ownsPool: boolean;
@@ -135,6 +154,7 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
     const schema = options.schema ?? 'public';
     this.pool = options.pool;
     this.sql = statements(quoteSchema(schema));
+    this.operatorSql = operatorStatements(quoteSchema(schema));
     this.ownsRenewPool = !options.renewPool || (options.ownsPool ?? false);
     this.renewPool = options.renewPool ?? renewPoolFor(options.pool);
     this.channel = channelName(schema);
@@ -210,6 +230,62 @@ export class PostgresStore implements TransactionalStore<PoolClient> {
       throw error;
     }
     return new PostgresTransaction(client, this.sql, [recordKey, owner], this.channel, () => client.off('error', ignore));
+  }
+
+  /** The live record at `recordKey`, read by one statement (see `InspectableStore`). */
+  async inspect(recordKey: string): Promise<StoredRecord | undefined> {
+    this.assertOpen();
+    const { rows } = await queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]);
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.status !== RecordStatus.InProgress && row.status !== RecordStatus.Completed) {
+      throw new Error(`Unexpected idempotency record status ${JSON.stringify(row.status)}`);
+    }
+    return {
+      status: row.status,
+      epoch: Number(row.epoch),
+      ownerPresent: row.owner_present,
+      remainingMs: Math.max(0, Math.ceil(row.remaining_ms)),
+      fingerprint: row.fingerprint,
+      ...(row.result !== null && { result: row.result }),
+    };
+  }
+
+  /**
+   * End the record whoever holds it, in one transaction: lock the live row
+   * (after a transactional completion holding it commits or rolls back),
+   * then release it with its epoch moved one past the holder's (see
+   * `InspectableStore`).
+   */
+  async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
+    this.assertOpen();
+    const client = await this.pool.connect();
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
+    let failed = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const { rows } = await client.query<{ status: string; epoch: string }>(this.operatorSql.lock, [recordKey]);
+      const row = rows[0];
+      let result: OperatorReleaseResult;
+      if (!row) result = { outcome: 'absent' };
+      else if (row.status === RecordStatus.Completed && !force) result = { outcome: 'refused_completed', epochBefore: Number(row.epoch) };
+      else {
+        const ended = await client.query<{ epoch: string }>(this.operatorSql.end, [recordKey, this.channel]);
+        const outcome = row.status === RecordStatus.Completed ? 'forced' : 'released';
+        result = { outcome, epochBefore: Number(row.epoch), epochAfter: Number(ended.rows[0]?.epoch) };
+      }
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      failed = true;
+      // Rolled back, or the connection is gone, which rolls back too; either way it is not reused.
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release(failed);
+    }
   }
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -105,3 +105,43 @@ export function statements(s: string) {
 }
 
 export type Statements = ReturnType<typeof statements>;
+
+/**
+ * The operator's statements (`InspectableStore`), for the schema whose
+ * quoted name is `s`: a live record read as it is, and the steps of the
+ * transaction that ends a record whoever holds it.
+ */
+export function operatorStatements(s: string) {
+  const records = `${s}.idempotency_records`;
+  const live = `store_key = $1 AND status <> 'released' AND expires_at > clock_timestamp()`;
+  return {
+    /** The live record at $1; a released or ended row is the fence, not a record. */
+    inspect: `
+      SELECT status, fingerprint, owner <> '' AS owner_present, epoch::text AS epoch, result,
+             extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS remaining_ms
+        FROM ${records} WHERE ${live}`,
+
+    /**
+     * Lock the live record at $1 (waiting for a transactional completion
+     * that holds it to commit or roll back), inside the release's transaction.
+     */
+    lock: `SELECT status, epoch::text AS epoch FROM ${records} WHERE ${live} FOR UPDATE`,
+
+    /**
+     * End the locked record: the row stays as the fence, released, already
+     * expired, with an epoch one past the holder's that nobody holds, and
+     * no owner, so the holder fails every owner check and the next claim's
+     * epoch exceeds the new one. Then notify the waiters (on COMMIT).
+     * $1 key, $2 channel.
+     */
+    end: `
+      WITH ended AS (
+        UPDATE ${records} SET status = 'released', owner = '', result = NULL, epoch = epoch + 1, expires_at = clock_timestamp()
+         WHERE store_key = $1
+        RETURNING epoch
+      )
+      SELECT epoch::text AS epoch, pg_notify($2, $1)::text AS notified FROM ended`,
+  };
+}
+
+export type OperatorStatements = ReturnType<typeof operatorStatements>;

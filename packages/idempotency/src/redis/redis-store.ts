@@ -1,12 +1,27 @@
 import type { Cluster, Redis } from 'ioredis';
-import { RecordStatus, type ClaimRequest, type ClaimResult, type IdempotencyStore } from '../store';
+import {
+  RecordStatus,
+  type ClaimRequest,
+  type ClaimResult,
+  type InspectableStore,
+  type OperatorReleaseResult,
+  type StoredRecord,
+} from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { isNoScript, LuaScript } from './lua-script';
-import { CLAIM_SCRIPT, completeScript, releaseScript, RENEW_SCRIPT, WAITING_SCRIPT } from './scripts';
+import {
+  CLAIM_SCRIPT,
+  completeScript,
+  INSPECT_SCRIPT,
+  operatorReleaseScript,
+  releaseScript,
+  RENEW_SCRIPT,
+  WAITING_SCRIPT,
+} from './scripts';
 
 /**
  * Options of {@link RedisStore}.
@@ -71,6 +86,8 @@ interface StoreScripts {
   release: LuaScript;
   renew: LuaScript;
   waiting: LuaScript;
+  inspect: LuaScript;
+  operatorRelease: LuaScript;
 }
 
 /**
@@ -124,7 +141,7 @@ interface StoreScripts {
  *
  * @public
  */
-export class RedisStore implements IdempotencyStore {
+export class RedisStore implements InspectableStore {
   private readonly client: Redis | Cluster;
   private readonly prefix: string;
   private readonly ownsClient: boolean;
@@ -156,6 +173,8 @@ export class RedisStore implements IdempotencyStore {
       release: new LuaScript(releaseScript(publish), 3),
       renew: new LuaScript(RENEW_SCRIPT, 1),
       waiting: new LuaScript(WAITING_SCRIPT, 1),
+      inspect: new LuaScript(INSPECT_SCRIPT, 1),
+      operatorRelease: new LuaScript(operatorReleaseScript(publish), 3),
     };
     this.client = client;
     this.writes = new WriteCoalescer(client);
@@ -207,6 +226,18 @@ export class RedisStore implements IdempotencyStore {
       timeoutMs,
       signal,
     );
+  }
+
+  /** The live record at `recordKey`, read by one script (see `InspectableStore`). */
+  async inspect(recordKey: string): Promise<StoredRecord | undefined> {
+    return toStoredRecord(await this.scripts.inspect.run(this.client, [this.keys(recordKey).record]));
+  }
+
+  /** End the record whoever holds it, by one script: the epoch counter moves past its epoch (see `InspectableStore`). */
+  async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
+    const { record, epoch, released, channel } = this.keys(recordKey);
+    const args = [record, epoch, released, force ? '1' : '0', channel, String(EPOCH_TTL_FLOOR_MS)];
+    return toOperatorRelease(await this.scripts.operatorRelease.run(this.client, args));
   }
 
   /** Connect `client` if it was created with `lazyConnect` and is not connected yet. */
@@ -270,4 +301,29 @@ function toClaimResult(reply: unknown): ClaimResult {
     return { status, fingerprint: String(first ?? ''), result: String(second ?? ''), ...(remainingMs > 0 && { remainingMs }) };
   }
   throw new Error('Unexpected reply from the idempotency claim script');
+}
+
+function toStoredRecord(reply: unknown): StoredRecord | undefined {
+  const [status, fingerprint, owner, epoch, pttl, result] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  if (status === undefined) return undefined;
+  if ((status !== RecordStatus.InProgress && status !== RecordStatus.Completed) || !Number.isSafeInteger(Number(epoch))) {
+    throw new Error('Unexpected reply from the idempotency inspect script');
+  }
+  const remainingMs = Number(pttl);
+  return {
+    status,
+    epoch: Number(epoch),
+    ownerPresent: owner === '1',
+    ...(remainingMs >= 0 && { remainingMs }),
+    fingerprint: String(fingerprint),
+    ...(typeof result === 'string' && { result }),
+  };
+}
+
+function toOperatorRelease(reply: unknown): OperatorReleaseResult {
+  const [outcome, before, after] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  if (outcome === 'absent') return { outcome };
+  if (outcome === 'refused_completed') return { outcome, epochBefore: Number(before) };
+  if (outcome === 'released' || outcome === 'forced') return { outcome, epochBefore: Number(before), epochAfter: Number(after) };
+  throw new Error('Unexpected reply from the idempotency operator release script');
 }

@@ -180,3 +180,41 @@ local record = redis.call('HMGET', KEYS[1], 'status', 'w')
 if record[1] == 'in_progress' and not record[2] then redis.pcall('HSET', KEYS[1], 'w', '1') end
 return record[1]
 `;
+
+/**
+ * Read a record for an operator, changing nothing.
+ *
+ * KEYS: record hash. Returns `{}` when there is no record, else `{status,
+ * fp, owner present ('1' | '0'), epoch, pttl, result or false}`.
+ */
+export const INSPECT_SCRIPT = `
+local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'owner', 'epoch', 'result')
+if not record[1] then return {} end
+return {record[1], record[2] or '', record[3] and '1' or '0', record[4], redis.call('PTTL', KEYS[1]), record[5] or false}
+`;
+
+/**
+ * End a record whoever holds it, for an operator: delete it and its
+ * released-by key, and leave `epoch + 1` in the counter, an epoch nobody
+ * holds, so the next claim's exceeds it (see the claim script). The holder
+ * that is still alive then fails every owner check (complete, renew,
+ * release) and its resends are no longer recognised. A completed record is
+ * refused unless ARGV[1] is `1`.
+ *
+ * KEYS: record hash, epoch counter, released-by key. ARGV: force (`1` |
+ * `0`), completion channel, epoch counter TTL in ms. Returns `{'absent'}`,
+ * `{'refused_completed', epoch}`, or `{'released' | 'forced', epoch,
+ * epoch + 1}`.
+ */
+export const operatorReleaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
+local record = redis.call('HMGET', KEYS[1], 'status', 'epoch', 'w')
+if not record[1] then return {'absent'} end
+if record[1] == 'completed' and ARGV[1] ~= '1' then return {'refused_completed', record[2]} end
+${CLOCK}
+local after = string.format('%.0f', math.max(tonumber(record[2]), tonumber(redis.call('GET', KEYS[2])) or 0) + 1)
+redis.call('DEL', KEYS[1], KEYS[3])
+redis.call('SET', KEYS[2], after)
+redis.call('PEXPIREAT', KEYS[2], at(after, ARGV[3]))
+if record[3] then redis.call('${publish}', ARGV[2], 'released') end
+return {record[1] == 'completed' and 'forced' or 'released', record[2], after}
+`;

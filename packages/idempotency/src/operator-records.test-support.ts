@@ -1,0 +1,222 @@
+/**
+ * Operator inspection and release (`inspectRecord`, `releaseRecord`),
+ * against a real store: the same cases for memory, Redis, Redis Cluster
+ * and PostgreSQL. The holders here are real claims of the store and real
+ * executions of a coordinator; the fenced resource is the smallest one
+ * that fences as the README tells a resource to: it keeps the highest
+ * epoch it has seen per record and refuses a write carrying a lower one.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { IdempotencyCoordinator, type RunRequest } from './coordinator';
+import type { AnswerEncryptionKey } from './encryption-keys';
+import { isLeaseLostError } from './errors';
+import { inspectRecord, releaseRecord } from './operator-records';
+import type { InspectableStore } from './store';
+
+const SERVICE = 'payments';
+const OPERATION = 'payments.charge';
+const SCOPE = 'tenant:acme';
+const FINGERPRINT = 'fingerprint-41aa';
+const LEASE_MS = 60_000;
+const RETENTION_MS = 3_600_000;
+const KEYS: AnswerEncryptionKey[] = [{ id: 'ops1', key: randomBytes(32) }];
+const ANSWER = { statusCode: 201, body: { chargeId: 'ch_1', amountCents: 500 } };
+
+/** A resource fenced on the record: refuses a write whose epoch is older than the newest it has seen. */
+class FencedLedger {
+  private readonly newest = new Map<string, number>();
+  readonly writes: Array<{ recordKey: string; epoch: number }> = [];
+
+  write(recordKey: string, epoch: number): boolean {
+    if (epoch < (this.newest.get(recordKey) ?? 0)) return false;
+    this.newest.set(recordKey, epoch);
+    this.writes.push({ recordKey, epoch });
+    return true;
+  }
+}
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** The operator cases against the store `store()` returns once `beforeAll` has run. */
+export function describeOperatorRecords(name: string, store: () => InspectableStore): void {
+  describe(`operator inspect and release: ${name}`, () => {
+    const coordinator = (keys?: AnswerEncryptionKey[]) =>
+      new IdempotencyCoordinator({
+        service: SERVICE,
+        store: store(),
+        replayCache: false,
+        defaults: { leaseMs: LEASE_MS, retentionMs: RETENTION_MS },
+        ...(keys && { encryption: { keys } }),
+      });
+    const request = (): RunRequest => ({ operation: OPERATION, key: `key-${randomUUID()}`, scope: SCOPE, fingerprint: FINGERPRINT });
+    const target = (req: RunRequest) => ({ service: SERVICE, operation: OPERATION, scope: SCOPE, key: req.key });
+    const claimed = async (recordKey: string, owner: string): Promise<number> => {
+      const claim = await store().claim({ recordKey, fingerprint: FINGERPRINT, owner, leaseMs: LEASE_MS });
+      if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
+      return claim.epoch;
+    };
+
+    test('a record never claimed is absent, found by its key or by its record key alike', async () => {
+      const req = request();
+      const byKey = await inspectRecord(store(), target(req));
+      expect(byKey).toMatchObject({ status: 'absent', recordKey: coordinator().recordKey(OPERATION, SCOPE, req.key) });
+      expect(await inspectRecord(store(), { recordKey: byKey.recordKey })).toMatchObject({ status: 'absent' });
+      expect(byKey.audit).toMatchObject({ action: 'inspect', recordKey: byKey.recordKey, outcome: 'absent' });
+      expect(JSON.stringify(byKey.audit)).not.toContain(req.key);
+    });
+
+    test('an in-progress record: its epoch, its holder, the lease left and the fingerprint; no answer', async () => {
+      const req = request();
+      const begun = await coordinator().begin(req);
+      const execution = begun.execution!;
+      try {
+        const found = await inspectRecord(store(), target(req));
+        expect(found).toMatchObject({ status: 'in_progress', epoch: execution.epoch, ownerPresent: true, fingerprint: FINGERPRINT });
+        expect(found.leaseRemainingMs).toBeGreaterThan(0);
+        expect(found.leaseRemainingMs).toBeLessThanOrEqual(LEASE_MS);
+        expect(found.answer).toBeUndefined();
+        expect(found.retentionRemainingMs).toBeUndefined();
+        expect(found.audit).toMatchObject({ outcome: 'in_progress', epochBefore: execution.epoch });
+      } finally {
+        await execution.release();
+      }
+    });
+
+    test('a completed record: retention left, the answer’s status and size, and its body only when asked', async () => {
+      const req = request();
+      const ran = await coordinator().run(req, async () => ANSWER);
+      const stored = JSON.stringify(ANSWER);
+      const found = await inspectRecord(store(), target(req));
+      expect(found).toMatchObject({ status: 'completed', epoch: ran.epoch, ownerPresent: true, fingerprint: FINGERPRINT });
+      expect(found.retentionRemainingMs).toBeGreaterThan(0);
+      expect(found.retentionRemainingMs).toBeLessThanOrEqual(RETENTION_MS);
+      expect(found.leaseRemainingMs).toBeUndefined();
+      expect(found.answer).toEqual({ status: 'clear', storedBytes: Buffer.byteLength(stored), bytes: Buffer.byteLength(stored) });
+      expect((await inspectRecord(store(), target(req), { body: true })).answer?.body).toBe(stored);
+    });
+
+    test('release of an in-progress record: the holder can no longer complete, renew or release; the next claim’s epoch is greater, and fences the old one out', async () => {
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
+      const ledger = new FencedLedger();
+      const held = await claimed(recordKey, 'gone-holder');
+      expect(ledger.write(recordKey, held)).toBe(true);
+
+      const released = await releaseRecord(store(), { recordKey }, { reason: 'INC-1 holder gone' });
+      expect(released).toMatchObject({ outcome: 'released', epochBefore: held, epochAfter: held + 1 });
+      expect(released.audit).toMatchObject({ action: 'release', recordKey, outcome: 'released', epochBefore: held, epochAfter: held + 1 });
+      expect(released.audit.reason).toBe('INC-1 holder gone');
+      expect(typeof released.audit.user).toBe('string');
+      expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'absent' });
+
+      // The holder is still alive: every owner check now fails, and changes nothing.
+      expect(await store().complete(recordKey, 'gone-holder', '"late"', RETENTION_MS)).toBe(false);
+      expect(await store().renew(recordKey, 'gone-holder', LEASE_MS)).toBe(false);
+      expect(await store().release(recordKey, 'gone-holder')).toBe(false);
+      expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'absent' });
+
+      const next = await claimed(recordKey, 'next-holder');
+      expect(next).toBeGreaterThan(released.epochAfter!);
+      expect(ledger.write(recordKey, next)).toBe(true);
+      expect(ledger.write(recordKey, held)).toBe(false); // the old holder's fenced write, refused
+      // Nor can the old holder's completion overwrite the new claim, or its release end it.
+      expect(await store().complete(recordKey, 'gone-holder', '"late"', RETENTION_MS)).toBe(false);
+      expect(await store().release(recordKey, 'gone-holder')).toBe(false);
+      expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'in_progress', epoch: next });
+      expect(await store().release(recordKey, 'next-holder')).toBe(true);
+    });
+
+    test('release of a record a live execution holds: its completion is refused as a lost lease, and a retry executes under a greater epoch', async () => {
+      const req = request();
+      const idempotency = coordinator();
+      const begun = await idempotency.begin(req);
+      const execution = begun.execution!;
+      const released = await releaseRecord(store(), target(req), { reason: 'stuck' });
+      expect(released).toMatchObject({ outcome: 'released', epochBefore: execution.epoch });
+
+      const error = await failure(execution.complete(JSON.stringify(ANSWER)));
+      expect(isLeaseLostError(error)).toBe(true);
+      const retry = await idempotency.run(req, async () => ANSWER);
+      expect(retry).toMatchObject({ replayed: false });
+      expect(retry.epoch).toBeGreaterThan(released.epochAfter!);
+    });
+
+    test('release wakes the requests waiting on the record', async () => {
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
+      await claimed(recordKey, 'holder');
+      const waiting = store().waitForChange(recordKey, 120_000);
+      expect((await releaseRecord(store(), { recordKey })).outcome).toBe('released');
+      await waiting; // resolved by the release's wake-up, long before its timeout
+      expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'absent' });
+    });
+
+    test('release of a completed record is refused without force, changing nothing; with force its answer is gone and the next request executes again', async () => {
+      const req = request();
+      const idempotency = coordinator();
+      let executions = 0;
+      const action = async () => {
+        executions += 1;
+        return ANSWER;
+      };
+      const first = await idempotency.run(req, action);
+
+      const refused = await releaseRecord(store(), target(req));
+      expect(refused).toMatchObject({ outcome: 'refused_completed', epochBefore: first.epoch });
+      expect(refused.epochAfter).toBeUndefined();
+      expect(refused.audit).toMatchObject({ outcome: 'refused_completed', epochBefore: first.epoch });
+      expect(await inspectRecord(store(), target(req))).toMatchObject({ status: 'completed', epoch: first.epoch });
+      expect(await idempotency.run(req, action)).toMatchObject({ replayed: true });
+
+      const forced = await releaseRecord(store(), target(req), { force: true, reason: 'INC-2 customer asked for a retry' });
+      expect(forced).toMatchObject({ outcome: 'forced', epochBefore: first.epoch, epochAfter: first.epoch! + 1 });
+      expect(await inspectRecord(store(), target(req))).toMatchObject({ status: 'absent' });
+      const again = await idempotency.run(req, action);
+      expect(again).toMatchObject({ replayed: false });
+      expect(again.epoch).toBeGreaterThan(forced.epochAfter!);
+      expect(executions).toBe(2);
+    });
+
+    test('release of an absent record says so and changes nothing', async () => {
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
+      const absent = await releaseRecord(store(), { recordKey }, { force: true });
+      expect(absent).toMatchObject({ outcome: 'absent' });
+      expect(absent.epochBefore).toBeUndefined();
+      expect(absent.audit).toMatchObject({ action: 'release', recordKey, outcome: 'absent' });
+      // A record released by its own holder is absent too: its row or counter is a fence, not a record.
+      await claimed(recordKey, 'holder');
+      expect(await store().release(recordKey, 'holder')).toBe(true);
+      expect((await releaseRecord(store(), { recordKey })).outcome).toBe('absent');
+    });
+
+    test('an encrypted answer: reported encrypted with its size and no body without the keyring; decrypted with it; unreadable under another', async () => {
+      const req = request();
+      await coordinator(KEYS).run(req, async () => ANSWER);
+      const plain = JSON.stringify(ANSWER);
+
+      const without = await inspectRecord(store(), target(req), { body: true });
+      expect(without.answer?.status).toBe('encrypted');
+      expect(without.answer?.storedBytes).toBeGreaterThan(Buffer.byteLength(plain));
+      expect(without.answer?.body).toBeUndefined();
+      expect(JSON.stringify(without)).not.toContain('ch_1');
+
+      const withKeys = await inspectRecord(store(), target(req), { body: true, encryption: { keys: KEYS } });
+      expect(withKeys.answer).toEqual({
+        status: 'decrypted',
+        storedBytes: without.answer?.storedBytes,
+        bytes: Buffer.byteLength(plain),
+        body: plain,
+      });
+      const sizeOnly = await inspectRecord(store(), target(req), { encryption: { keys: KEYS } });
+      expect(sizeOnly.answer).toMatchObject({ status: 'decrypted', bytes: Buffer.byteLength(plain) });
+      expect(sizeOnly.answer?.body).toBeUndefined();
+
+      const other = await inspectRecord(store(), target(req), { body: true, encryption: { keys: [{ id: 'ops1', key: randomBytes(32) }] } });
+      expect(other.answer).toMatchObject({ status: 'unreadable', storedBytes: without.answer?.storedBytes });
+      expect(other.answer?.reason).toContain('does not authenticate');
+      expect(other.answer?.body).toBeUndefined();
+    });
+  });
+}

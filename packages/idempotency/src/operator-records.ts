@@ -1,0 +1,264 @@
+import { userInfo } from 'node:os';
+import { AnswerEncryption, isSealedAnswer } from './answer-encryption';
+import type { AnswerEncryptionOptions } from './encryption-keys';
+import { recordKeyOf } from './record-key';
+import { isInspectableStore, RecordStatus, type IdempotencyStore, type InspectableStore, type OperatorReleaseResult } from './store';
+
+/**
+ * Which record an operator means: the request's own identity, hashed the
+ * way the coordinator hashes it, or the record key itself, as the logs
+ * print it (`recordKey`).
+ *
+ * @beta
+ */
+export type RecordTarget = { service: string; operation: string; scope?: string; key: string } | { recordKey: string };
+
+/**
+ * The stored answer of a completed record, as {@link inspectRecord} reports it:
+ * - `clear`: stored as it is (no encryption);
+ * - `encrypted`: encrypted, and no keyring was given;
+ * - `decrypted`: encrypted, and decrypted with the keyring given;
+ * - `unreadable`: encrypted, and the keyring given does not decrypt it (`reason` says why).
+ *
+ * @beta
+ */
+export interface StoredAnswerReport {
+  status: 'clear' | 'encrypted' | 'decrypted' | 'unreadable';
+  /** UTF-8 bytes of the answer as stored (the ciphertext, when encrypted). */
+  storedBytes: number;
+  /** UTF-8 bytes of the answer itself, when it can be read. */
+  bytes?: number;
+  /** The answer, only when asked for (`body: true`) and readable. */
+  body?: string;
+  /** Why an `unreadable` answer cannot be read. */
+  reason?: string;
+}
+
+/**
+ * One line of the operator's audit trail: who looked at or released which
+ * record, and what happened. Never the idempotency key or a body.
+ *
+ * @beta
+ */
+export interface OperatorAudit {
+  /** ISO 8601. */
+  time: string;
+  action: 'inspect' | 'release';
+  /** The record key (a hash, never the idempotency key). */
+  recordKey: string;
+  /** The inspection's `status`, or the release's `outcome`. */
+  outcome: string;
+  epochBefore?: number;
+  epochAfter?: number;
+  reason?: string;
+  /** Who did it: `actor` as given, else the OS user. */
+  user: string;
+}
+
+/**
+ * What {@link inspectRecord} found. `absent`: no live record (never
+ * claimed, released, or its lease or retention ran out).
+ *
+ * @beta
+ */
+export interface RecordInspection {
+  recordKey: string;
+  status: RecordStatus | 'absent';
+  epoch?: number;
+  /** Whether an owner is named (in progress: the holder; completed: the completer). */
+  ownerPresent?: boolean;
+  /** In progress: how long the lease holds without a renewal, in ms. */
+  leaseRemainingMs?: number;
+  /** Completed: how long the answer is kept, in ms. */
+  retentionRemainingMs?: number;
+  fingerprint?: string;
+  /** Completed: the stored answer. */
+  answer?: StoredAnswerReport;
+  audit: OperatorAudit;
+}
+
+/**
+ * What {@link releaseRecord} did (see `OperatorReleaseResult`).
+ *
+ * @beta
+ */
+export interface RecordRelease {
+  recordKey: string;
+  outcome: OperatorReleaseResult['outcome'];
+  /** The epoch of the record found. */
+  epochBefore?: number;
+  /** The epoch left as the fence: every later claim gets a greater one. */
+  epochAfter?: number;
+  audit: OperatorAudit;
+}
+
+/**
+ * Options of {@link inspectRecord}.
+ *
+ * @beta
+ */
+export interface InspectRecordOptions {
+  /** Include the stored answer itself. Default `false`: only its status and size. */
+  body?: boolean;
+  /** The keyring the answers were encrypted with (e.g. `encryptionKeysFromEnv()`), to decrypt one. */
+  encryption?: AnswerEncryptionOptions;
+  /** Who is looking, for the audit line (an admin endpoint's authenticated user). Default: the OS user. */
+  actor?: string;
+}
+
+/**
+ * Options of {@link releaseRecord}.
+ *
+ * @beta
+ */
+export interface ReleaseRecordOptions {
+  /**
+   * Release a completed record too, deleting its stored answer. Dangerous:
+   * the next request with this key executes the operation again (a
+   * customer may be charged twice). Default `false`: a completed record is
+   * refused.
+   */
+  force?: boolean;
+  /** Why, for the audit line (a ticket, an incident). */
+  reason?: string;
+  /** Who is releasing, for the audit line. Default: the OS user. */
+  actor?: string;
+}
+
+/**
+ * The record key `target` names: the coordinator's own hash of service,
+ * operation, scope (default `''`, as the coordinator's) and key.
+ */
+export function targetRecordKey(target: RecordTarget): string {
+  return 'recordKey' in target ? target.recordKey : recordKeyOf(target.service, target.operation, target.scope ?? '', target.key);
+}
+
+/**
+ * Look at one record as it is in `store`, changing nothing: its state,
+ * epoch, lease or retention left, and its stored answer's status and size
+ * (its body with `body: true`, decrypted with `encryption`).
+ *
+ * @example
+ * const found = await inspectRecord(store, { service: 'payments', operation: 'payments.charge', scope: tenant, key });
+ * if (found.status === 'completed') console.log('charged; answer kept for', found.retentionRemainingMs, 'ms');
+ *
+ * @throws TypeError when `store` has no operator interface (`InspectableStore`).
+ * @beta
+ */
+export async function inspectRecord(
+  store: IdempotencyStore,
+  target: RecordTarget,
+  options: InspectRecordOptions = {},
+): Promise<RecordInspection> {
+  const recordKey = targetRecordKey(target);
+  const record = await inspectable(store).inspect(recordKey);
+  const audit = auditLine('inspect', recordKey, record?.status ?? 'absent', options.actor, { epochBefore: record?.epoch });
+  if (!record) return { recordKey, status: 'absent', audit };
+  const completed = record.status === RecordStatus.Completed;
+  return {
+    recordKey,
+    status: record.status,
+    epoch: record.epoch,
+    ownerPresent: record.ownerPresent,
+    ...(record.remainingMs !== undefined && { [completed ? 'retentionRemainingMs' : 'leaseRemainingMs']: record.remainingMs }),
+    fingerprint: record.fingerprint,
+    ...(completed && record.result !== undefined && { answer: answerReport(recordKey, record.result, options) }),
+    audit,
+  };
+}
+
+/**
+ * End one record whoever holds it, for a key held by a holder that is
+ * gone, or stuck: an in-progress record's owner loses it (its `complete`,
+ * `renew` and `release` answer `false`, a transactional completion rolls
+ * back) and its epoch moves forward, so the next claim's epoch is greater
+ * than `epochAfter`. A resource fenced on the record refuses the old
+ * holder's writes once it has seen a write of a later claim; one it has
+ * not seen yet cannot know. A completed record is refused unless `force`,
+ * which deletes its answer: the next request executes again.
+ *
+ * @example
+ * const { outcome, audit } = await releaseRecord(store, { recordKey }, { reason: 'INC-1234 holder gone' });
+ * logger.info(audit, 'idempotency record release');
+ *
+ * @throws TypeError when `store` has no operator interface (`InspectableStore`).
+ * @beta
+ */
+export async function releaseRecord(
+  store: IdempotencyStore,
+  target: RecordTarget,
+  options: ReleaseRecordOptions = {},
+): Promise<RecordRelease> {
+  const recordKey = targetRecordKey(target);
+  const result = await inspectable(store).releaseByOperator(recordKey, { force: options.force === true });
+  const epochs = {
+    ...('epochBefore' in result && { epochBefore: result.epochBefore }),
+    ...('epochAfter' in result && { epochAfter: result.epochAfter }),
+  };
+  const audit = auditLine('release', recordKey, result.outcome, options.actor, { ...epochs, reason: options.reason });
+  return { recordKey, outcome: result.outcome, ...epochs, audit };
+}
+
+function inspectable(store: IdempotencyStore): InspectableStore {
+  if (!isInspectableStore(store)) throw new TypeError('This idempotency store cannot inspect or release records (no InspectableStore)');
+  return store;
+}
+
+function answerReport(recordKey: string, stored: string, options: InspectRecordOptions): StoredAnswerReport {
+  const storedBytes = Buffer.byteLength(stored, 'utf8');
+  const readable = (status: 'clear' | 'decrypted', answer: string): StoredAnswerReport => ({
+    status,
+    storedBytes,
+    bytes: Buffer.byteLength(answer, 'utf8'),
+    ...(options.body && { body: answer }),
+  });
+  if (!isSealedAnswer(stored)) return readable('clear', stored);
+  if (!options.encryption) return { status: 'encrypted', storedBytes };
+  try {
+    return readable('decrypted', new AnswerEncryption(options.encryption, 'inspectRecord').open(recordKey, stored));
+  } catch (error) {
+    return { status: 'unreadable', storedBytes, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function auditLine(
+  action: OperatorAudit['action'],
+  recordKey: string,
+  outcome: string,
+  actor: string | undefined,
+  extra: { epochBefore?: number | undefined; epochAfter?: number | undefined; reason?: string | undefined },
+): OperatorAudit {
+  return auditRecord(action, recordKey, outcome, { ...extra, actor }) as OperatorAudit;
+}
+
+/**
+ * An audit line's fields, in their order, without the ones that are
+ * unset; for the CLI's failures too (a usage error, a store that does not
+ * answer), which may have no action or record key to name.
+ */
+export function auditRecord(
+  action: string,
+  recordKey: string | undefined,
+  outcome: string,
+  extra: { epochBefore?: number | undefined; epochAfter?: number | undefined; reason?: string | undefined; actor?: string | undefined },
+): Partial<OperatorAudit> & Pick<OperatorAudit, 'time' | 'outcome' | 'user'> {
+  return {
+    time: new Date().toISOString(),
+    action: action as OperatorAudit['action'],
+    ...(recordKey !== undefined && { recordKey }),
+    outcome,
+    ...(extra.epochBefore !== undefined && { epochBefore: extra.epochBefore }),
+    ...(extra.epochAfter !== undefined && { epochAfter: extra.epochAfter }),
+    ...(extra.reason !== undefined && { reason: extra.reason }),
+    user: extra.actor ?? osUser(),
+  };
+}
+
+/** The OS user running this process; a container without a passwd entry has none by name. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.LOGNAME ?? `uid:${process.getuid?.() ?? 'unknown'}`;
+  }
+}
