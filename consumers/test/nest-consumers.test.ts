@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NEST_MAJORS } from '../app/dependencies';
+import { commandResult } from './command';
 import { COMPILE_VARIANTS } from './compile-variants';
 import { LIBRARIES, packLibraries, type LibraryName } from './library-tarballs';
 import { missingMapSources } from './map-sources';
@@ -51,6 +52,21 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
         // Declaration maps and source maps lead to sources the tarball ships.
         expect(await missingMapSources(project.packageFolder(library))).toEqual([]);
       }
+    });
+
+    it('links the idempotency-records bin, which looks a record up in a real Redis: absent, exit 1, one audit line', async () => {
+      const bin = join(project.folder, 'node_modules', '.bin', 'idempotency-records');
+      const record = randomUUID().replace(/-/g, '').repeat(2);
+      const run = await commandResult(
+        bin,
+        ['inspect', '--store', REDIS_URL, '--prefix', `consumers-test:${randomUUID()}:`, '--record', record],
+        {
+          cwd: project.folder,
+          timeoutMs: 60_000,
+        },
+      );
+      expect(run).toMatchObject({ exitCode: 1, stdout: expect.stringContaining(`record ${record}: absent`) });
+      expect(JSON.parse(run.stderr)).toMatchObject({ action: 'inspect', recordKey: record, outcome: 'absent' });
     });
 
     describe.each(COMPILE_VARIANTS)('compiled as $name', (variant) => {

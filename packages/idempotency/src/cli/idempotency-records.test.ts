@@ -1,0 +1,303 @@
+/**
+ * The `idempotency-records` bin end to end: the built file the package
+ * ships (`dist/cli/idempotency-records.js`, what `npx idempotency-records`
+ * runs), as a child process, against real Redis, a real Redis Cluster and
+ * PostgreSQL, and against servers that refuse or never answer.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import { connectCluster, clusterNodes, deleteClusterKeys } from '../../test/support/redis-cluster';
+import { createTestSchema, DATABASE_URL, type TestSchema } from '../../test/support/postgres';
+import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
+import { isLeaseLostError } from '../errors';
+import { PostgresStore } from '../postgres';
+import { RedisStore } from '../redis';
+import { connect, deleteKeys, REDIS_URL, uniquePrefix } from '../redis/redis.test-support';
+import type { IdempotencyStore } from '../store';
+
+const CLI = join(__dirname, '..', '..', 'dist', 'cli', 'idempotency-records.js');
+const OPERATION = 'payments.charge';
+const SCOPE = 'tenant:acme';
+const ANSWER = { statusCode: 201, body: { chargeId: 'ch_cli', amountCents: 700 } };
+const ENCRYPTION_KEYS = `ops1:${randomBytes(32).toString('base64')}`;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The one JSON line of stderr. */
+  audit: Record<string, unknown>;
+  /** Every line of stderr that is not the audit line. */
+  messages: string[];
+}
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  const lines = stderr.split('\n').filter((line) => line !== '');
+  const audits = lines.filter((line) => line.startsWith('{'));
+  expect(audits).toHaveLength(1); // exactly one audit line, whatever happened
+  return {
+    code,
+    stdout,
+    stderr,
+    audit: JSON.parse(audits[0] as string) as Record<string, unknown>,
+    messages: lines.filter((line) => !line.startsWith('{')),
+  };
+}
+
+const request = (): RunRequest => ({ operation: OPERATION, key: `order-${randomUUID()}`, scope: SCOPE, fingerprint: 'fp-cli' });
+const named = (req: RunRequest, service: string) => ['--service', service, '--operation', OPERATION, '--scope', SCOPE, '--key', req.key];
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+beforeAll(() => {
+  if (!existsSync(CLI))
+    throw new Error(`${CLI} is missing: build the package first (npx turbo run build --filter=@idempotency-chain/idempotency)`);
+});
+
+/** The cases every store answers alike; `storeArgs` name the store the way an operator would. */
+function describeCli(name: string, setup: () => { store: IdempotencyStore; storeArgs: string[]; service: string }): void {
+  describe(`idempotency-records on ${name}`, () => {
+    const coordinator = (encrypted = false) => {
+      const { store, service } = setup();
+      return new IdempotencyCoordinator({
+        service,
+        store,
+        replayCache: false,
+        defaults: { leaseMs: 60_000, retentionMs: 3_600_000 },
+        ...(encrypted && { encryption: { keys: [{ id: 'ops1', key: ENCRYPTION_KEYS.slice('ops1:'.length) }] } }),
+      });
+    };
+
+    test('inspect a completed record by its key: human output, exit 0, one audit line naming the record, never the key', async () => {
+      const req = request();
+      const ran = await coordinator().run(req, async () => ANSWER);
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, req.key);
+      const run = await cli(['inspect', ...setup().storeArgs, ...named(req, setup().service)]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`record       ${recordKey}`);
+      expect(run.stdout).toContain('status       completed');
+      expect(run.stdout).toContain(`epoch        ${ran.epoch}`);
+      expect(run.stdout).toContain(`answer       clear, ${Buffer.byteLength(JSON.stringify(ANSWER))} bytes`);
+      expect(run.stdout).not.toContain('ch_cli'); // no body unless asked
+      expect(run.audit).toMatchObject({ action: 'inspect', recordKey, outcome: 'completed', epochBefore: ran.epoch });
+      expect(typeof run.audit.time).toBe('string');
+      expect(typeof run.audit.user).toBe('string');
+      expect(run.stdout + run.stderr).not.toContain(req.key);
+    });
+
+    test('inspect --json --body by record key, and an absent record exits 1', async () => {
+      const req = request();
+      await coordinator().run(req, async () => ANSWER);
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, req.key);
+      const run = await cli(['inspect', ...setup().storeArgs, '--record', recordKey, '--json', '--body']);
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        recordKey,
+        status: 'completed',
+        answer: { status: 'clear', body: JSON.stringify(ANSWER) },
+      });
+      expect(run.stderr).not.toContain('ch_cli'); // the body never reaches the audit line
+
+      const absent = await cli(['inspect', ...setup().storeArgs, ...named(request(), setup().service), '--json']);
+      expect(absent.code).toBe(1);
+      expect(JSON.parse(absent.stdout)).toMatchObject({ status: 'absent' });
+      expect(absent.audit).toMatchObject({ action: 'inspect', outcome: 'absent' });
+    });
+
+    test('release an in-progress record: exit 0, epochs in the audit line; its live holder can no longer complete, and a retry executes above the new epoch', async () => {
+      const req = request();
+      const idempotency = coordinator();
+      const execution = (await idempotency.begin(req)).execution!;
+      const recordKey = execution.recordKey;
+      const run = await cli(['release', ...setup().storeArgs, '--record', recordKey, '--reason', 'INC-7 holder gone']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`released; epoch ${execution.epoch} -> ${execution.epoch + 1}`);
+      expect(run.audit).toMatchObject({
+        action: 'release',
+        recordKey,
+        outcome: 'released',
+        epochBefore: execution.epoch,
+        epochAfter: execution.epoch + 1,
+        reason: 'INC-7 holder gone',
+      });
+      expect(isLeaseLostError(await failure(execution.complete(JSON.stringify(ANSWER))))).toBe(true);
+      const retry = await idempotency.run(req, async () => ANSWER);
+      expect(retry.replayed).toBe(false);
+      expect(retry.epoch).toBeGreaterThan(execution.epoch + 1);
+    });
+
+    test('release of a completed record: refused with exit 1 and the record kept; --force deletes the answer, exit 0', async () => {
+      const req = request();
+      const ran = await coordinator().run(req, async () => ANSWER);
+      const refused = await cli(['release', ...setup().storeArgs, ...named(req, setup().service)]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain('refused, the record is completed');
+      expect(refused.audit).toMatchObject({ outcome: 'refused_completed', epochBefore: ran.epoch });
+      expect((await cli(['inspect', ...setup().storeArgs, ...named(req, setup().service)])).code).toBe(0);
+
+      const forced = await cli(['release', ...setup().storeArgs, ...named(req, setup().service), '--force', '--json']);
+      expect(forced.code).toBe(0);
+      expect(JSON.parse(forced.stdout)).toMatchObject({ outcome: 'forced', epochBefore: ran.epoch, epochAfter: ran.epoch! + 1 });
+      expect(forced.audit).toMatchObject({ outcome: 'forced' });
+      expect((await cli(['release', ...setup().storeArgs, ...named(req, setup().service)])).code).toBe(1); // absent now
+    });
+
+    test('an encrypted answer: size only without the keyring; decrypted with IDEMPOTENCY_ENCRYPTION_KEYS', async () => {
+      const req = request();
+      await coordinator(true).run(req, async () => ANSWER);
+      const without = await cli(['inspect', ...setup().storeArgs, ...named(req, setup().service), '--json', '--body']);
+      expect(without.code).toBe(0);
+      const sealed = JSON.parse(without.stdout) as { answer: { status: string; storedBytes: number; body?: string } };
+      expect(sealed.answer.status).toBe('encrypted');
+      expect(sealed.answer.storedBytes).toBeGreaterThan(0);
+      expect(sealed.answer.body).toBeUndefined();
+
+      const withKeys = await cli(['inspect', ...setup().storeArgs, ...named(req, setup().service), '--json', '--body'], {
+        IDEMPOTENCY_ENCRYPTION_KEYS: ENCRYPTION_KEYS,
+      });
+      expect(JSON.parse(withKeys.stdout)).toMatchObject({ answer: { status: 'decrypted', body: JSON.stringify(ANSWER) } });
+      expect(withKeys.stderr).not.toContain('ch_cli');
+    });
+  });
+}
+
+describe('Redis', () => {
+  const prefix = uniquePrefix();
+  let client: Redis;
+  let store: RedisStore;
+  beforeAll(async () => {
+    client = await connect();
+    store = new RedisStore({ client, prefix });
+  });
+  afterAll(async () => {
+    await store.close();
+    await deleteKeys(client, prefix);
+    await client.quit();
+  });
+  describeCli('Redis', () => ({ store, storeArgs: ['--store', REDIS_URL, '--prefix', prefix], service: 'payments' }));
+});
+
+describe('Redis Cluster', () => {
+  const prefix = `test-cluster:${randomUUID()}:`;
+  let cluster: Cluster;
+  let store: RedisStore;
+  beforeAll(async () => {
+    cluster = await connectCluster();
+    store = new RedisStore({ client: cluster, prefix });
+  });
+  afterAll(async () => {
+    await store.close();
+    await deleteClusterKeys(cluster, prefix);
+    await cluster.quit();
+  });
+  const nodes = () => clusterNodes().map(({ host, port }) => `${host}:${port}`);
+  describeCli('Redis Cluster', () => ({ store, storeArgs: ['--cluster', nodes().join(','), '--prefix', prefix], service: 'payments' }));
+});
+
+describe('PostgreSQL', () => {
+  let db: TestSchema;
+  let store: PostgresStore;
+  beforeAll(async () => {
+    db = await createTestSchema('idem_cli');
+    store = new PostgresStore({ pool: db.pool, schema: db.schema, sweepIntervalMs: 0 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await db.drop();
+  });
+  describeCli('PostgreSQL', () => ({ store, storeArgs: ['--store', DATABASE_URL, '--schema', db.schema], service: 'payments' }));
+});
+
+describe('idempotency-records failing', () => {
+  const record = ['--record', 'f'.repeat(64)];
+  /** A port nothing listens on: taken, then let go. */
+  async function closedPort(): Promise<number> {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    server.close();
+    await once(server, 'close');
+    return port;
+  }
+
+  test.each([
+    ['Redis', (port: number) => `redis://127.0.0.1:${port}`],
+    ['PostgreSQL', (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`],
+  ])('a %s that refuses the connection: exit 2, one line saying so, an audit line', async (_name, url) => {
+    const port = await closedPort();
+    const run = await cli(['inspect', '--store', url(port), ...record]);
+    expect(run.code).toBe(2);
+    expect(run.messages).toEqual([
+      expect.stringMatching(new RegExp(`^idempotency-records: cannot connect to .*127\\.0\\.0\\.1:${port}.*ECONNREFUSED`)),
+    ]);
+    expect(run.audit).toMatchObject({ action: 'inspect', recordKey: 'f'.repeat(64), outcome: 'connection_error' });
+    expect(run.stdout).toBe('');
+  });
+
+  describe('a server that accepts connections and never answers', () => {
+    let silent: Server;
+    const sockets = new Set<Socket>();
+    beforeAll(async () => {
+      silent = createServer((socket) => {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+      });
+      silent.listen(0, '127.0.0.1');
+      await once(silent, 'listening');
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await once(silent, 'close');
+    });
+
+    test.each([
+      ['Redis', (port: number) => `redis://127.0.0.1:${port}`],
+      ['PostgreSQL', (port: number) => `postgres://user:secret@127.0.0.1:${port}/postgres`],
+    ])('as %s: the run ends with exit 2 at --timeout-ms, saying so in one line that has no credentials', async (_name, url) => {
+      const { port } = silent.address() as { port: number };
+      const run = await cli(['release', '--store', url(port), ...record, '--timeout-ms', '300', '--reason', 'drill']);
+      expect(run.code).toBe(2);
+      expect(run.messages).toEqual([
+        `idempotency-records: ${url(port).replace('user:secret@', '').replace(/\/$/, '')} did not answer within 300 ms`,
+      ]);
+      expect(run.audit).toMatchObject({ action: 'release', outcome: 'timeout', reason: 'drill' });
+      expect(run.stderr).not.toContain('secret');
+    });
+  });
+
+  test.each([
+    [[], 'no command'],
+    [['purge', '--store', 'redis://127.0.0.1:6379', ...record], 'unknown command "purge"'],
+    [['inspect', ...record], '--store is required'],
+    [['inspect', '--store', 'redis://127.0.0.1:6379'], 'give --record, or --service, --operation and --key'],
+    [['inspect', '--store', 'redis://127.0.0.1:6379', '--record', 'not-a-hash'], '--record is the record key the logs print'],
+    [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--force'], '--force and --reason are for release'],
+    [['inspect', '--store', 'mysql://127.0.0.1', ...record], '--store must be redis://, rediss:// or postgres://'],
+    [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--bogus'], "Unknown option '--bogus'"],
+  ])('usage error %j: exit 2, the reason and the usage, an audit line', async (args, reason) => {
+    const run = await cli(args);
+    expect(run.code).toBe(2);
+    expect(run.messages[0]).toContain(reason);
+    expect(run.stderr).toContain('usage: idempotency-records');
+    expect(run.audit).toMatchObject({ outcome: 'usage_error' });
+  });
+});
