@@ -114,6 +114,7 @@ export class MemoryStore implements InspectableStore {
     return true;
   }
 
+  /** The live record at `recordKey` (see `InspectableStore`). */
   async inspect(recordKey: string): Promise<StoredRecord | undefined> {
     const now = Date.now();
     const record = this.live(recordKey, now);
@@ -129,6 +130,7 @@ export class MemoryStore implements InspectableStore {
     };
   }
 
+  /** End the record whoever holds it; the next claim's epoch exceeds the one left behind (see `InspectableStore`). */
   async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
     const record = this.live(recordKey, Date.now());
     if (!record) return { outcome: 'absent' };

@@ -23,6 +23,7 @@ export type RecordTarget = { service: string; operation: string; scope?: string;
  * @beta
  */
 export interface StoredAnswerReport {
+  /** Whether the answer is stored in clear, and whether it could be decrypted. */
   status: 'clear' | 'encrypted' | 'decrypted' | 'unreadable';
   /** UTF-8 bytes of the answer as stored (the ciphertext, when encrypted). */
   storedBytes: number;
@@ -43,13 +44,17 @@ export interface StoredAnswerReport {
 export interface OperatorAudit {
   /** ISO 8601. */
   time: string;
+  /** What the operator did. */
   action: 'inspect' | 'release';
   /** The record key (a hash, never the idempotency key). */
   recordKey: string;
   /** The inspection's `status`, or the release's `outcome`. */
   outcome: string;
+  /** The epoch of the record found, when there was one. */
   epochBefore?: number;
+  /** A release's new epoch: every later claim gets a greater one. */
   epochAfter?: number;
+  /** Why, as the operator gave it. */
   reason?: string;
   /** Who did it: `actor` as given, else the OS user. */
   user: string;
@@ -62,8 +67,11 @@ export interface OperatorAudit {
  * @beta
  */
 export interface RecordInspection {
+  /** The record key looked up. */
   recordKey: string;
+  /** The record's state. */
   status: RecordStatus | 'absent';
+  /** The fencing epoch the record was claimed under. */
   epoch?: number;
   /** Whether an owner is named (in progress: the holder; completed: the completer). */
   ownerPresent?: boolean;
@@ -71,9 +79,11 @@ export interface RecordInspection {
   leaseRemainingMs?: number;
   /** Completed: how long the answer is kept, in ms. */
   retentionRemainingMs?: number;
+  /** The request fingerprint the record was claimed for: a retry with another one is answered 422. */
   fingerprint?: string;
   /** Completed: the stored answer. */
   answer?: StoredAnswerReport;
+  /** The audit line of this inspection, for the caller to log. */
   audit: OperatorAudit;
 }
 
@@ -83,12 +93,15 @@ export interface RecordInspection {
  * @beta
  */
 export interface RecordRelease {
+  /** The record key released. */
   recordKey: string;
+  /** What happened (see `OperatorReleaseResult`). */
   outcome: OperatorReleaseResult['outcome'];
   /** The epoch of the record found. */
   epochBefore?: number;
   /** The epoch left as the fence: every later claim gets a greater one. */
   epochAfter?: number;
+  /** The audit line of this release, for the caller to log. */
   audit: OperatorAudit;
 }
 

@@ -177,6 +177,7 @@ export function isTransactionalStore(store: IdempotencyStore): store is Transact
  * @beta
  */
 export interface StoredRecord {
+  /** In progress (held by a lease) or completed (an answer stored). */
   status: RecordStatus;
   /** The fencing epoch the record was claimed under. */
   epoch: number;
