@@ -144,6 +144,21 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(retry.epoch).toBeGreaterThan(released.epochAfter!);
     });
 
+    test('release of a record a live execution holds: its next heartbeat finds the lease gone and aborts its signal', async () => {
+      const idempotency = new IdempotencyCoordinator({
+        service: SERVICE,
+        store: store(),
+        replayCache: false,
+        defaults: { leaseMs: LEASE_MS, heartbeatMs: 20 },
+      });
+      const execution = (await idempotency.begin(request())).execution!;
+      const aborted = new Promise<unknown>((resolve) => execution.signal.addEventListener('abort', () => resolve(execution.signal.reason)));
+      expect((await releaseRecord(store(), { recordKey: execution.recordKey })).outcome).toBe('released');
+      expect(isLeaseLostError(await aborted)).toBe(true);
+      await execution.release(); // what the action's caller does next: answers false in the store, changes nothing
+      expect(await inspectRecord(store(), { recordKey: execution.recordKey })).toMatchObject({ status: 'absent' });
+    });
+
     test('release wakes the requests waiting on the record', async () => {
       const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
       await claimed(recordKey, 'holder');
