@@ -298,6 +298,6 @@ describe('idempotency-records failing', () => {
     expect(run.code).toBe(2);
     expect(run.messages[0]).toContain(reason);
     expect(run.stderr).toContain('usage: idempotency-records');
-    expect(run.audit).toMatchObject({ outcome: 'usage_error' });
+    expect(run.audit).toMatchObject({ action: args[0] === 'inspect' ? 'inspect' : 'none', outcome: 'usage_error' });
   });
 });

@@ -273,9 +273,8 @@ function seconds(ms: number): string {
 }
 
 /** The one line for a run that could not do what it was asked. */
-function failure(command: Command | undefined, recordKey: string | undefined, outcome: string, error: string): Outcome {
-  const reason = command?.values.reason;
-  return { code: 2, error, audit: auditRecord(command?.action ?? 'none', recordKey, outcome, { reason }) };
+function failure(command: Command, recordKey: string, outcome: string, error: string): Outcome {
+  return { code: 2, error, audit: auditRecord(command.action, recordKey, outcome, { reason: command.values.reason }) };
 }
 
 /** Run one command and resolve to its exit code; every run prints one audit line to stderr. */
@@ -290,7 +289,9 @@ async function main(argv: string[]): Promise<number> {
     }
     const message = (error as Error).message;
     process.stderr.write(`idempotency-records: ${message}\n${USAGE}\n`);
-    process.stderr.write(`${JSON.stringify(failure(undefined, undefined, 'usage_error', message).audit)}\n`);
+    // The action the run was meant to be, when it got that far: an audit trail shows a mistyped release too.
+    const meant = argv.find((arg) => arg === 'inspect' || arg === 'release') ?? 'none';
+    process.stderr.write(`${JSON.stringify(auditRecord(meant, undefined, 'usage_error', {}))}\n`);
     return 2;
   }
   const recordKey = targetRecordKey(command.target);
