@@ -1,15 +1,15 @@
-import { chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService } from './testing';
+import { bootLabService, type LabService } from './testing';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 // The three services together on real Redis, called over real HTTP.
 describe('gateway -> orders -> payments on Redis', () => {
   const env = { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'redis', REDIS_URL };
-  const booted: BootedService[] = [];
-  let gateway: BootedService;
-  let payments: BootedService;
+  const booted: LabService[] = [];
+  let gateway: LabService;
+  let payments: LabService;
 
   beforeAll(async () => {
     payments = await bootLabService('payments', env);

@@ -2,11 +2,11 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer, RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { MemoryStore } from '@idempotency-chain/idempotency';
 import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
-import { chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { Body, Controller, Module, Post, type INestApplication, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { bootLabService } from './testing';
+import { bootLabService, type LabService } from './testing';
 
 interface Order {
   orderId: string;
@@ -26,7 +26,7 @@ class PayController {
   }
 }
 
-function hopModule(payments: BootedService) {
+function hopModule(payments: LabService) {
   @Module({
     imports: [
       IdempotencyModule.forRoot({ service: 'hop', store: new MemoryStore(), keyMode: 'fingerprint', scope: 'shared', closeStore: true }),
@@ -50,7 +50,7 @@ function hopModule(payments: BootedService) {
 }
 
 describe('a keyless request through a fingerprint-mode hop', () => {
-  let payments: BootedService;
+  let payments: LabService;
   let hop: INestApplication;
   let hopUrl: string;
   beforeAll(async () => {

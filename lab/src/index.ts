@@ -9,4 +9,4 @@ export { KEY_POLICIES, loadLabConfig, NAIVE_VARIANTS } from './lab-config';
 export type { LabConfig, LabKeyPolicy, NaiveVariant } from './lab-config';
 export type { FaultPlan } from './faults/lab-faults';
 export { CHAIN, isServiceName } from './services';
-export type { ChainService } from './services';
+export type { ChainApp, Environment, ServiceName } from './services';

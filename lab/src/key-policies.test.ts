@@ -1,13 +1,14 @@
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
-import { loadConfig, type ServiceName } from '@idempotency-chain/service-runtime';
 import { TEST_CREDENTIALS } from '@idempotency-chain/service-runtime/testing';
 import { outboundKeyPolicy, PER_ATTEMPT } from './key-policies';
 import { createLabApp } from './lab-app';
 import { loadLabConfig } from './lab-config';
+import { CHAIN, type ServiceName } from './services';
 
 /** The key mode the service's routes get when the lab runs its own module under `KEY_POLICY`. */
 async function routeKeyMode(service: ServiceName, KEY_POLICY: string) {
-  const app = await createLabApp(service, loadConfig(service, { ...TEST_CREDENTIALS, LOG_LEVEL: 'silent' }), loadLabConfig({ KEY_POLICY }));
+  const lab = loadLabConfig({ KEY_POLICY });
+  const app = await createLabApp(service, await CHAIN[service]({ ...TEST_CREDENTIALS, LOG_LEVEL: 'silent' }, lab), lab);
   try {
     return app.get<IdempotencyModuleOptions>(IDEMPOTENCY_MODULE_OPTIONS).keyMode ?? 'required';
   } finally {

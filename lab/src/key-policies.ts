@@ -1,8 +1,8 @@
 import type { KeyPolicy, KeyStrategy } from '@idempotency-chain/http-client';
 import type { IdempotencyModuleOptions, KeyMode } from '@idempotency-chain/idempotency/nest';
-import type { ServiceName } from '@idempotency-chain/service-runtime';
 import { randomUUID } from 'node:crypto';
 import type { LabKeyPolicy } from './lab-config';
+import type { ServiceName } from './services';
 
 /**
  * The bug the write-up's `per-attempt` policy shows: a fresh key on every

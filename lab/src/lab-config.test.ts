@@ -2,11 +2,12 @@ import { ConfigError } from '@idempotency-chain/service-runtime';
 import { loadLabConfig } from './lab-config';
 
 describe('loadLabConfig', () => {
-  it('runs the services as they are by default: the propagated policy, no naive variant', () => {
-    expect(loadLabConfig({})).toEqual({ keyPolicy: 'propagated', naive: new Set() });
-    expect(loadLabConfig({ KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger, no-heartbeat' })).toEqual({
+  it('runs the services as they are by default: the propagated policy, no naive variant, orders over HTTP', () => {
+    expect(loadLabConfig({})).toEqual({ keyPolicy: 'propagated', naive: new Set(), chargeTransport: 'http' });
+    expect(loadLabConfig({ KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger, no-heartbeat', CHARGE_TRANSPORT: 'amqp' })).toEqual({
       keyPolicy: 'none',
       naive: new Set(['plain-ledger', 'no-heartbeat']),
+      chargeTransport: 'amqp',
     });
   });
 
@@ -17,6 +18,7 @@ describe('loadLabConfig', () => {
       'no-ledger',
       /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/,
     ],
+    ['CHARGE_TRANSPORT', 'smtp', /CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp/],
   ])('refuses %s=%s with a message naming it', (name, value, message) => {
     expect(() => loadLabConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadLabConfig({ [name]: value })).toThrow(message);

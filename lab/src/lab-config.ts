@@ -18,6 +18,8 @@ export interface LabConfig {
   keyPolicy: LabKeyPolicy;
   /** `LAB_NAIVE=a,b` (default none). */
   naive: ReadonlySet<NaiveVariant>;
+  /** `CHARGE_TRANSPORT`: which of orders' modules the lab runs, `OrdersModule` (`http`, default) or `QueuedOrdersModule` (`amqp`). */
+  chargeTransport: 'http' | 'amqp';
 }
 
 /** Read and validate the lab's settings from `env`; throws `ConfigError` naming a bad variable. */
@@ -26,5 +28,6 @@ export function loadLabConfig(env: NodeJS.ProcessEnv = process.env): LabConfig {
   return {
     keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
     naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
+    chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
   };
 }

@@ -1,12 +1,12 @@
-import { chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService } from './testing';
+import { bootLabService, type LabService } from './testing';
 
 const env = { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'memory' };
 
 describe('orders over HTTP, in front of payments', () => {
-  let payments: BootedService;
-  let orders: BootedService;
+  let payments: LabService;
+  let orders: LabService;
   beforeAll(async () => {
     payments = await bootLabService('payments', env);
     orders = await bootLabService('orders', { ...env, PAYMENTS_URL: payments.url });

@@ -1,14 +1,14 @@
-import { chargeCount, post, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService } from './testing';
+import { bootLabService, type LabService } from './testing';
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 });
-const arm = (service: BootedService, plan: object) =>
+const arm = (service: LabService, plan: object) =>
   fetch(`${service.url}/lab/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(plan) });
 
 describe('payments run by the lab', () => {
-  let unprotected: BootedService;
-  let payments: BootedService;
+  let unprotected: LabService;
+  let payments: LabService;
   beforeAll(async () => {
     unprotected = await bootLabService('payments', { KEY_POLICY: 'none', IDEMPOTENCY_STORE: 'memory' });
     payments = await bootLabService('payments', { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'memory' });

@@ -1,15 +1,15 @@
-import type { OrderPaymentDto, PaidOrder } from '@idempotency-chain/api';
 import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { type Caller, CallerGuard } from '@idempotency-chain/service-runtime';
 import { Body, Controller, Post, Req, UseGuards } from '@nestjs/common';
 import { AccountGuard } from './account.guard';
+import { ApiKeyGuard, type Customer } from './api-key.guard';
 import { CheckoutDto } from './checkout.dto';
+import type { OrderPayment, PaidOrder } from './orders.client';
 
 /**
  * The edge of the chain. Only an authenticated customer reaches it
- * (`CallerGuard`), paying from its own account (`AccountGuard`); both run
+ * (`ApiKeyGuard`), paying from its own account (`AccountGuard`); both run
  * before the idempotency interceptor, so a refused request touches no record.
  * The key of the user's intent is the caller's `Idempotency-Key`; without
  * one, the client derives it from the order id, within the caller's scope
@@ -17,14 +17,14 @@ import { CheckoutDto } from './checkout.dto';
  * same key and two customers never share one.
  */
 @Controller('checkout')
-@UseGuards(CallerGuard, AccountGuard)
+@UseGuards(ApiKeyGuard, AccountGuard)
 export class CheckoutController {
   constructor(private readonly orders: IdempotentHttpClient) {}
 
   @Post()
   @Idempotent('gateway.checkout')
-  checkout(@Body() checkout: CheckoutDto, @Req() request: { user: Caller }): Promise<PaidOrder> {
-    const order: OrderPaymentDto = { orderId: checkout.orderId, account: request.user.id, amountCents: checkout.amountCents };
+  checkout(@Body() checkout: CheckoutDto, @Req() request: { user: Customer }): Promise<PaidOrder> {
+    const order: OrderPayment = { orderId: checkout.orderId, account: request.user.id, amountCents: checkout.amountCents };
     return relayAnswer(this.orders.post<PaidOrder>('/orders', order, { businessKey: order.orderId }));
   }
 }

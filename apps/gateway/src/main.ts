@@ -1,6 +1,35 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { createServiceApp, runService } from '@idempotency-chain/service-runtime';
+import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
+import { ValidationPipe } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { ConfigError, type GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
+import { shutDownGracefully } from './shutdown';
 
-void runService('gateway', (config) => createServiceApp(GatewayModule.register(config)));
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create<NestFastifyApplication>(
+    await GatewayModule.forRoot(), // validates the environment first: see config.ts
+    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    { bufferLogs: true },
+  );
+  app.useLogger(app.get(Logger));
+  // A body that is not a valid DTO is refused with 400, before any idempotency record is claimed.
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  // SIGTERM: the requests in flight finish, then the unfinished executions end, then the store closes.
+  app.enableShutdownHooks();
+  shutDownGracefully(app.getHttpAdapter().getInstance(), () => app.get(IdempotencyModule).drain());
+  const config = app.get<ConfigService<GatewayConfig, true>>(ConfigService);
+  await app.listen(config.get('PORT', { infer: true }), config.get('HOST', { infer: true }));
+}
+
+// A bad environment is one line naming the variable; any other failed boot, its stack. Both exit 1.
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(
+    `gateway: ${error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).stack ?? String(error)}`}\n`,
+  );
+  process.exit(1);
+});

@@ -1,44 +1,72 @@
-import { CHARGE_PATTERN, deleteChargeQueues, withBrokerChannel } from '@idempotency-chain/api';
 import { deriveHopKey } from '@idempotency-chain/http-client';
-import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, post } from '@idempotency-chain/service-runtime/testing';
+import { ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { connect, type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
+import { CHARGE_PATTERN } from './charge-queue';
 import { QueuedOrdersModule } from './queued-orders.module';
 
-/** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
+/** The broker: `AMQP_URL`, else the local RabbitMQ. */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
-
-/** The next message waiting on `queue`, taken off it; `undefined` when there is none. */
-const take = (queue: string) => withBrokerChannel(AMQP_URL, async (channel) => (await channel.get(queue, { noAck: true })) || undefined);
-
-const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 });
+const ORDERS_TOKEN = `orders-token-${randomUUID()}`;
 
 describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
+  const queue = `test.orders.charges.${randomUUID()}`;
+  let broker: AmqpConnectionManager;
+  let channel: ChannelWrapper;
+  let app: NestFastifyApplication;
+  let url: string;
+  beforeAll(async () => {
+    broker = connect([AMQP_URL]);
+    channel = broker.createChannel({ json: false });
+    await channel.waitForConnect();
+    const root = await QueuedOrdersModule.forRoot({
+      LOG_LEVEL: 'silent',
+      IDEMPOTENCY_STORE: 'memory',
+      ORDERS_TOKEN,
+      PAYMENTS_TOKEN: `payments-token-${randomUUID()}`,
+      AMQP_URL,
+      CHARGE_QUEUE: queue,
+    });
+    app = await NestFactory.create<NestFastifyApplication>(root, new FastifyAdapter(), { logger: false });
+    app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await channel.deleteQueue(queue);
+    await channel.deleteQueue(`${queue}.dead`);
+    await broker.close();
+  });
+
+  /** The next message waiting on the queue, taken off it; `undefined` when there is none. */
+  const take = async () => (await channel.get(queue, { noAck: true })) || undefined;
+  const place = (body: object, key: string) =>
+    fetch(`${url}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ORDERS_TOKEN}`, 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
+
   it("answers 202 once the broker holds the charge, with the key of the order's record in the message headers; a replay publishes nothing", async () => {
-    const queue = `test.orders.charges.${randomUUID()}`;
-    const env = { IDEMPOTENCY_STORE: 'memory', CHARGE_QUEUE: queue, AMQP_URL };
-    const orders = await bootService('orders', (config) => createServiceApp(QueuedOrdersModule.register(config)), env);
-    try {
-      const body = order();
-      const key = randomUUID();
-      const first = await post(orders, '/orders', body, key);
-      expect(first.status).toBe(202);
-      expect(JSON.parse(first.text)).toEqual({ orderId: body.orderId, status: 'charging' });
+    const body = { orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 };
+    const key = randomUUID();
+    const first = await place(body, key);
+    expect(first.status).toBe(202);
+    expect(await first.json()).toEqual({ orderId: body.orderId, status: 'charging' });
 
-      const message = await take(queue);
-      expect(JSON.parse(message!.content.toString())).toEqual({ pattern: CHARGE_PATTERN, data: body });
-      // The key the HTTP client would send: derived from the order's record here, so it carries the caller.
-      const sent = deriveHopKey({ service: 'orders', operation: 'orders.place', scope: '', key });
-      expect(message!.properties.headers?.['idempotency-key']).toBe(`"${sent}"`);
-      expect(message!.properties.deliveryMode).toBe(2);
+    const message = await take();
+    expect(JSON.parse(message!.content.toString())).toEqual({ pattern: CHARGE_PATTERN, data: body });
+    // The key the HTTP client would send: derived from the order's record here, so it carries the caller.
+    const sent = deriveHopKey({ service: 'orders', operation: 'orders.place', scope: '', key });
+    expect(message!.properties.headers?.['idempotency-key']).toBe(`"${sent}"`);
+    expect(message!.properties.deliveryMode).toBe(2);
 
-      const again = await post(orders, '/orders', body, key);
-      expect(again.status).toBe(202);
-      expect(again.headers.get('idempotent-replayed')).toBe('true');
-      expect(await take(queue)).toBeUndefined();
-    } finally {
-      await orders.app.close();
-      await deleteChargeQueues(AMQP_URL, queue);
-    }
+    const again = await place(body, key);
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await take()).toBeUndefined();
   });
 });

@@ -1,11 +1,13 @@
-import { CHARGE_PATTERN, chargeQueueOptions, type OrderPaymentDto } from '@idempotency-chain/api';
 import { currentRequestContext, resolveIntentKey } from '@idempotency-chain/http-client';
 import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency';
-import type { ServiceConfig } from '@idempotency-chain/service-runtime';
-import { ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
-import type { PinoLogger } from 'nestjs-pino';
+import { PinoLogger } from 'nestjs-pino';
 import { lastValueFrom, timeout } from 'rxjs';
+import { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue';
+import type { OrdersConfig } from './config';
+import type { OrderPaymentDto } from './order-payment.dto';
 
 /** Longest wait for the broker to confirm a charge request; past it the order answers 503 and may be retried. */
 const CONFIRM_TIMEOUT_MS = 5000;
@@ -17,17 +19,20 @@ const CONFIRM_TIMEOUT_MS = 5000;
  * being handled travels in the message's `idempotency-key` header, as it
  * would in an HTTP header, so a message published twice (a retried order)
  * or delivered twice (a consumer killed before acking) is charged once.
- * Extend it and override `outboundKey` to choose the key another way.
+ * Extend it and override `outboundKey` to choose the key another way (and
+ * provide the subclass as `ChargePublisher`).
  */
+@Injectable()
 export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly client: ClientRMQ;
 
   constructor(
-    config: ServiceConfig,
+    config: ConfigService<OrdersConfig, true>,
     private readonly logger: PinoLogger,
   ) {
-    const queue = config.chargeQueue;
-    this.client = new ClientRMQ({ urls: [config.amqpUrl], queue, queueOptions: chargeQueueOptions(queue), persistent: true });
+    const queue = config.get('CHARGE_QUEUE', { infer: true });
+    const url = config.get('AMQP_URL', { infer: true });
+    this.client = new ClientRMQ({ urls: [url], queue, queueOptions: chargeQueueOptions(queue), persistent: true });
   }
 
   /** Connect before serving; a broker that does not answer yet is not fatal: publishing retries it. */

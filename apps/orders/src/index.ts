@@ -1,7 +1,10 @@
 /**
- * orders' public module: its two modules (one per transport) and the
- * publisher the lab replaces to send no key. `./main` starts it as a process.
+ * orders' public modules: one per transport, the token of its client's
+ * options and the publisher the lab replaces to send no key. `./main`
+ * starts it as a process.
  */
 export { ChargePublisher } from './charge-publisher';
+export { ConfigError } from './config';
 export { OrdersModule } from './orders.module';
+export { PAYMENTS_CLIENT_OPTIONS } from './payments.client';
 export { QueuedOrdersModule } from './queued-orders.module';

@@ -1,21 +1,17 @@
-import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { CallerGuard } from '@idempotency-chain/service-runtime';
 import { Body, Controller, Post, UseGuards } from '@nestjs/common';
-
-interface Charge {
-  chargeId: string;
-  amountCents: number;
-}
+import { OrderPaymentDto, type PaidOrder } from './order-payment.dto';
+import type { Charge } from './payments.client';
+import { ServiceTokenGuard } from './service-token.guard';
 
 /**
  * Places an order and charges it; the key it got travels on to payments.
- * Only the gateway calls it, with the hop's service token (`CallerGuard`).
+ * Only the gateway calls it, with the hop's service token (`ServiceTokenGuard`).
  */
 @Controller('orders')
-@UseGuards(CallerGuard)
+@UseGuards(ServiceTokenGuard)
 export class OrdersController {
   constructor(private readonly payments: IdempotentHttpClient) {}
 

@@ -1,10 +1,8 @@
-import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
-import { nextHopClient, type ServiceConfig } from '@idempotency-chain/service-runtime';
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { PinoLogger } from 'nestjs-pino';
 import { ordersApp } from './orders-app';
 import { OrdersController } from './orders.controller';
+import { paymentsClient } from './payments.client';
 
 /**
  * orders: `POST /orders` places an order and charges it through payments
@@ -13,16 +11,19 @@ import { OrdersController } from './orders.controller';
  */
 @Module({})
 export class OrdersModule implements NestModule {
-  static register(config: ServiceConfig): DynamicModule {
-    const app = ordersApp(config);
+  /**
+   * orders, configured from `env` (default: `process.env`), validated before
+   * anything is built.
+   *
+   * @throws ConfigError naming the first bad variable.
+   */
+  static async forRoot(env?: Record<string, string | undefined>): Promise<DynamicModule> {
+    const app = await ordersApp(env);
     return {
       module: OrdersModule,
       imports: app.imports,
       controllers: [OrdersController, ...app.controllers],
-      providers: [
-        { provide: IdempotentHttpClient, inject: [PinoLogger], useFactory: (logger: PinoLogger) => nextHopClient(config, logger) },
-        ...app.providers,
-      ],
+      providers: [...paymentsClient, ...app.providers],
     };
   }
 

@@ -1,8 +1,8 @@
-import { OrderPaymentDto } from '@idempotency-chain/api';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
-import { CallerGuard } from '@idempotency-chain/service-runtime';
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import { ChargePublisher } from './charge-publisher';
+import { OrderPaymentDto } from './order-payment.dto';
+import { ServiceTokenGuard } from './service-token.guard';
 
 /** An order whose charge is on its way to payments. */
 export interface ChargingOrder {
@@ -14,10 +14,10 @@ export interface ChargingOrder {
  * Places an order and queues its charge for payments; 202, the charge is
  * taken when payments consumes the message.
  * The key it got travels on in the message's headers. Only the gateway
- * calls it, with the hop's service token (`CallerGuard`).
+ * calls it, with the hop's service token (`ServiceTokenGuard`).
  */
 @Controller('orders')
-@UseGuards(CallerGuard)
+@UseGuards(ServiceTokenGuard)
 export class QueuedOrdersController {
   constructor(private readonly charges: ChargePublisher) {}
 

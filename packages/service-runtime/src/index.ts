@@ -14,6 +14,6 @@ export { logAttempts, serviceLogs } from './logs';
 export { MetricsController } from './metrics.controller';
 export { reportOutages } from './outages';
 export { nextHopClient } from './next-hop';
-export { createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
+export { bootFailure, createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
 export type { BuildApp, RunOptions } from './service-app';
 export { connectRedis, UnreachableError } from './unreachable';

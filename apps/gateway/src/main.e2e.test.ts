@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The built entry: `npm run build` first. */
+const MAIN = join(__dirname, '..', 'dist', 'main.js');
+
+const KEY = 'customer-key-of-acct-7';
+const TOKEN = 'service-token-to-orders';
+/** A configuration the gateway boots with; each case spoils one variable of it. */
+const VALID = { GATEWAY_API_KEYS: JSON.stringify({ [KEY]: 'acct-7' }), ORDERS_TOKEN: TOKEN, IDEMPOTENCY_STORE: 'memory', PORT: '0' };
+
+/** Run the built gateway with `env` alone (and PATH) to its exit. */
+async function boot(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(bound);
+  return { code, stdout, stderr };
+}
+
+describe('the gateway started with a bad environment', () => {
+  it.each([
+    [
+      'GATEWAY_API_KEYS unset',
+      { GATEWAY_API_KEYS: '' },
+      'GATEWAY_API_KEYS is not set: expected a JSON object of key to account, {"<key>":"acct-7"}',
+    ],
+    [
+      'GATEWAY_API_KEYS not JSON',
+      { GATEWAY_API_KEYS: `${KEY}` },
+      'GATEWAY_API_KEYS is not valid: expected a JSON object of key to account, {"<key>":"acct-7"}',
+    ],
+    [
+      'ORDERS_TOKEN too short',
+      { ORDERS_TOKEN: 'short' },
+      'ORDERS_TOKEN is not valid: expected tokens of 16 to 256 printable characters, no spaces',
+    ],
+    [
+      'ORDERS_TOKEN a customer key',
+      { ORDERS_TOKEN: KEY },
+      "ORDERS_TOKEN is also a customer's key in GATEWAY_API_KEYS: give each hop a token of its own",
+    ],
+    ['PORT not a number', { PORT: 'http' }, 'PORT="http" is not valid: expected an integer from 0 to 65535'],
+    [
+      'IDEMPOTENCY_STORE unknown',
+      { IDEMPOTENCY_STORE: 'disk' },
+      'IDEMPOTENCY_STORE="disk" is not valid: expected one of memory, redis, postgres',
+    ],
+    ['ORDERS_URL not http', { ORDERS_URL: 'ftp://orders' }, 'ORDERS_URL="ftp://orders" is not valid: expected a URL (http: or https:)'],
+  ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
+    const ended = await boot({ ...VALID, ...spoiled });
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toBe(`gateway: ${message}\n`);
+    expect(ended.stdout).toBe('');
+    expect(ended.stderr).not.toContain(TOKEN);
+  });
+});

@@ -1,0 +1,18 @@
+/**
+ * The queue contract with payments' consumer (`QueuedOrdersModule`): the
+ * pattern a charge request is emitted under, and the queue's declaration.
+ * Both sides declare the queue; a declaration that differs makes the broker
+ * refuse the second one with PRECONDITION_FAILED, so these must stay as
+ * payments declares them (`charge-queue.contract.test.ts` pins them).
+ */
+
+/** The pattern a charge request is emitted and consumed under. */
+export const CHARGE_PATTERN = 'payments.charge';
+
+/** Durable; a message payments rejects for good goes to `<queue>.dead` through the default exchange. */
+export function chargeQueueOptions(queue: string) {
+  return {
+    durable: true,
+    arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${queue}.dead` },
+  };
+}
