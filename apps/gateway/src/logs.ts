@@ -1,5 +1,5 @@
 import type { AttemptEvent } from '@idempotency-chain/http-client';
-import { hashKey, HeaderName, parseIdempotencyKey } from '@idempotency-chain/idempotency';
+import { headerKeyHash, HeaderName } from '@idempotency-chain/idempotency';
 import type { Params } from 'nestjs-pino';
 import type { Logger } from 'pino';
 
@@ -31,19 +31,6 @@ export function jsonLogs(service: string, level: string): Params {
       customAttributeKeys: { responseTime: 'durationMs' },
     },
   };
-}
-
-/**
- * The hash of the key a header carries, as the idempotency observers hash it
- * (the key, not its quotes); none for a header that carries no valid key.
- */
-function headerKeyHash(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  try {
-    return hashKey(parseIdempotencyKey(header));
-  } catch {
-    return undefined; // refused with 400 before any record: nothing to correlate
-  }
 }
 
 /** Logs every outbound attempt of the http-client as `{ event: 'attempt', ... }`. */

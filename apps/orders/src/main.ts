@@ -1,6 +1,7 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
+import { drainOnShutdown } from '@idempotency-chain/idempotency/nest';
+import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { ValidationPipe } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
@@ -8,7 +9,6 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Logger } from 'nestjs-pino';
 import { ConfigError, type OrdersConfig } from './config';
 import { OrdersModule } from './orders.module';
-import { shutDownGracefully } from './shutdown';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -20,9 +20,9 @@ async function bootstrap(): Promise<void> {
   app.useLogger(app.get(Logger));
   // A body that is not a valid DTO is refused with 400, before any idempotency record is claimed.
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  // SIGTERM: the requests in flight finish, then the unfinished executions end, then the store closes.
+  // SIGTERM: the requests in flight finish, the unfinished executions end and the spans are sent; then the store closes.
   app.enableShutdownHooks();
-  shutDownGracefully(app.getHttpAdapter().getInstance(), () => app.get(IdempotencyModule).drain());
+  drainOnShutdown(app, { afterDrain: flushSpans });
   const config = app.get<ConfigService<OrdersConfig, true>>(ConfigService);
   await app.listen(config.get('PORT', { infer: true }), config.get('HOST', { infer: true }));
 }

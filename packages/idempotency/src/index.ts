@@ -12,7 +12,7 @@ export { encryptionKeysFromEnv } from './encryption-keys';
 export type { AnswerEncryptionKey, AnswerEncryptionOptions } from './encryption-keys';
 export { Execution } from './execution';
 export { requestFingerprint } from './fingerprint';
-export { hashKey, KEY_HASH_SECRET_ENV } from './key-hash';
+export { hashKey, headerKeyHash, KEY_HASH_SECRET_ENV } from './key-hash';
 export type { FingerprintInput } from './fingerprint';
 export { HeaderName } from './header-name';
 export { formatIdempotencyKey, parseIdempotencyKey } from './key';

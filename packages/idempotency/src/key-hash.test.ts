@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { hashKey, KEY_HASH_SECRET_ENV } from './key-hash';
+import { formatIdempotencyKey } from './key';
+import { hashKey, headerKeyHash, KEY_HASH_SECRET_ENV } from './key-hash';
 
 describe('hashKey', () => {
   const saved = process.env[KEY_HASH_SECRET_ENV];
@@ -25,5 +26,18 @@ describe('hashKey', () => {
   it('takes the deployment secret from the environment, so replicas hash a key alike', () => {
     process.env[KEY_HASH_SECRET_ENV] = 'deployment-secret';
     expect(hashKey('order-1001')).toBe(hashKey('order-1001', 'deployment-secret'));
+  });
+});
+
+describe('headerKeyHash', () => {
+  it("hashes the key a header carries, as hashKey hashes the key, not the header's quotes", () => {
+    expect(headerKeyHash(formatIdempotencyKey('order-1001'))).toBe(hashKey('order-1001'));
+    expect(headerKeyHash(formatIdempotencyKey('order-1001'))).not.toBe(hashKey('"order-1001"'));
+  });
+
+  it('has no hash for no header, nor for one that carries no valid key', () => {
+    expect(headerKeyHash(undefined)).toBeUndefined();
+    expect(headerKeyHash('')).toBeUndefined();
+    expect(headerKeyHash('"unterminated')).toBeUndefined();
   });
 });

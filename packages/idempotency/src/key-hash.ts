@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { parseIdempotencyKey } from './key';
 
 /**
  * Where a deployment sets the secret its key hashes are keyed with.
@@ -32,4 +33,28 @@ const processSecret = randomBytes(32);
  */
 export function hashKey(key: string, secret: string | Buffer = process.env[KEY_HASH_SECRET_ENV] || processSecret): string {
   return createHmac('sha256', secret).update(key).digest('hex').slice(0, 12);
+}
+
+/**
+ * The hash of the key an `Idempotency-Key` header carries, as `hashKey`
+ * hashes it (the key, not its quotes); `undefined` for no header, or one that
+ * carries no valid key (refused with 400 before any record: nothing to
+ * correlate). For a request log's serializer, so its lines carry the same
+ * hash as the idempotency decisions, and never the key.
+ *
+ * @example
+ * // nestjs-pino
+ * LoggerModule.forRoot({ pinoHttp: { serializers: {
+ *   req: (req) => ({ method: req.method, url: req.url, keyHash: headerKeyHash(req.headers['idempotency-key']) }),
+ * } } });
+ *
+ * @public
+ */
+export function headerKeyHash(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  try {
+    return hashKey(parseIdempotencyKey(header));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,10 +1,10 @@
 import { ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { IdempotencyModule } from '@idempotency-chain/idempotency/nest';
+import { drainOnShutdown } from '@idempotency-chain/idempotency/nest';
+import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { Logger } from 'nestjs-pino';
 import { ConfigError, loadConfig, type ServiceConfig, type ServiceName } from './config';
-import { shutDownGracefully } from './shutdown';
 import { UnreachableError } from './unreachable';
 
 /** Largest request body a service reads. */
@@ -18,16 +18,15 @@ export function serviceAdapter(): FastifyAdapter {
 /**
  * What every service app gets once created, however it was built: JSON
  * logs, validated DTOs (refused with 400 before any idempotency record is
- * claimed, see `statusOutcome`) and graceful shutdown on SIGTERM (see
- * {@link shutDownGracefully}), which drains the app's `IdempotencyModule`
- * (every service imports one). Create the app with `{ bufferLogs: true }`.
+ * claimed, see `statusOutcome`) and graceful shutdown on SIGTERM
+ * (`drainOnShutdown`), which drains the app's `IdempotencyModule` (every
+ * service imports one), then sends the buffered spans. Create the app with `{ bufferLogs: true }`.
  */
 export function prepareServiceApp(app: NestFastifyApplication): NestFastifyApplication {
   app.useLogger(app.get(Logger));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.enableShutdownHooks();
-  const idempotency = app.get(IdempotencyModule, { strict: false });
-  shutDownGracefully(app.getHttpAdapter().getInstance(), () => idempotency.drain());
+  drainOnShutdown(app, { afterDrain: flushSpans });
   return app;
 }
 

@@ -2,10 +2,12 @@
  * NestJS integration (`@idempotency-chain/idempotency/nest`): a module, a
  * route decorator, the runner its handlers go through (HTTP and
  * microservices), the exception that carries every error of the package,
+ * a graceful shutdown on Fastify that drains the module,
  * the filter that renders errors as problem documents, metrics, and the
  * store's health for `@nestjs/terminus`.
  */
 export { CurrentExecution } from './current-execution.decorator';
+export { drainOnShutdown, type DrainOnShutdownOptions } from './drain-on-shutdown';
 export { idempotencyErrorOf, statusOf } from './error-status';
 export { DEFAULT_REPLAY_HEADERS } from './http-answer';
 export { Idempotent } from './idempotent.decorator';

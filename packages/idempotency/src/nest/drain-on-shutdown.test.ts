@@ -1,11 +1,21 @@
 import 'reflect-metadata';
 import { Controller, Injectable, Module, Post, type OnApplicationShutdown } from '@nestjs/common';
-import { IdempotencyCoordinator, MemoryStore } from '@idempotency-chain/idempotency';
-import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LoggerModule } from 'nestjs-pino';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createServiceApp } from './service-app';
+import { IdempotencyCoordinator } from '../coordinator';
+import { MemoryStore } from '../memory-store';
+import { drainOnShutdown } from './drain-on-shutdown';
+import { Idempotent } from './idempotent.decorator';
+import { IdempotencyModule } from './idempotency.module';
+
+/** An app of `module` on Fastify, shutting down as `drainOnShutdown` makes it. */
+async function createApp(module: object, afterDrain?: () => Promise<void>): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, new FastifyAdapter(), { logger: false });
+  drainOnShutdown(app, { afterDrain });
+  return app;
+}
 
 // A shutdown that waits out a keep-alive timeout takes 72 s; one that ends takes milliseconds.
 jest.setTimeout(60_000);
@@ -31,10 +41,7 @@ class SlowController {
 }
 
 @Module({
-  imports: [
-    LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
-    IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false }),
-  ],
+  imports: [IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false })],
   controllers: [SlowController],
 })
 class SlowModule {}
@@ -48,7 +55,7 @@ describe('graceful shutdown', () => {
   });
 
   it('lets the request in flight answer, closes its keep-alive connection after it, and ends', async () => {
-    app = await createServiceApp({ module: SlowModule });
+    app = await createApp(SlowModule);
     await app.listen(0, '127.0.0.1');
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     // fetch keeps its connections alive, as every HTTP client of a service does.
@@ -93,10 +100,7 @@ class Ledger implements OnApplicationShutdown {
 }
 
 @Module({
-  imports: [
-    LoggerModule.forRoot({ pinoHttp: { level: 'silent' } }),
-    IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false, isGlobal: true }),
-  ],
+  imports: [IdempotencyModule.forRoot({ service: 'test', store: new MemoryStore(), scope: 'shared', metrics: false, isGlobal: true })],
   controllers: [ChargeController],
   providers: [Ledger],
 })
@@ -104,7 +108,10 @@ class ChargeModule {}
 
 describe('graceful shutdown of idempotent work', () => {
   it('lets an execution whose client went away end before any module closes what it uses', async () => {
-    const app = await createServiceApp({ module: ChargeModule });
+    const order: string[] = [];
+    const app = await createApp(ChargeModule, async () => {
+      order.push(`afterDrain, running ${app.get(IdempotencyCoordinator).runningExecutions}`);
+    });
     await app.listen(0, '127.0.0.1');
     const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const client = new AbortController();
@@ -123,5 +130,17 @@ describe('graceful shutdown of idempotent work', () => {
     await closed;
 
     expect(app.get(Ledger).runningAtClose).toBe(0);
+    expect(order).toEqual(['afterDrain, running 0']);
+  });
+});
+
+describe('drainOnShutdown on another adapter', () => {
+  it('refuses an app that is not on Fastify, naming what it needs', async () => {
+    const app = await NestFactory.create(SlowModule, new ExpressAdapter(), { logger: false });
+    try {
+      expect(() => drainOnShutdown(app)).toThrow('drainOnShutdown needs an app on Fastify (@nestjs/platform-fastify)');
+    } finally {
+      await app.close();
+    }
   });
 });
