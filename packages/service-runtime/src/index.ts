@@ -1,6 +1,6 @@
 /**
  * How a service of the chain runs: its configuration from the environment,
- * the idempotency store and policy it names, its next hop, JSON logs,
+ * the idempotency store and policy it names, JSON logs,
  * `/health` and `/metrics`, and its start on Fastify. Tests boot services
  * with `./testing`.
  */
@@ -10,10 +10,9 @@ export { ConfigError, environmentReader, GATEWAY_API_KEYS, loadConfig } from './
 export type { ServiceConfig, ServiceName } from './config';
 export { HealthController } from './health.controller';
 export { idempotencyStore, operationPolicy } from './idempotency-store';
-export { logAttempts, serviceLogs } from './logs';
+export { serviceLogs } from './logs';
 export { MetricsController } from './metrics.controller';
 export { reportOutages } from './outages';
-export { nextHopClient } from './next-hop';
 export { bootFailure, createServiceApp, prepareServiceApp, runService, serviceAdapter } from './service-app';
 export type { BuildApp, RunOptions } from './service-app';
 export { connectRedis, UnreachableError } from './unreachable';

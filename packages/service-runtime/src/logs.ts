@@ -1,12 +1,10 @@
-import type { AttemptEvent } from '@idempotency-chain/http-client';
 import { headerKeyHash, HeaderName } from '@idempotency-chain/idempotency';
 import type { Params } from 'nestjs-pino';
-import type { Logger } from 'pino';
 import type { ServiceConfig } from './config';
 
 /**
- * Structured JSON logs (nestjs-pino): one line per request, per outbound
- * attempt and per idempotency decision. They carry the key's hash, never the
+ * Structured JSON logs (nestjs-pino): one line per request and per
+ * idempotency decision. They carry the key's hash, never the
  * raw key or a body.
  */
 export function serviceLogs(config: ServiceConfig): Params {
@@ -34,9 +32,4 @@ export function serviceLogs(config: ServiceConfig): Params {
       customAttributeKeys: { responseTime: 'durationMs' },
     },
   };
-}
-
-/** Logs every outbound attempt of the http-client as `{ event: 'attempt', ... }`. */
-export function logAttempts(logger: Logger): (event: AttemptEvent) => void {
-  return (event) => logger.info({ event: 'attempt', ...event }, `attempt ${event.attempt} ${event.outcome}`);
 }

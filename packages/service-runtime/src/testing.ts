@@ -1,5 +1,4 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createServer } from 'node:net';
 import { loadConfig, type ServiceConfig, type ServiceName } from './config';
 import type { BuildApp, RunOptions } from './service-app';
 
@@ -76,13 +75,4 @@ export async function post(service: Target, path: string, body: unknown, key?: s
 export async function chargeCount(payments: Target, orderId: string): Promise<number> {
   const response = await fetch(`${payments.url}/charges?orderId=${encodeURIComponent(orderId)}`, { headers: credentialsOf(payments) });
   return ((await response.json()) as { count: number }).count;
-}
-
-/** A loopback port nothing listens on: a next hop that is down. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
