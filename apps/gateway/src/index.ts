@@ -1,6 +1,6 @@
 /**
- * gateway's public module: what the lab and the tests build it from.
- * `./main` starts it as a process.
+ * gateway's public module: what a test, or a harness of your own, builds it
+ * from. `./main` starts it as a process.
  */
 export { ConfigError } from './config';
 export { GatewayModule } from './gateway.module';

@@ -22,7 +22,7 @@ export interface PaidOrder {
 
 /**
  * Injection token of the options of the client that calls orders, provided
- * as a factory so a test (or the lab) can decorate them by token, e.g. with
+ * as a factory so a test (or a harness) can decorate them by token, e.g. with
  * another `keyPolicy`.
  */
 export const ORDERS_CLIENT_OPTIONS = Symbol('ORDERS_CLIENT_OPTIONS');

@@ -1,7 +1,7 @@
 /**
  * orders' public modules: one per transport, the token of its client's
- * options and the publisher the lab replaces to send no key. `./main`
- * starts it as a process.
+ * options, and the publisher a harness may extend to choose the key its
+ * messages carry. `./main` starts it as a process.
  */
 export { ChargePublisher } from './charge-publisher';
 export { ConfigError } from './config';

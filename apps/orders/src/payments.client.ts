@@ -13,7 +13,7 @@ export interface Charge {
 
 /**
  * Injection token of the options of the client that calls payments, provided
- * as a factory so a test (or the lab) can decorate them by token, e.g. with
+ * as a factory so a test (or a harness) can decorate them by token, e.g. with
  * another `keyPolicy`.
  */
 export const PAYMENTS_CLIENT_OPTIONS = Symbol('PAYMENTS_CLIENT_OPTIONS');

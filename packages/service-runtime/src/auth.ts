@@ -4,16 +4,12 @@ import { ConfigError } from './config-error';
 
 /**
  * Who may call a service: each token it accepts, with the principal the
- * token names (a customer's account at the gateway, the calling service at
- * an inner hop).
+ * token names (the calling service).
  */
 export type Credentials = ReadonlyMap<string, string>;
 
 /** Shortest and longest token accepted in the configuration: a short one is guessable, a long one is a mistake. */
 export const TOKEN_LENGTH = { min: 16, max: 256 } as const;
-
-/** What a principal may be named: it becomes the idempotency scope (`user:<principal>`) and the account charged. */
-const PRINCIPAL = /^[\w.:@-]{1,100}$/;
 
 /**
  * `token`, checked as a configured token. The message names the variable and
@@ -32,35 +28,6 @@ function checkToken(name: string, token: unknown): string {
 export function serviceToken(name: string, raw: string | undefined): string {
   if (raw === undefined || raw === '') throw new ConfigError(`${name} is not set: expected the service token of this hop`);
   return checkToken(name, raw);
-}
-
-/**
- * Credentials from `raw`, a JSON object of token to principal
- * (`{"<token>":"acct-7"}`), as `name` holds them.
- *
- * @throws ConfigError naming `name` (never a token) when it is unset, not such an object, empty, or has a bad entry.
- */
-export function parseCredentials(name: string, raw: string | undefined): Credentials {
-  const expected = `expected a JSON object of token to principal, {"<token>":"acct-7"}`;
-  if (raw === undefined || raw === '') throw new ConfigError(`${name} is not set: ${expected}`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
-    throw new ConfigError(`${name} is not valid: ${expected}`);
-  }
-  const credentials = new Map<string, string>();
-  for (const [token, principal] of Object.entries(parsed)) {
-    checkToken(name, token);
-    if (typeof principal !== 'string' || !PRINCIPAL.test(principal)) {
-      throw new ConfigError(`${name} is not valid: a principal must be 1 to 100 letters, digits or . : @ - _`);
-    }
-    credentials.set(token, principal);
-  }
-  return credentials;
 }
 
 /**

@@ -1,14 +1,15 @@
-import { parseCredentials, serviceToken, type Credentials } from './auth';
+import { serviceToken, type Credentials } from './auth';
 import { ConfigError } from './config-error';
 
 /**
- * A service's configuration, read from the environment once at start-up
- * and validated: a bad value stops the process with a message naming the
- * variable, the value and what is allowed.
+ * payments' configuration, read from the environment once at start-up and
+ * validated: a bad value stops the process with a message naming the
+ * variable, the value and what is allowed. (gateway and orders validate
+ * their own, in their `src/config.ts`.)
  */
 
-/** The three services of the chain. */
-export type ServiceName = 'gateway' | 'orders' | 'payments';
+/** The services that run on this package: payments alone. */
+export type ServiceName = 'payments';
 
 export { ConfigError };
 
@@ -31,66 +32,22 @@ export interface ServiceConfig {
   amqpUrl: string;
   /** The charge queue (`CHARGE_QUEUE`); a test or a lab run names its own. */
   chargeQueue: string;
-  /**
-   * Who may call it: the gateway's customers (`GATEWAY_API_KEYS`, token to
-   * account), or the one neighbour calling an inner hop with the hop's
-   * service token (`ORDERS_TOKEN` from the gateway, `PAYMENTS_TOKEN` from orders).
-   */
+  /** Who may call it: orders, with the hop's service token (`PAYMENTS_TOKEN`). */
   callers: Credentials;
-  /** The next hop, for gateway and orders. */
-  downstreamUrl?: string;
-  /** The service token this service presents to its next hop (`ORDERS_TOKEN`, `PAYMENTS_TOKEN`). */
-  downstreamToken?: string;
-  /** Per-attempt timeout and attempt cap of the call to the next hop. */
-  attemptTimeoutMs: number;
-  maxAttempts: number;
   leaseMs: number;
   retentionMs: number;
   logLevel: string;
 }
 
-/** Who calls an inner hop: the variable of the service token it accepts, and the service that presents it. */
-type Upstream = { token: string; caller: string };
-
-const DEFAULTS: Record<
-  ServiceName,
-  { port: number; downstream?: [url: string, fallback: string, token: string]; upstream?: Upstream; timeoutMs: number }
-> = {
-  gateway: { port: 3000, downstream: ['ORDERS_URL', 'http://127.0.0.1:3001', 'ORDERS_TOKEN'], timeoutMs: 600 },
-  orders: {
-    port: 3001,
-    downstream: ['PAYMENTS_URL', 'http://127.0.0.1:3002', 'PAYMENTS_TOKEN'],
-    upstream: { token: 'ORDERS_TOKEN', caller: 'gateway' },
-    timeoutMs: 300,
-  },
-  payments: { port: 3002, upstream: { token: 'PAYMENTS_TOKEN', caller: 'orders' }, timeoutMs: 0 },
-};
-
-/** The customers' keys at the gateway: a JSON object of token to the account it names. */
-export const GATEWAY_API_KEYS = 'GATEWAY_API_KEYS';
-
-/** Who may call a service with `upstream` (none: the gateway's customers), read from `env`. */
-function readCallers(env: NodeJS.ProcessEnv, upstream: Upstream | undefined): Credentials {
-  if (!upstream) return parseCredentials(GATEWAY_API_KEYS, env[GATEWAY_API_KEYS]);
-  return new Map([[serviceToken(upstream.token, env[upstream.token]), upstream.caller]]);
-}
-
 /** Read and validate the configuration of `service` from `env`. */
 export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const defaults = DEFAULTS[service];
   const read = environmentReader(env);
   const redisUrl = read.string('REDIS_URL', 'redis://127.0.0.1:6379');
-  const callers = readCallers(env, defaults.upstream);
-  const downstreamToken = defaults.downstream ? serviceToken(defaults.downstream[2], env[defaults.downstream[2]]) : undefined;
-  if (downstreamToken !== undefined && callers.has(downstreamToken)) {
-    // A caller holding it could skip this hop and call the next one directly, naming any account.
-    const accepted = defaults.upstream ? `the same as ${defaults.upstream.token}` : `also a customer's key in ${GATEWAY_API_KEYS}`;
-    throw new ConfigError(`${defaults.downstream?.[2]} is ${accepted}: give each hop a token of its own`);
-  }
+  const callers = new Map([[serviceToken('PAYMENTS_TOKEN', env.PAYMENTS_TOKEN), 'orders']]);
   return {
     service,
     host: read.string('HOST', '127.0.0.1'),
-    port: read.int('PORT', defaults.port, 0, 65535),
+    port: read.int('PORT', 3002, 0, 65535),
     store: read.oneOf('IDEMPOTENCY_STORE', ['memory', 'redis', 'postgres'], env.REDIS_URL ? 'redis' : 'memory'),
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres', ['postgres:', 'postgresql:']),
     redisUrl: read.url('REDIS_URL', redisUrl, ['redis:', 'rediss:']),
@@ -101,10 +58,6 @@ export function loadConfig(service: ServiceName, env: NodeJS.ProcessEnv = proces
     amqpUrl: read.url('AMQP_URL', 'amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']),
     chargeQueue: read.name('CHARGE_QUEUE', 'payments.charges'),
     callers,
-    downstreamUrl: defaults.downstream ? read.url(defaults.downstream[0], defaults.downstream[1], ['http:', 'https:']) : undefined,
-    downstreamToken,
-    attemptTimeoutMs: read.int('DOWNSTREAM_TIMEOUT_MS', defaults.timeoutMs, 1, 600_000),
-    maxAttempts: read.int('DOWNSTREAM_ATTEMPTS', 2, 1, 10),
     leaseMs: read.int('IDEMPOTENCY_LEASE_MS', 10_000, 100, 3_600_000),
     retentionMs: read.int('IDEMPOTENCY_RETENTION_MS', 24 * 3_600_000, 100, 30 * 24 * 3_600_000),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),

@@ -1,12 +1,12 @@
 /**
- * How a service of the chain runs: its configuration from the environment,
+ * How payments runs (gateway and orders run on their own): its configuration from the environment,
  * the idempotency store and policy it names, JSON logs,
  * `/health` and `/metrics`, and its start on Fastify. Tests boot services
  * with `./testing`.
  */
-export { CALLER_CREDENTIALS, callerCredentials, CallerGuard, parseCredentials, presentedToken, principalOf } from './auth';
+export { CALLER_CREDENTIALS, callerCredentials, CallerGuard, presentedToken, principalOf } from './auth';
 export type { Caller, Credentials } from './auth';
-export { ConfigError, environmentReader, GATEWAY_API_KEYS, loadConfig } from './config';
+export { ConfigError, environmentReader, loadConfig } from './config';
 export type { ServiceConfig, ServiceName } from './config';
 export { HealthController } from './health.controller';
 export { idempotencyStore, operationPolicy } from './idempotency-store';
