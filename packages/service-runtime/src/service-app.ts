@@ -46,8 +46,10 @@ export interface RunOptions {
 
 /**
  * Start `service` from the environment. It never ends in an unhandled
- * rejection: a bad configuration exits 64 naming the variable; a boot that
- * fails exits 1 with one line on stderr (see {@link bootFailure}).
+ * rejection: a bad configuration exits 64 naming the variable, whether the
+ * environment is refused as it is read or by the app as it boots (a
+ * `ConfigError` of its own, e.g. a store it cannot keep its data in); a boot
+ * that fails otherwise exits 1 with one line on stderr (see {@link bootFailure}).
  */
 export async function runService(service: ServiceName, build: BuildApp, options: RunOptions = {}): Promise<void> {
   let config: ServiceConfig;
@@ -66,16 +68,17 @@ export async function runService(service: ServiceName, build: BuildApp, options:
     await app.listen(config.port, config.host);
   } catch (error) {
     process.stderr.write(`${service}: ${bootFailure(error)}\n`);
-    process.exit(1);
+    process.exit(error instanceof ConfigError ? 64 : 1);
   }
 }
 
 /**
  * What a failed boot prints after the service's name: a store that did not
- * answer (`UnreachableError`) as its one-line message, which is all an
- * operator needs; anything else, a bug, with its stack.
+ * answer (`UnreachableError`) or a configuration the app refused
+ * (`ConfigError`) as its one-line message, which is all an operator needs;
+ * anything else, a bug, with its stack.
  */
 export function bootFailure(error: unknown): string {
-  if (error instanceof UnreachableError) return error.message;
+  if (error instanceof UnreachableError || error instanceof ConfigError) return error.message;
   return `cannot start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
 }

@@ -1,5 +1,6 @@
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from './config-error';
 import { bootFailure } from './service-app';
 import { freePort } from './local/ports';
 import { connectRedis, UnreachableError } from './unreachable';
@@ -53,9 +54,12 @@ describe('UnreachableError', () => {
 });
 
 describe('bootFailure', () => {
-  it('prints an unreachable store as its one line, and anything else with its stack', () => {
+  it('prints an unreachable store or a refused configuration as its one line, and anything else with its stack', () => {
     expect(bootFailure(new UnreachableError('Redis', 'redis://127.0.0.1:6390', new Error('connect ECONNREFUSED 127.0.0.1:6390')))).toBe(
       'cannot reach Redis at redis://127.0.0.1:6390: connect ECONNREFUSED 127.0.0.1:6390',
+    );
+    expect(bootFailure(new ConfigError('IDEMPOTENCY_STORE="memory" is not valid for payments: expected postgres'))).toBe(
+      'IDEMPOTENCY_STORE="memory" is not valid for payments: expected postgres',
     );
     const bug = new TypeError('undefined is not a function');
     expect(bootFailure(bug)).toBe(`cannot start: ${bug.stack}`);
