@@ -3,7 +3,8 @@ import { Agent, request } from 'node:http';
 import { assertPortFree, spawnNode, type NodeChild } from './processes';
 import { profileMarkdown, summarizeProfile } from './profile';
 import type { SectionResult, Target } from './report';
-import { assertRecordsFound, cleanUpCheckout, SERVICES, type Checkout } from './e2e-records';
+import { assertRecordsFound, cleanUpCheckout, SERVICES, STORES, type Checkout } from './e2e-records';
+import { DATABASE_URL } from './pg-tools';
 import { connect, pingLatencies, REDIS_URL, RUN_PREFIX } from './redis-tools';
 import { SETTINGS } from './settings';
 import { figure, fmt, percentile } from './stats';
@@ -20,9 +21,10 @@ interface Answer {
 
 /**
  * (4) End-to-end replay, the write-up's "later press": one checkout through
- * gateway -> orders -> payments (three processes, Redis store, propagated
- * keys), then the same request again and again, answered by the gateway's
- * replay, timed from a keep-alive HTTP client in this process.
+ * gateway -> orders -> payments (three processes, Redis store, payments on
+ * PostgreSQL, propagated keys), then the same request again and again,
+ * answered by the gateway's replay, timed from a keep-alive HTTP client in
+ * this process.
  */
 export async function e2eReplay(log: (line: string) => void): Promise<SectionResult> {
   const ports = SETTINGS.e2ePorts;
@@ -48,7 +50,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
     return ((await ledger.json()) as { count: number }).count;
   };
   try {
-    log('  starting gateway, orders, payments (ports 3200-3202, Redis store, propagated keys)');
+    log('  starting gateway, orders, payments (ports 3200-3202, Redis store, payments on PostgreSQL, propagated keys)');
     await Promise.all(
       SERVICES.map(async (service) => {
         const { child } = await spawnNode(service, require.resolve(`@idempotency-chain/${service}/main`), {
@@ -59,8 +61,9 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
             GATEWAY_API_KEYS: JSON.stringify({ [credentials.apiKey]: order.account }),
             ORDERS_TOKEN: credentials.orders,
             PAYMENTS_TOKEN: credentials.payments,
-            IDEMPOTENCY_STORE: 'redis',
+            IDEMPOTENCY_STORE: STORES[service],
             REDIS_URL,
+            DATABASE_URL,
             LOG_LEVEL: 'warn',
             IDEMPOTENCY_RETENTION_MS: '600000',
             NODE_ENV: 'production',
@@ -143,7 +146,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
       headline: `**The later press** through gateway -> orders -> payments is replayed by the gateway in ${fmt.ms(p50.median)} (p50) / ${fmt.ms(p99.median)} (p99); the write-up measured ${WRITE_UP_MS} ms.`,
       title: '4. End-to-end replay: gateway -> orders -> payments, the later press',
       method:
-        'The three services as they are, without the lab, as separate processes (`node apps/<svc>/dist/main.js`, ports 3200-3202, keys propagated, `IDEMPOTENCY_STORE=redis`, `LOG_LEVEL=warn`). ' +
+        'The three services as they are, without the lab, as separate processes (`node apps/<svc>/dist/main.js`, ports 3200-3202, keys propagated, `IDEMPOTENCY_STORE=redis`, payments on `postgres`, which it requires, `LOG_LEVEL=warn`). ' +
         `One checkout with an \`Idempotency-Key\` executes through the chain (ledger: 1 charge); then the same request is sent ${SETTINGS.e2eReplays} times per run, one at a time, ` +
         `over a keep-alive connection, each answered by the gateway's replay (checked: 201, \`Idempotent-Replayed: true\`, same body; ledger still 1). ` +
         `Percentiles per run, median of ${SETTINGS.runs} runs. The time includes this process's HTTP client.`,
@@ -190,7 +193,7 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
     await Promise.all(children.map((child) => child.stop()));
     agent.destroy();
     await redis.quit();
-    log(`  cleaned up ${await cleanUpCheckout(records)} keys`);
+    log(`  cleaned up ${await cleanUpCheckout(records)} keys and rows`);
   }
 }
 

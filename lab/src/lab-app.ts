@@ -3,7 +3,8 @@ import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idem
 import { ORDERS_CLIENT_OPTIONS } from '@idempotency-chain/gateway';
 import { ChargePublisher, PAYMENTS_CLIENT_OPTIONS } from '@idempotency-chain/orders';
 import { LEDGER, type Ledger } from '@idempotency-chain/payments';
-import { prepareServiceApp, serviceAdapter } from '@idempotency-chain/service-runtime';
+import { prepareServiceApp, serviceAdapter, type ServiceConfig } from '@idempotency-chain/service-runtime';
+import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import { declaredProvider, decorateProvider } from './decorate-provider';
@@ -12,6 +13,7 @@ import { LabFaults } from './faults/lab-faults';
 import { keyedOptions, outboundKeyPolicy } from './key-policies';
 import type { LabConfig } from './lab-config';
 import { LabModule } from './lab.module';
+import { labLedger } from './ledgers/lab-ledger';
 import { naiveOptions } from './naive-variants';
 import { PlainLedger } from './plain-ledger';
 import type { ChainApp, ServiceName } from './services';
@@ -40,10 +42,12 @@ const NEXT_HOP_CLIENT_OPTIONS: Partial<Record<ServiceName, symbol>> = {
  * - the options of the next hop's client, and orders' publisher: the
  *   policy's outbound keys (none, or the per-attempt strategy);
  * - payments' ledger: the fault points around the write, and the plain
- *   ledger of the naive variant.
+ *   ledger of the naive variant; on the in-process store and on Redis,
+ *   which payments refuses (it requires PostgreSQL), the lab's own ledger
+ *   of that store (see `labLedger`).
  *
- * Under `KEY_POLICY=propagated` with no naive variant, every app provider is
- * the app's own.
+ * Under `KEY_POLICY=propagated` with no naive variant on PostgreSQL, every
+ * app provider is the app's own.
  */
 export async function createLabApp(service: ServiceName, chain: ChainApp, lab: LabConfig): Promise<NestFastifyApplication> {
   const { root } = chain;
@@ -52,17 +56,24 @@ export async function createLabApp(service: ServiceName, chain: ChainApp, lab: L
     naiveOptions(keyedOptions(options, lab.keyPolicy, service), lab.naive),
   );
   overrideOutboundKeys(builder, chain, service, lab);
-  if (service === 'payments') {
-    decorateProvider(
-      builder,
-      root,
-      LEDGER,
-      (ledger: Ledger, faults: LabFaults) => new FaultyLedger(lab.naive.has('plain-ledger') ? new PlainLedger(ledger) : ledger, faults),
-      [LabFaults],
-    );
-  }
+  if (service === 'payments' && chain.config) overrideLedger(builder, root, chain.config, lab);
   const moduleRef = await builder.compile();
   return prepareServiceApp(moduleRef.createNestApplication<NestFastifyApplication>(serviceAdapter(), { bufferLogs: true }));
+}
+
+/**
+ * payments' ledger with the lab's fault points in front of it (and the plain
+ * ledger of the naive variant): on PostgreSQL, payments' own, decorated; on
+ * the stores payments refuses, the lab's ledger of that store in its place.
+ */
+function overrideLedger(builder: TestingModuleBuilder, root: DynamicModule, config: ServiceConfig, lab: LabConfig): void {
+  const faulty = (ledger: Ledger, faults: LabFaults) =>
+    new FaultyLedger(lab.naive.has('plain-ledger') ? new PlainLedger(ledger) : ledger, faults);
+  const { store } = config;
+  if (store === 'postgres') return decorateProvider(builder, root, LEDGER, faulty, [LabFaults]);
+  builder
+    .overrideProvider(LEDGER)
+    .useFactory({ inject: [LabFaults], factory: (faults: LabFaults) => faulty(labLedger(store, config, lab), faults) });
 }
 
 /** The client and publisher the app provides, sending the keys of the lab's policy instead of propagating. */

@@ -11,6 +11,11 @@ describe('loadLabConfig', () => {
     });
   });
 
+  it("reads where payments' ledger is kept on Redis, unset by default: the records' Redis", () => {
+    expect(loadLabConfig({}).ledgerRedisUrl).toBeUndefined();
+    expect(loadLabConfig({ LEDGER_REDIS_URL: 'redis://127.0.0.1:6390' }).ledgerRedisUrl).toBe('redis://127.0.0.1:6390');
+  });
+
   it.each([
     ['KEY_POLICY', 'sometimes', /KEY_POLICY="sometimes" is not valid: expected one of none, per-attempt, propagated, fingerprint/],
     [
@@ -19,6 +24,11 @@ describe('loadLabConfig', () => {
       /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/,
     ],
     ['CHARGE_TRANSPORT', 'smtp', /CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp/],
+    [
+      'LEDGER_REDIS_URL',
+      'http://127.0.0.1:6390',
+      /LEDGER_REDIS_URL="http:\/\/127.0.0.1:6390" is not valid: expected a URL \(redis: or rediss:\)/,
+    ],
   ])('refuses %s=%s with a message naming it', (name, value, message) => {
     expect(() => loadLabConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadLabConfig({ [name]: value })).toThrow(message);

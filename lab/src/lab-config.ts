@@ -20,14 +20,22 @@ export interface LabConfig {
   naive: ReadonlySet<NaiveVariant>;
   /** `CHARGE_TRANSPORT`: which of orders' modules the lab runs, `OrdersModule` (`http`, default) or `QueuedOrdersModule` (`amqp`). */
   chargeTransport: 'http' | 'amqp';
+  /**
+   * `LEDGER_REDIS_URL`: where the lab keeps payments' ledger when it runs
+   * payments on Redis (default: the records' `REDIS_URL`), so that an outage
+   * of the records' Redis can leave the ledger up, or the other way round.
+   */
+  ledgerRedisUrl: string | undefined;
 }
 
 /** Read and validate the lab's settings from `env`; throws `ConfigError` naming a bad variable. */
 export function loadLabConfig(env: NodeJS.ProcessEnv = process.env): LabConfig {
   const read = environmentReader(env);
+  const ledgerRedisUrl = read.string('LEDGER_REDIS_URL', '') || undefined;
   return {
     keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
     naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
     chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
+    ledgerRedisUrl: ledgerRedisUrl && read.url('LEDGER_REDIS_URL', ledgerRedisUrl, ['redis:', 'rediss:']),
   };
 }

@@ -1,4 +1,5 @@
-import { MemoryLedger, type Ledger } from '@idempotency-chain/payments';
+import type { Ledger } from '@idempotency-chain/payments';
+import { MemoryLedger } from './ledgers/memory-ledger';
 import { PlainLedger } from './plain-ledger';
 
 describe('PlainLedger (LAB_NAIVE=plain-ledger)', () => {

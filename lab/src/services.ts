@@ -1,7 +1,7 @@
 import { GatewayModule } from '@idempotency-chain/gateway';
 import { OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
 import { consumeChargesWhenQueued, PaymentsModule } from '@idempotency-chain/payments';
-import { loadConfig } from '@idempotency-chain/service-runtime';
+import { loadConfig, type ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -21,6 +21,8 @@ export interface ChainApp {
   address(app: NestFastifyApplication): { port: number; host: string };
   /** What its `main.ts` does between creating the app and listening. */
   beforeListen?(app: NestFastifyApplication): Promise<void>;
+  /** payments' configuration, which the lab's ledgers read, until payments reads its own through `@nestjs/config`. */
+  config?: ServiceConfig;
 }
 
 /** Where an app configured by `@nestjs/config` listens: its `PORT` and `HOST`. */
@@ -47,6 +49,7 @@ export const CHAIN: Readonly<Record<ServiceName, (env: Environment, lab: LabConf
       root: PaymentsModule.register(config),
       address: () => ({ port: config.port, host: config.host }),
       beforeListen: (app) => consumeChargesWhenQueued(app, config),
+      config,
     };
   },
 };

@@ -51,14 +51,29 @@ describe('payments started without its credentials', () => {
   });
 });
 
+describe('payments started on a store other than PostgreSQL', () => {
+  it.each(['memory', 'redis'])('IDEMPOTENCY_STORE=%s: exits 64 with one line naming IDEMPOTENCY_STORE and DATABASE_URL', async (store) => {
+    const ended = await runToExit(payments, [], {
+      PORT: String(await freePort()),
+      IDEMPOTENCY_STORE: store,
+      CHARGE_TRANSPORT: 'http',
+      PAYMENTS_TOKEN: SERVICE_TOKEN,
+    });
+    expect(ended.code).toBe(64);
+    expect(ended.stderr).toBe(
+      `payments: IDEMPOTENCY_STORE="${store}" is not valid for payments: expected postgres, with DATABASE_URL ` +
+        'naming the database that keeps the records and the ledger (each charge commits with its record)\n',
+    );
+    expectNoStack(ended);
+  });
+});
+
 describe('payments started while its store does not answer', () => {
-  it.each([
-    ['its own entry', payments, []],
-    ["the lab's entry", lab, ['payments']],
-  ])('through %s, exits 1 with one line naming Redis and where it was looked for, never its password', async (_name, entry, args) => {
+  // payments runs on Redis only in the lab, with the lab's ledger (payments itself requires PostgreSQL).
+  it("through the lab's entry, exits 1 with one line naming Redis and where it was looked for, never its password", async () => {
     const port = await freePort();
     const url = `redis://:secret@127.0.0.1:${port}`;
-    const ended = await runToExit(entry, args, {
+    const ended = await runToExit(lab, ['payments'], {
       PORT: String(await freePort()),
       IDEMPOTENCY_STORE: 'redis',
       REDIS_URL: url,

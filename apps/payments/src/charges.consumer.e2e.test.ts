@@ -9,13 +9,14 @@ import { PaymentsModule } from './payments.module';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** payments, consuming `queue` as `main.ts` does under `CHARGE_TRANSPORT=amqp`. */
+/** payments on PostgreSQL, consuming `queue` as `main.ts` does under `CHARGE_TRANSPORT=amqp`. */
 function bootConsumer(queue: string): Promise<BootedService> {
   return bootService(
     'payments',
     (config) => createServiceApp(PaymentsModule.register(config)),
-    { IDEMPOTENCY_STORE: 'memory', CHARGE_TRANSPORT: 'amqp', AMQP_URL },
+    { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL, CHARGE_TRANSPORT: 'amqp', AMQP_URL },
     { beforeListen: (app, config) => startChargeConsumer(app, config, queue) },
   );
 }

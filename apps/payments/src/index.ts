@@ -1,11 +1,12 @@
 /**
  * payments' public module: the module, the start of its queue consumer, and
- * the ledger's token and types, which the lab decorates with its fault
- * points. `./main` starts it as a process.
+ * the ledger's contract (its token, its types, what a ledger throws), by
+ * which the lab decorates payments' ledger or replaces it. `./main` starts
+ * it as a process.
  */
 export { consumeChargesWhenQueued } from './charges.transport';
 export { LEDGER } from './ledger.provider';
-export { MemoryLedger } from './ledger';
+export { ledgerUnavailable, newCharge, StaleWriteError } from './ledger';
 export type { Charge, ChargeEntry, Fence, Ledger } from './ledger';
 export type { Delivery } from './message-ack.interceptor';
 export { PaymentsModule } from './payments.module';

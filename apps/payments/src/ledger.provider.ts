@@ -1,40 +1,47 @@
 import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
-import { createRedisClient } from '@idempotency-chain/idempotency/redis';
-import { reportOutages, type ServiceConfig } from '@idempotency-chain/service-runtime';
-import type { FactoryProvider } from '@nestjs/common';
-import { MemoryLedger, type Ledger } from './ledger';
+import { ConfigError, type ServiceConfig } from '@idempotency-chain/service-runtime';
+import type { FactoryProvider, OnModuleInit } from '@nestjs/common';
+import type { Ledger } from './ledger';
 import { PostgresLedger } from './postgres-ledger';
-import { RedisLedger } from './redis-ledger';
 
 /** Injection token of the ledger. */
 export const LEDGER = Symbol('LEDGER');
 
 /**
- * The ledger lives beside the idempotency records: in PostgreSQL or Redis
- * when they are (`LEDGER_REDIS_URL` may name another Redis, so that an
- * outage of the records' Redis leaves it up), in this process otherwise.
- * It keeps a record's charge and fence as long as the record.
+ * The ledger lives beside the idempotency records, in PostgreSQL: each
+ * charge is written in the transaction that completes its record (see
+ * `PaymentsModule`), so a crash leaves both or neither.
  *
- * The ledger connects in its own `onModuleInit`, not here: a factory that
- * throws fails inside Nest's instance loader, which prints the error with its
- * stack and exits; an init hook's error reaches `runService`, which prints
- * the one line that names the store that did not answer.
+ * payments requires PostgreSQL; on any other store it does not start. A
+ * ledger in this process loses the money taken with the process, and one in
+ * Redis beside records in Redis is a second write that no transaction ties
+ * to the record's completion, as durable as that Redis's persistence. The
+ * lab, which runs payments on those stores to count charges, provides
+ * ledgers of its own by the `LEDGER` token.
+ *
+ * The ledger connects, or refuses the store, in its own `onModuleInit`, not
+ * here: a factory that throws fails inside Nest's instance loader, which
+ * prints the error with its stack and exits; an init hook's error reaches
+ * `runService`, which prints one line naming the store or the variable.
  */
-export function ledgerProvider(config: ServiceConfig): FactoryProvider<Ledger> {
-  return { provide: LEDGER, useFactory: () => openLedger(config) };
+export function ledgerProvider(config: ServiceConfig): FactoryProvider<Ledger | StoreRefused> {
+  return {
+    provide: LEDGER,
+    useFactory: () =>
+      config.store === 'postgres'
+        ? new PostgresLedger(createPostgresPool(config.databaseUrl), { ownsPool: true, transactional: true })
+        : new StoreRefused(config.store),
+  };
 }
 
-function openLedger(config: ServiceConfig): Ledger {
-  switch (config.store) {
-    case 'memory':
-      return new MemoryLedger(config.retentionMs);
-    case 'postgres':
-      // payments completes its records in the store's transaction on PostgreSQL (see `PaymentsModule`).
-      return new PostgresLedger(createPostgresPool(config.databaseUrl), { ownsPool: true, transactional: true });
-    case 'redis': {
-      const redis = createRedisClient(config.ledgerRedisUrl);
-      reportOutages(redis, 'ledger'); // charges answer 503 meanwhile (see `ledgerUnavailable`)
-      return new RedisLedger(redis, config.retentionMs, undefined, true);
-    }
+/** What payments has instead of a ledger on a store other than PostgreSQL: a boot that stops. */
+class StoreRefused implements OnModuleInit {
+  constructor(private readonly store: ServiceConfig['store']) {}
+
+  onModuleInit(): never {
+    throw new ConfigError(
+      `IDEMPOTENCY_STORE=${JSON.stringify(this.store)} is not valid for payments: expected postgres, with DATABASE_URL ` +
+        'naming the database that keeps the records and the ledger (each charge commits with its record)',
+    );
   }
 }

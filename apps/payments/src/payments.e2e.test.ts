@@ -1,4 +1,4 @@
-import { createServiceApp } from '@idempotency-chain/service-runtime';
+import { ConfigError, createServiceApp, loadConfig } from '@idempotency-chain/service-runtime';
 import { bootService, chargeCount, post, TEST_CREDENTIALS, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { PaymentsModule } from './payments.module';
@@ -6,16 +6,18 @@ import { PaymentsModule } from './payments.module';
 const boot = (env: Record<string, string>) => bootService('payments', (config) => createServiceApp(PaymentsModule.register(config)), env);
 const charge = (payments: BootedService, body: unknown, key?: string) => post(payments, '/charges', body, key);
 
-describe('payments over HTTP', () => {
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+describe('payments over HTTP, on PostgreSQL (records and ledger in one database)', () => {
   let payments: BootedService;
   beforeAll(async () => {
-    payments = await boot({ IDEMPOTENCY_STORE: 'memory' });
+    payments = await boot({ IDEMPOTENCY_STORE: 'postgres', DATABASE_URL });
   });
   afterAll(() => payments.app.close());
 
   const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 });
 
-  it('charges once and replays the same answer with Idempotent-Replayed', async () => {
+  it('charges once, in the transaction that completes the record, and replays the same answer with Idempotent-Replayed', async () => {
     const body = order();
     const key = randomUUID();
     const first = await charge(payments, body, key);
@@ -99,30 +101,18 @@ describe('payments over HTTP', () => {
   });
 });
 
-describe('payments on PostgreSQL (records and ledger in one database)', () => {
-  let payments: BootedService;
-  beforeAll(async () => {
-    payments = await boot({
-      IDEMPOTENCY_STORE: 'postgres',
-      DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    });
-  });
-  afterAll(() => payments.app.close());
-
-  it('charges once, in the transaction that completes the record, and replays', async () => {
-    const body = { orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 };
-    const key = randomUUID();
-    const first = await charge(payments, body, key);
-    const again = await charge(payments, body, key);
-    expect(first.status).toBe(201);
-    expect(again.text).toBe(first.text);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(await chargeCount(payments, body.orderId)).toBe(1);
-  });
-
-  it('refuses a bad body before anything is written', async () => {
-    const body = { orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: -1 };
-    expect((await charge(payments, body, randomUUID())).status).toBe(400);
-    expect(await chargeCount(payments, body.orderId)).toBe(0);
+describe('payments on a store other than PostgreSQL', () => {
+  it.each(['memory', 'redis'])('IDEMPOTENCY_STORE=%s: refuses to start, naming IDEMPOTENCY_STORE and DATABASE_URL', async (store) => {
+    const config = loadConfig('payments', { ...TEST_CREDENTIALS, LOG_LEVEL: 'silent', IDEMPOTENCY_STORE: store });
+    const app = await createServiceApp(PaymentsModule.register(config));
+    try {
+      const refused = app.init();
+      await expect(refused).rejects.toBeInstanceOf(ConfigError);
+      await expect(refused).rejects.toThrow(
+        `IDEMPOTENCY_STORE="${store}" is not valid for payments: expected postgres, with DATABASE_URL naming the database that keeps the records and the ledger`,
+      );
+    } finally {
+      await app.close();
+    }
   });
 });

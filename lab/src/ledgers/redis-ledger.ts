@@ -1,7 +1,15 @@
 import { connectRedis } from '@idempotency-chain/service-runtime';
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ReplyError, type Redis } from 'ioredis';
-import { ledgerUnavailable, newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
+import {
+  ledgerUnavailable,
+  newCharge,
+  StaleWriteError,
+  type Charge,
+  type ChargeEntry,
+  type Fence,
+  type Ledger,
+} from '@idempotency-chain/payments';
 
 /**
  * Check the fence, look for the record's charge and append a new one in one
@@ -23,7 +31,8 @@ redis.call('RPUSH', KEYS[3], ARGV[2])
 return 1`;
 
 /**
- * A ledger in Redis: it survives a restart of the payments process. What it
+ * The lab's ledger on Redis (`IDEMPOTENCY_STORE=redis`, on `LEDGER_REDIS_URL`
+ * when set): it survives a restart of the payments process. What it
  * keeps per record (the newest epoch, the record's charge) expires with the
  * record's retention (`fenceTtlMs`). A command Redis did not answer is
  * `ledgerUnavailable` (503); one it refused (a `ReplyError`: the script

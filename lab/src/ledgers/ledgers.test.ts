@@ -1,7 +1,8 @@
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { MemoryLedger, StaleWriteError, type Ledger } from './ledger';
+import { StaleWriteError, type Ledger } from '@idempotency-chain/payments';
+import { MemoryLedger } from './memory-ledger';
 import { RedisLedger } from './redis-ledger';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

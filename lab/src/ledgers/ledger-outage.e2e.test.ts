@@ -1,24 +1,25 @@
-import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, chargeCount, post, type Answer, type BootedService } from '@idempotency-chain/service-runtime/testing';
+import { PrivateRedis, redisCommand } from '@idempotency-chain/service-runtime/local-processes';
+import { chargeCount, post, type Answer } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PaymentsModule } from './payments.module';
-import { PrivateRedis, redisCommand } from '@idempotency-chain/service-runtime/local-processes';
+import { bootLabService, type LabService } from '../testing';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Bound on the ledger's client reconnecting once its Redis is back, on a loaded machine. */
 const RECONNECT_BOUND_MS = 30_000;
 
 /**
- * The records stay on the shared Redis; the ledger is on a Redis of the
- * test's own, which it stops and pauses: only the ledger write fails.
+ * payments as the lab runs it on Redis, with the lab's Redis ledger. The
+ * records stay on the shared Redis; the ledger is on a Redis of the test's
+ * own (`LEDGER_REDIS_URL`), which it stops and pauses: only the ledger
+ * write fails.
  */
-describe("payments when its ledger's Redis does not answer", () => {
+describe("payments in the lab when its ledger's Redis does not answer", () => {
   let ledgerRedis: PrivateRedis;
-  let payments: BootedService;
+  let payments: LabService;
   beforeAll(async () => {
     ledgerRedis = await PrivateRedis.start();
-    payments = await bootService('payments', (config) => createServiceApp(PaymentsModule.register(config)), {
+    payments = await bootLabService('payments', {
       IDEMPOTENCY_STORE: 'redis',
       REDIS_URL,
       LEDGER_REDIS_URL: ledgerRedis.url,
