@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { freePort, track } from '@idempotency-chain/service-runtime/local-processes';
+import { freePort, track } from '@idempotency-chain/local-processes';
 
 /** Bound on a process booting and giving up, on a loaded 2-core machine. */
 const EXIT_BOUND_MS = 60_000;

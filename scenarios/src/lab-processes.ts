@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePorts, portTaken, track } from '@idempotency-chain/service-runtime/local-processes';
+import { freePorts, portTaken, track } from '@idempotency-chain/local-processes';
 import { KEY_HASH_SECRET_ENV } from '@idempotency-chain/idempotency';
 import type { LabEvent } from './timeline';
 

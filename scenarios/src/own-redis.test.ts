@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resultsUnder, runCommand, startCommand, tempRoot } from './cli.test-support';
-import { pings } from '@idempotency-chain/service-runtime/local-processes';
+import { pings } from '@idempotency-chain/local-processes';
 
 jest.setTimeout(300_000);
 

@@ -1,4 +1,4 @@
-import { pings } from '@idempotency-chain/service-runtime/local-processes';
+import { pings } from '@idempotency-chain/local-processes';
 import { chooseStore } from './store-choice';
 
 jest.setTimeout(60_000);

@@ -1,4 +1,4 @@
-import { PrivateRedis, privateRedisUnavailable } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis, privateRedisUnavailable } from '@idempotency-chain/local-processes';
 
 /** Which store the lab runs on, and why. */
 export interface StoreChoice {

@@ -1,6 +1,6 @@
 import { CHARGE_PATTERN, deleteChargeQueues } from '@idempotency-chain/api';
 import { createPostgresPool, migrate } from '@idempotency-chain/idempotency/postgres';
-import { freePort, track } from '@idempotency-chain/service-runtime/local-processes';
+import { freePort, track } from '@idempotency-chain/local-processes';
 import { TEST_CREDENTIALS } from '@idempotency-chain/service-runtime/testing';
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { spawn, type ChildProcess } from 'node:child_process';

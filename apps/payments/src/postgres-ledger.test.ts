@@ -4,7 +4,7 @@ import { UnreachableError } from '@idempotency-chain/service-runtime';
 import { randomUUID } from 'node:crypto';
 import { DatabaseError, type Pool } from 'pg';
 import { PostgresLedger } from './postgres-ledger';
-import { freePort } from '@idempotency-chain/service-runtime/local-processes';
+import { freePort } from '@idempotency-chain/local-processes';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** The test's own schema: its ledger table never meets the app's. */

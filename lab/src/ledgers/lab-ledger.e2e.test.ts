@@ -1,4 +1,4 @@
-import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis } from '@idempotency-chain/local-processes';
 import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { bootLabService, type LabService } from '../testing';

@@ -1,4 +1,4 @@
-import { PrivateRedis, redisCommand } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis, redisCommand } from '@idempotency-chain/local-processes';
 import { chargeCount, post, type Answer } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
-import { freePort } from './local/ports';
+import { freePort } from '@idempotency-chain/local-processes';
 import { reportOutages } from './outages';
 
 /** Captures what `reportOutages` logs. */

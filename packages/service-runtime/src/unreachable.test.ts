@@ -2,7 +2,7 @@ import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from './config-error';
 import { bootFailure } from './service-app';
-import { freePort } from './local/ports';
+import { freePort } from '@idempotency-chain/local-processes';
 import { connectRedis, UnreachableError } from './unreachable';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -1,7 +1,7 @@
 import { FAIL_FAST_REDIS_OPTIONS } from '@idempotency-chain/idempotency/redis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Lab, SERVICES } from '../lab-processes';
-import { PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis } from '@idempotency-chain/local-processes';
 import { budgets, SETUP } from '../write-up';
 import { check, type Verdict } from './checker';
 import { CHAOS_ACCOUNTS, ClientDriver, type DriverSettings } from './client-driver';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab, Service } from '../lab-processes';
-import { redisCommand, type PrivateRedis } from '@idempotency-chain/service-runtime/local-processes';
+import { redisCommand, type PrivateRedis } from '@idempotency-chain/local-processes';
 import { strikesOnTraffic, type FaultKind, type PlannedFault } from './fault-schedule';
 import type { FaultRecord, History } from './history';
 import type { Supervisor } from './supervisor';

@@ -2,7 +2,7 @@ import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { environment } from '../environment';
 import { outputPaths, shownPath } from '../output-paths';
-import { privateRedisUnavailable } from '@idempotency-chain/service-runtime/local-processes';
+import { privateRedisUnavailable } from '@idempotency-chain/local-processes';
 import { chaosRecord, recordHolds, type ChaosRecord } from './chaos-record';
 import { CHAOS_STORES, runChaos, type ChaosRunOutcome, type ChaosStore } from './chaos-run';
 import { offenders } from './checker';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Lab } from '../lab-processes';
-import { freePorts } from '@idempotency-chain/service-runtime/local-processes';
+import { freePorts } from '@idempotency-chain/local-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
 import { failureScenario } from './failure-scenario';
 import { RoundRobinProxy } from './round-robin-proxy';

@@ -4,7 +4,7 @@ import { SERVICES, type Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
 import { failureScenario } from './failure-scenario';
 import { SETUP } from '../write-up';
-import { PrivateRedis, privateRedisUnavailable } from '@idempotency-chain/service-runtime/local-processes';
+import { PrivateRedis, privateRedisUnavailable } from '@idempotency-chain/local-processes';
 import { checkout, codeRef, counter, ledgerOf, needsRedis, newOrder, runVariant, until } from './support';
 
 /** Bound on the services noticing that their store went away, or came back. */
