@@ -26,7 +26,7 @@ export const crashAfterSideEffect: Scenario = failureScenario({
   broke:
     'Payments is killed after writing the charge and before completing its record: once the lease has run out the retry with the same key re-executes, and a plain ledger charges a second time.',
   fix: 'On Redis the ledger write is keyed by the idempotency record and done in one atomic step: the re-execution (a newer epoch of the same record) gets the charge that is already there instead of writing a new one. On Postgres the charge is inserted in the transaction that completes the record, so a crash before the commit leaves neither.',
-  code: codeRef('apps/payments/src/redis-ledger.ts', 'if existing then return existing end'),
+  code: codeRef('lab/src/ledgers/redis-ledger.ts', 'if existing then return existing end'),
   unavailable: (context) => needsRedis(context, 'the record and the ledger must outlive the payments process'),
   async variants(context) {
     const naive = await crashVariant(context, 'naive: plain ledger (a new line per write)', 2, {}, { LAB_NAIVE: 'plain-ledger' });

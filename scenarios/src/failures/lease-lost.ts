@@ -30,7 +30,7 @@ export const leaseLost: Scenario = failureScenario({
     'A holder stalled past its lease (GC pause, slow dependency) loses the key to the retry, which charges; the holder wakes up and charges as well: two executions of one key.',
   fix: 'A heartbeat renews the lease while the holder is alive, so the retry waits for it; and if the lease is lost anyway, the ledger refuses a write whose fencing epoch is older than one it has seen.',
   code: `${codeRef('packages/idempotency/src/coordinator.ts', '.renew(this.storeKey, this.owner, this.policy.leaseMs)')} (heartbeat); ${codeRef(
-    'apps/payments/src/redis-ledger.ts',
+    'lab/src/ledgers/redis-ledger.ts',
     'if seen > tonumber(ARGV[1]) then return 0 end',
   )} (fence)`,
   unavailable: (context) => needsRedis(context, 'leases, epochs and the fenced ledger live in Redis'),
