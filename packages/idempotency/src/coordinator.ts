@@ -3,7 +3,14 @@ import { AnswerEncryption, openStoredAnswer } from './answer-encryption';
 import { runInExecution } from './current-execution';
 import { encryptingStore } from './encrypting-store';
 import type { AnswerEncryptionOptions } from './encryption-keys';
-import { InFlightError, KeyReusedError, ResultNotStoredError, StoredAnswerUnreadableError, StoreUnavailableError } from './errors';
+import {
+  InFlightError,
+  isRecordVersionError,
+  KeyReusedError,
+  ResultNotStoredError,
+  StoredAnswerUnreadableError,
+  StoreUnavailableError,
+} from './errors';
 import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
@@ -269,6 +276,8 @@ export class IdempotencyCoordinator {
    *   the key held: fail-open never runs next to a live holder.
    * @throws StoredAnswerUnreadableError (500) when the key's record is
    *   completed but its answer cannot be read (see `encryption`).
+   * @throws RecordVersionError (500) when the store holds the key's record
+   *   in a format version this library does not read.
    *
    * @example
    * const begun = await idempotency.begin({ operation: 'orders.create', key, fingerprint });
@@ -309,6 +318,8 @@ export class IdempotencyCoordinator {
         this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
       } catch (error) {
         this.running.ended();
+        // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
+        if (isRecordVersionError(error)) throw this.refused(error, report);
         report(IdempotencyOutcome.StoreError, { error });
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
@@ -360,6 +371,7 @@ export class IdempotencyCoordinator {
           // Wake on the completion signal; the lease bound re-checks a holder that died silently.
           await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
         } catch (error) {
+          if (isRecordVersionError(error)) throw this.refused(error, report);
           report(IdempotencyOutcome.StoreError, { error });
           throw unavailable(error);
         }
@@ -390,6 +402,16 @@ export class IdempotencyCoordinator {
         { cause: error },
       );
     }
+  }
+
+  /**
+   * A record in a format version this library does not read (see
+   * `RecordVersionError`), answered as an unreadable answer is: a 500, the
+   * observer told why, the record left for the release that wrote it.
+   */
+  private refused(error: Error, report: ExecutionReport): Error {
+    report(IdempotencyOutcome.Unreadable, { error });
+    return error;
   }
 
   /**

@@ -176,6 +176,34 @@ export class StoredAnswerUnreadableError extends IdempotencyError {
   readonly httpStatus = 500;
 }
 
+/**
+ * A store met a record in a format version this library does not read: one
+ * written by a newer release of this package, or by an older one from
+ * before records carried a version. It is refused rather than read: never
+ * replayed, never executed again (it may stand for a side effect that ran),
+ * never overwritten; the record is left as it is, for the release that
+ * wrote it. Reported as `unreadable`. 500.
+ *
+ * @public
+ */
+export class RecordVersionError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:record-version';
+  readonly httpStatus = 500;
+  constructor(
+    /** The version the record carries, as found (`none` for a record from before versions). */
+    readonly foundVersion: string,
+    /** The version this library reads and writes. */
+    readonly supportedVersion: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `An idempotency record is in format version ${foundVersion}, but this library reads version ${supportedVersion} only: ` +
+        'it is neither replayed, executed again nor overwritten',
+      options,
+    );
+  }
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -212,6 +240,12 @@ export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredE
  * @public
  */
 export const isStoredAnswerUnreadableError = is<StoredAnswerUnreadableError>('StoredAnswerUnreadableError');
+/**
+ * True for a `RecordVersionError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
+export const isRecordVersionError = is<RecordVersionError>('RecordVersionError');
 /**
  * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
  *

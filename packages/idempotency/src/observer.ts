@@ -44,10 +44,12 @@ export const IdempotencyOutcome = {
   IsFinalThrew: 'is_final_threw',
   /**
    * A completed record's answer could not be read (it does not decrypt, or
-   * is in clear where only encrypted answers are accepted): the request got
-   * a 500, neither a replay nor a second execution. The event's `error`
-   * says why. Alert on it: a replica without the newest key, or a store
-   * written by someone else.
+   * is in clear where only encrypted answers are accepted), or the store
+   * holds the record in a format version this library does not read
+   * (`RecordVersionError`): the request got a 500, neither a replay nor a
+   * second execution. The event's `error` says why. Alert on it: a
+   * replica without the newest key, a record written by another release,
+   * or a store written by someone else.
    */
   Unreadable: 'unreadable',
   /** A store call failed. */

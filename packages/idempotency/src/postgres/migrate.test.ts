@@ -29,7 +29,7 @@ describe('migrate', () => {
   test('creates the schema and its tables, records every version, and applies nothing the second time', async () => {
     const schema = newSchema();
     expect(await migrate(pool, { schema })).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(await versions(schema)).toEqual([1]);
+    expect(await versions(schema)).toEqual([1, 2]);
     expect(await migrate(pool, { schema })).toEqual([]);
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".idempotency_records`);
     expect(rows[0].n).toBe(0);
@@ -39,7 +39,7 @@ describe('migrate', () => {
     const schema = newSchema();
     const results = await Promise.all([migrate(pool, { schema }), migrate(pool, { schema }), migrate(pool, { schema })]);
     expect(results.map((done) => done.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
-    expect(await versions(schema)).toEqual([1]);
+    expect(await versions(schema)).toEqual([1, 2]);
   });
 
   test('applies only the versions not yet recorded, in order', async () => {
@@ -47,11 +47,11 @@ describe('migrate', () => {
     await migrate(pool, { schema });
     const extra = [
       ...MIGRATIONS,
-      { version: 3, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` },
-      { version: 2, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` },
+      { version: 4, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` },
+      { version: 3, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` },
     ];
-    expect(await migrate(pool, { schema, migrations: extra })).toEqual([2, 3]);
-    expect(await versions(schema)).toEqual([1, 2, 3]);
+    expect(await migrate(pool, { schema, migrations: extra })).toEqual([3, 4]);
+    expect(await versions(schema)).toEqual([1, 2, 3, 4]);
   });
 
   test('a failing migration rolls back everything the call applied', async () => {
@@ -59,11 +59,11 @@ describe('migrate', () => {
     await migrate(pool, { schema });
     const broken = [
       ...MIGRATIONS,
-      { version: 2, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` },
-      { version: 3, name: 'bad', sql: () => 'SELECT * FROM no_such_table' },
+      { version: 3, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` },
+      { version: 4, name: 'bad', sql: () => 'SELECT * FROM no_such_table' },
     ];
     await expect(migrate(pool, { schema, migrations: broken })).rejects.toThrow('no_such_table');
-    expect(await versions(schema)).toEqual([1]);
+    expect(await versions(schema)).toEqual([1, 2]);
     const { rows } = await pool.query(`SELECT to_regclass('"${schema}".two') AS t`);
     expect(rows[0].t).toBeNull();
   });
@@ -76,7 +76,7 @@ describe('migrate', () => {
     const migrating = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     await migrating.connect();
     await migrating.connect();
-    expect(await versions(schema)).toEqual([1]);
+    expect(await versions(schema)).toEqual([1, 2]);
     await Promise.all([plain.close(), migrating.close()]);
   });
 

@@ -7,7 +7,8 @@
  * record: once a lease ends, a key is released, or retention passes, the row
  * stays (with `expires_at` in the past) until the sweep removes it
  * `fenceRetentionMs` later, because its `epoch` is the fence the next claim
- * of the key must exceed.
+ * of the key must exceed. Its `format` names the layout the row was written
+ * in (`RECORD_FORMAT` in `sql.ts`); a store refuses a row of another.
  */
 export interface Migration {
   version: number;
@@ -31,6 +32,14 @@ export const MIGRATIONS: readonly Migration[] = [
         expires_at  timestamptz NOT NULL
       );
       CREATE INDEX idempotency_records_expires_at ON ${schema}.idempotency_records (expires_at);
+    `,
+  },
+  {
+    // Rows written before this migration are in format 1: the columns above, read as they were.
+    version: 2,
+    name: 'add idempotency_records.format',
+    sql: (schema) => `
+      ALTER TABLE ${schema}.idempotency_records ADD COLUMN format smallint NOT NULL DEFAULT 1;
     `,
   },
 ];

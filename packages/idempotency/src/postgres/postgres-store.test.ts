@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresStore } from '.';
+import { isRecordVersionError, RecordVersionError } from '../errors';
+import { IdempotencyCoordinator } from '../coordinator';
+import type { IdempotencyEvent } from '../observer';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { eventually, track, within } from '../../test/support/async';
 
@@ -63,6 +66,71 @@ describe('PostgresStore records and fences', () => {
     } finally {
       await sweeping.close();
     }
+  });
+});
+
+describe('PostgresStore record formats', () => {
+  test('a row of an unknown format is refused by claim and wait, and never taken over, completed or swept', async () => {
+    const recordKey = newKey();
+    // A row as a later release might write it: format 7, in progress, its lease long over.
+    await db.pool.query(
+      `INSERT INTO "${db.schema}".idempotency_records (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
+       VALUES ($1, 'in_progress', 'fp', 'other', 1, NULL, clock_timestamp() - interval '1 hour', 7)`,
+      [recordKey],
+    );
+    const refused = await store.claim({ recordKey, fingerprint: 'fp', owner: 'me', leaseMs: 60_000 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RecordVersionError);
+    expect(isRecordVersionError(refused)).toBe(true);
+    expect(refused).toMatchObject({ foundVersion: '7', supportedVersion: 1, httpStatus: 500 });
+    expect((refused as Error).message).toContain('format version 7');
+    await expect(store.waitForChange(recordKey, 30_000)).rejects.toBeInstanceOf(RecordVersionError);
+    expect(await store.complete(recordKey, 'other', '"r"', 60_000)).toBe(false);
+    expect(await store.renew(recordKey, 'other', 60_000)).toBe(false);
+    expect(await store.release(recordKey, 'other')).toBe(false);
+    const sweeping = new PostgresStore({ pool: db.pool, schema: db.schema, sweepIntervalMs: 0, fenceRetentionMs: 1 });
+    try {
+      await sweeping.sweep();
+    } finally {
+      await sweeping.close();
+    }
+    const { rows } = await db.pool.query(
+      `SELECT status, owner, epoch::text AS epoch, format FROM "${db.schema}".idempotency_records WHERE store_key = $1`,
+      [recordKey],
+    );
+    expect(rows).toEqual([{ status: 'in_progress', owner: 'other', epoch: '1', format: 7 }]);
+  });
+
+  test('the coordinator answers a row of an unknown format with the error, even failing open: no replay, no second execution', async () => {
+    const events: IdempotencyEvent[] = [];
+    const coordinator = new IdempotencyCoordinator({
+      service: 'format',
+      store,
+      defaults: { onStoreFailure: 'fail-open' },
+      observer: { record: (event) => events.push(event) },
+    });
+    const recordKey = coordinator.recordKey('charge', '', 'k1');
+    await db.pool.query(
+      `INSERT INTO "${db.schema}".idempotency_records (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
+       VALUES ($1, 'completed', 'fp', 'other', 1, 'not json', clock_timestamp() + interval '1 hour', 2)`,
+      [recordKey],
+    );
+    let ran = false;
+    const failure = await coordinator
+      .run({ operation: 'charge', key: 'k1', fingerprint: 'fp' }, async () => {
+        ran = true;
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(RecordVersionError);
+    expect(ran).toBe(false);
+    expect(events.map((e) => e.outcome)).toEqual(['unreadable']);
+    expect(events[0]?.error).toBe(failure);
+  });
+
+  test('rows this store writes carry its format', async () => {
+    const recordKey = newKey();
+    await claimed(store, recordKey, 'a');
+    const { rows } = await db.pool.query(`SELECT format FROM "${db.schema}".idempotency_records WHERE store_key = $1`, [recordKey]);
+    expect(rows).toEqual([{ format: 1 }]);
   });
 });
 

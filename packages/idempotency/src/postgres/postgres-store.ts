@@ -15,7 +15,8 @@ import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
 import { migrate, quoteSchema } from './migrate';
-import { operatorStatements, statements, type OperatorStatements, type Statements } from './sql';
+import { operatorStatements, RECORD_FORMAT, statements, type OperatorStatements, type Statements } from './sql';
+import { RecordVersionError } from '../errors';
 
 /**
  * Options of {@link PostgresStore}.
@@ -90,6 +91,12 @@ interface ClaimRow {
   fingerprint: string | null;
   result: string | null;
   remaining_ms: number | null;
+  format: number;
+}
+
+/** Refuse a row of a format this store does not read. */
+function assertFormat(format: number | undefined): void {
+  if (format !== undefined && format !== RECORD_FORMAT) throw new RecordVersionError(String(format), RECORD_FORMAT);
 }
 
 /**
@@ -179,6 +186,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
       const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease]);
       const row = rows[0];
+      assertFormat(row?.format);
       if (row?.status === 'claimed') return { status: 'claimed', epoch: Number(row.epoch) };
       const remaining = Math.ceil(row?.remaining_ms ?? 0);
       // No row, or one that had ended: the snapshot predates a concurrent claim; read again.
@@ -295,7 +303,11 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
       () => ({
         join: (wake) => this.listener.join(recordKey, wake),
         leave: (wake) => this.listener.leave(recordKey, wake),
-        inProgress: async () => ((await queryRetryingConflicts(this.pool, this.sql.inProgress, [recordKey])).rowCount ?? 0) > 0,
+        inProgress: async () => {
+          const { rows } = await queryRetryingConflicts<{ format: number }>(this.pool, this.sql.inProgress, [recordKey]);
+          assertFormat(rows[0]?.format);
+          return rows.length > 0;
+        },
       }),
       timeoutMs,
       signal,

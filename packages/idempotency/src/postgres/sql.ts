@@ -5,11 +5,20 @@
  * enclosing transaction), so a completion that runs late inside a long
  * transaction still sees the lease as it is now.
  */
+/**
+ * The row format this store writes and reads (`idempotency_records.format`).
+ * A row of another format is never read, taken over, completed, released,
+ * renewed or swept: the claim and the wait report its format, and the store
+ * refuses it (`RecordVersionError`).
+ */
+export const RECORD_FORMAT = 1;
+
 export function statements(s: string) {
   const records = `${s}.idempotency_records`;
-  const held = `store_key = $1 AND owner = $2 AND status = 'in_progress' AND expires_at > clock_timestamp()`;
+  const ours = `format = ${RECORD_FORMAT}`;
+  const held = `store_key = $1 AND owner = $2 AND status = 'in_progress' AND expires_at > clock_timestamp() AND ${ours}`;
   /** The live record `owner` completed: the same completion, or a late renewal, arriving again. */
-  const completedBy = `store_key = $1 AND owner = $2 AND status = 'completed' AND expires_at > clock_timestamp()`;
+  const completedBy = `store_key = $1 AND owner = $2 AND status = 'completed' AND expires_at > clock_timestamp() AND ${ours}`;
   return {
     /**
      * Insert the record, or take over a row whose lease, release or
@@ -27,27 +36,31 @@ export function statements(s: string) {
      * row a concurrent claim just committed: it then returns no row, or one
      * that looks expired, and the store runs the statement again. A live
      * row in progress under the same owner (this claim arriving twice) is
-     * reported `claimed` with its epoch.
+     * reported `claimed` with its epoch. A row of another format is never
+     * taken over: it is reported, with its format, for the store to refuse.
      *
      * $1 store key, $2 fingerprint, $3 owner, $4 lease ms.
      */
     claim: `
       WITH claimed AS (
-        INSERT INTO ${records} AS r (store_key, status, fingerprint, owner, epoch, result, expires_at)
-        SELECT $1, 'in_progress', $2, $3, floor(extract(epoch FROM now.t) * 1000)::bigint, NULL, now.t + $4 * interval '1 millisecond'
+        INSERT INTO ${records} AS r (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
+        SELECT $1, 'in_progress', $2, $3, floor(extract(epoch FROM now.t) * 1000)::bigint, NULL, now.t + $4 * interval '1 millisecond',
+               ${RECORD_FORMAT}
           FROM (SELECT clock_timestamp() AS t) AS now
         ON CONFLICT (store_key) DO UPDATE
           SET status = 'in_progress', fingerprint = excluded.fingerprint, owner = excluded.owner,
               epoch = greatest(r.epoch + 1, excluded.epoch), result = NULL, expires_at = excluded.expires_at
-          WHERE r.expires_at <= clock_timestamp()
+          WHERE r.expires_at <= clock_timestamp() AND r.${ours}
         RETURNING r.epoch
       )
-      SELECT 'claimed' AS status, epoch::text AS epoch, NULL AS fingerprint, NULL AS result, NULL::float8 AS remaining_ms
+      SELECT 'claimed' AS status, epoch::text AS epoch, NULL AS fingerprint, NULL AS result, NULL::float8 AS remaining_ms,
+             ${RECORD_FORMAT}::smallint AS format
         FROM claimed
       UNION ALL
       SELECT CASE WHEN mine THEN 'claimed' ELSE r.status END, CASE WHEN mine THEN r.epoch::text END,
-             r.fingerprint, r.result, extract(epoch FROM r.expires_at - clock_timestamp()) * 1000
-        FROM ${records} r, LATERAL (SELECT r.status = 'in_progress' AND r.owner = $3 AND r.expires_at > clock_timestamp() AS mine) AS own
+             r.fingerprint, r.result, extract(epoch FROM r.expires_at - clock_timestamp()) * 1000, r.format
+        FROM ${records} r,
+             LATERAL (SELECT r.status = 'in_progress' AND r.owner = $3 AND r.expires_at > clock_timestamp() AND r.${ours} AS mine) AS own
        WHERE r.store_key = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
 
     /**
@@ -91,14 +104,18 @@ export function statements(s: string) {
     renew: `UPDATE ${records} SET expires_at = CASE WHEN status = 'in_progress' THEN clock_timestamp() + $3 * interval '1 millisecond' ELSE expires_at END
        WHERE (${held}) OR (${completedBy})`,
 
-    /** Whether a waiter on $1 should keep waiting. */
-    inProgress: `SELECT 1 FROM ${records} WHERE store_key = $1 AND status = 'in_progress' AND expires_at > clock_timestamp()`,
+    /**
+     * Whether a waiter on $1 should keep waiting: a row when it should, or
+     * when the row is of another format (its `format` says which).
+     */
+    inProgress: `SELECT format FROM ${records}
+       WHERE store_key = $1 AND (NOT ${ours} OR (status = 'in_progress' AND expires_at > clock_timestamp()))`,
 
     /** Delete up to $2 rows that ended more than $1 ms ago. */
     sweep: `
       DELETE FROM ${records} WHERE store_key IN (
         SELECT store_key FROM ${records}
-         WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'
+         WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond' AND ${ours}
          LIMIT $2
       )`,
   };
