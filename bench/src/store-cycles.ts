@@ -117,7 +117,7 @@ export async function storeCycles(log: (line: string) => void): Promise<SectionR
       notes: [
         `Client hook: ${perCycle.toFixed(2)} commands per cycle (${fmtNames(cycleCommands)}), ${perReplay.toFixed(2)} per replay (${fmtNames(replayCommands)}). ` +
           `Server cross-check, INFO commandstats evalsha+eval calls over the same operations: ${serverPerCycle.toFixed(2)} per cycle, ${serverPerReplay.toFixed(2)} per replay (server-wide, so other clients of the shared Redis can only add to them).`,
-        'A cycle is two Lua scripts (claim: HMGET, TIME, GET, HSET, PEXPIRE, SET; complete: HMGET, HSET, PEXPIRE, PUBLISH) against one SET for redis-benchmark, so ~0.5x of SET/s is the ceiling for cycles; "round trips / SET" is the same ratio per round trip.',
+        'A cycle is two Lua scripts (claim: GET, TIME, GET, SET, PEXPIREAT; complete: GET, TIME, SET, PEXPIREAT, and PUBLISH when a waiter listens) against one SET for redis-benchmark, so ~0.5x of SET/s is the ceiling for cycles; "round trips / SET" is the same ratio per round trip.',
       ],
       profiles: [],
       charts: [],

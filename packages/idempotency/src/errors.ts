@@ -197,8 +197,8 @@ export class RecordVersionError extends IdempotencyError {
     options?: { cause?: unknown },
   ) {
     super(
-      `An idempotency record is in format version ${foundVersion}, but this library reads version ${supportedVersion} only: ` +
-        'it is neither replayed, executed again nor overwritten',
+      `An idempotency record ${foundVersion === 'none' ? 'carries no format version (it predates them)' : `is in format version ${foundVersion}`}, ` +
+        `but this library reads version ${supportedVersion} only: it is neither replayed, executed again nor overwritten`,
       options,
     );
   }

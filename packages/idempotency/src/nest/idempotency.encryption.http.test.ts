@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
 import { RedisStore } from '../redis/redis-store';
-import { connect, deleteKeys, uniquePrefix } from '../redis/redis.test-support';
+import { connect, deleteKeys, readRecord, replaceResult, uniquePrefix } from '../redis/redis.test-support';
 import { IdempotencyModule } from './idempotency.module';
 import { Idempotent } from './idempotent.decorator';
 import { post, type AdapterName } from './nest.test-support';
@@ -104,7 +104,7 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     expect(first.json).toMatchObject({ holder: BODY_MARKER });
     expect(first.headers.get('location')).toBe(`/charges/${HEADER_MARKER}`);
 
-    const raw = await client.hgetall(recordHash(key));
+    const raw = await readRecord(client, recordHash(key));
     expect(raw).toMatchObject({ status: 'completed', result: expect.stringMatching(/^enc1:k2:/) });
     const text = JSON.stringify(raw);
     for (const secret of [BODY_MARKER, HEADER_MARKER, 'ünïcode', '"status":201', 'application/json']) expect(text).not.toContain(secret);
@@ -122,10 +122,10 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     const key = `k-${randomUUID()}`;
     const before = runs;
     await post(fixture, '/charges', { amountCents: 700 }, { 'idempotency-key': key });
-    const sealed = (await client.hget(recordHash(key), 'result')) as string;
+    const sealed = (await readRecord(client, recordHash(key)))?.result as string;
     const bytes = Buffer.from(sealed.slice('enc1:k2:'.length), 'base64');
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
-    await client.hset(recordHash(key), 'result', `enc1:k2:${bytes.toString('base64')}`);
+    await replaceResult(client, recordHash(key), `enc1:k2:${bytes.toString('base64')}`);
     // Another process, so the answer this one already knows is not the one it replays.
     const other = await boot(adapter, registration, store);
     try {

@@ -3,6 +3,7 @@ import type { Cluster } from 'ioredis';
 import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
 import { describeEncryptionAtRest } from '../encryption.test-support';
 import { RedisStore } from './redis-store';
+import { readRecord, replaceResult } from './redis.test-support';
 
 const prefix = `test-cluster:${randomUUID()}:`;
 let cluster: Cluster;
@@ -21,8 +22,8 @@ afterAll(async () => {
 
 const hash = (recordKey: string) => `${prefix}{${recordKey}}`;
 
-describeEncryptionAtRest('Redis Cluster (HGETALL of the record hash, on its master)', () => ({
+describeEncryptionAtRest('Redis Cluster (GET of the record, on its master, by field)', () => ({
   store,
-  read: (recordKey) => cluster.hgetall(hash(recordKey)),
-  writeResult: async (recordKey, result) => void (await cluster.hset(hash(recordKey), 'result', result)),
+  read: async (recordKey) => (await readRecord(cluster, hash(recordKey))) ?? {},
+  writeResult: (recordKey, result) => replaceResult(cluster, hash(recordKey), result),
 }));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
+import { RecordVersionError } from '../errors';
 import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
 import { connect, deleteKeys, newRecordKey, track, waitUntil } from './redis.test-support';
 
@@ -132,6 +133,21 @@ describe('RedisStore on a Redis Cluster', () => {
       status: 'completed',
       result: '"r"',
     });
+  });
+
+  test('a record of an unknown format version, on any shard, is refused by claim and wait and left as it is', async () => {
+    for (let i = 0; i < 6; i += 1) {
+      const recordKey = newRecordKey();
+      await cluster.set(record(recordKey), '3\nc{"from":"a later release"}', 'PX', 60_000);
+      await expect(store.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).rejects.toMatchObject({
+        constructor: RecordVersionError,
+        foundVersion: '3',
+        supportedVersion: 1,
+      });
+      await expect(store.waitForChange(recordKey, WAIT_MS)).rejects.toBeInstanceOf(RecordVersionError);
+      expect(await store.complete(recordKey, 'o', '"r"', 60_000)).toBe(false);
+      expect(await cluster.get(record(recordKey))).toBe('3\nc{"from":"a later release"}');
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import { IdempotencyCoordinator } from '../coordinator';
 import { Recorder } from '../../test/support/recorder';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, newRecordKey, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
+import { connect, deleteKeys, newRecordKey, readRecord, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
 
 /**
  * Completion against a real Redis that goes away: restarted (durable, so it
@@ -119,7 +119,7 @@ describe('RedisStore calls ioredis resends after a reconnect', () => {
     await waitUntil(async () => (await admin.exists(record)) === 1, 5_000, 'the claim to land');
     proxy.cut(); // ioredis resends the claim
 
-    expect(await answer).toEqual({ status: 'claimed', epoch: Number(await admin.hget(record, 'epoch')) });
+    expect(await answer).toEqual({ status: 'claimed', epoch: Number((await readRecord(admin, record))?.epoch) });
   });
 
   test('a completion resent after it was stored: the caller gets its answer, not a lost lease; one charge', async () => {
@@ -135,7 +135,7 @@ describe('RedisStore calls ioredis resends after a reconnect', () => {
     };
 
     const first = coordinator.run(request, charge);
-    await waitUntil(async () => (await admin.hget(record, 'status')) === 'completed', 5_000, 'the completion to land');
+    await waitUntil(async () => (await readRecord(admin, record))?.status === 'completed', 5_000, 'the completion to land');
     proxy.cut();
 
     expect(await first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });

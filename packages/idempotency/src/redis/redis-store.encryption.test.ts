@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { describeEncryptionAtRest } from '../encryption.test-support';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, uniquePrefix } from './redis.test-support';
+import { connect, deleteKeys, readRecord, replaceResult, uniquePrefix } from './redis.test-support';
 
 const prefix = uniquePrefix();
 let client: Redis;
@@ -20,8 +20,8 @@ afterAll(async () => {
 
 const hash = (recordKey: string) => `${prefix}{${recordKey}}`;
 
-describeEncryptionAtRest('Redis (HGETALL of the record hash)', () => ({
+describeEncryptionAtRest('Redis (GET of the record, by field)', () => ({
   store,
-  read: (recordKey) => client.hgetall(hash(recordKey)),
-  writeResult: async (recordKey, result) => void (await client.hset(hash(recordKey), 'result', result)),
+  read: async (recordKey) => (await readRecord(client, hash(recordKey))) ?? {},
+  writeResult: (recordKey, result) => replaceResult(client, hash(recordKey), result),
 }));

@@ -84,7 +84,7 @@ describe('RedisStore when Redis goes away', () => {
     const { recordKey } = claimRequest();
     expect((await store.claim({ recordKey, fingerprint: 'fp', owner: 'owner-a', leaseMs: 30_000 })).status).toBe('claimed');
     const refusedWrites = async () => {
-      const line = (await client.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_hset:')) ?? '';
+      const line = (await client.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_setrange:')) ?? '';
       return Number(/rejected_calls=(\d+)/.exec(line)?.[1] ?? 0) + Number(/failed_calls=(\d+)/.exec(line)?.[1] ?? 0);
     };
     await client.config('SET', 'min-replicas-to-write', '1');

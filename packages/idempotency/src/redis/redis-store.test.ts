@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, newRecordKey, uniquePrefix, waitUntil } from './redis.test-support';
+import { IdempotencyCoordinator } from '../coordinator';
+import { isRecordVersionError, RecordVersionError } from '../errors';
+import type { IdempotencyEvent } from '../observer';
+import { connect, deleteKeys, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
 const LEASE_MS = 30_000;
@@ -43,7 +46,7 @@ describe('RedisStore records', () => {
     const epoch = await claimedEpoch(recordKey, 'owner-a');
     expect(Number.isSafeInteger(epoch)).toBe(true);
     expect(epoch).toBeGreaterThanOrEqual(before);
-    expect(await client.hgetall(redisKey(recordKey))).toEqual({
+    expect(await readRecord(client, redisKey(recordKey))).toEqual({
       status: 'in_progress',
       fp: 'fp-1',
       owner: 'owner-a',
@@ -64,7 +67,7 @@ describe('RedisStore records', () => {
     if (second.status !== 'in_progress') throw new Error('unreachable');
     expect(second.leaseRemainingMs).toBeGreaterThan(0);
     expect(second.leaseRemainingMs).toBeLessThanOrEqual(LEASE_MS);
-    expect(await client.hget(redisKey(recordKey), 'owner')).toBe('owner-a');
+    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe('owner-a');
   });
 
   test('100 concurrent claims of one key: exactly one is claimed, the rest see in_progress', async () => {
@@ -74,7 +77,7 @@ describe('RedisStore records', () => {
     expect(claimed).toHaveLength(1);
     expect(results.filter((r) => r.status === 'in_progress')).toHaveLength(99);
     const winner = results.findIndex((r) => r.status === 'claimed');
-    expect(await client.hget(redisKey(recordKey), 'owner')).toBe(`owner-${winner}`);
+    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe(`owner-${winner}`);
   });
 
   test('complete by the owner: later claims replay the byte-identical result and fingerprint; retention is the TTL', async () => {
@@ -92,17 +95,17 @@ describe('RedisStore records', () => {
     expect(pttl).toBeLessThanOrEqual(RETENTION_MS);
     // The owner's completion arriving again is stored already: true, and the first result stays.
     expect(await store.complete(recordKey, 'owner-a', 'again', RETENTION_MS)).toBe(true);
-    expect(await client.hget(redisKey(recordKey), 'result')).toBe(result);
+    expect((await readRecord(client, redisKey(recordKey)))?.result).toBe(result);
   });
 
   test('complete, release and renew by a non-owner return false and leave the record as it was', async () => {
     const recordKey = newRecordKey();
     await claimedEpoch(recordKey, 'owner-a');
-    const before = await client.hgetall(redisKey(recordKey));
+    const before = await readRecord(client, redisKey(recordKey));
     expect(await store.complete(recordKey, 'intruder', 'stolen', RETENTION_MS)).toBe(false);
     expect(await store.release(recordKey, 'intruder')).toBe(false);
     expect(await store.renew(recordKey, 'intruder', 10 * LEASE_MS)).toBe(false);
-    expect(await client.hgetall(redisKey(recordKey))).toEqual(before);
+    expect(await readRecord(client, redisKey(recordKey))).toEqual(before);
     expect(await client.pttl(redisKey(recordKey))).toBeLessThanOrEqual(LEASE_MS);
   });
 
@@ -119,7 +122,7 @@ describe('RedisStore records', () => {
     expect(await store.release(done, 'owner-a')).toBe(false);
     // A late renewal of the owner's completed record counts as held and changes nothing.
     expect(await store.renew(done, 'owner-a', LEASE_MS)).toBe(true);
-    expect(await client.hget(redisKey(done), 'status')).toBe('completed');
+    expect((await readRecord(client, redisKey(done)))?.status).toBe('completed');
     expect(await client.pttl(redisKey(done))).toBeGreaterThan(LEASE_MS);
     expect(ttl).toBeGreaterThan(LEASE_MS);
   });
@@ -132,7 +135,7 @@ describe('RedisStore records', () => {
     expect(await store.complete(recordKey, 'stale', 'late', RETENTION_MS)).toBe(false);
     expect(await store.release(recordKey, 'stale')).toBe(false);
     expect(await store.renew(recordKey, 'stale', LEASE_MS)).toBe(false);
-    expect(await client.hgetall(redisKey(recordKey))).toMatchObject({ status: 'in_progress', owner: 'fresh' });
+    expect(await readRecord(client, redisKey(recordKey))).toMatchObject({ status: 'in_progress', owner: 'fresh' });
     expect(await store.complete(recordKey, 'fresh', 'ok', RETENTION_MS)).toBe(true);
   });
 
@@ -204,7 +207,7 @@ describe('RedisStore records', () => {
       await claimedEpoch(quiet, 'owner-a');
       await claimedEpoch(awaited, 'owner-a');
       const waiter = store.waitForChange(awaited, 30_000);
-      await waitUntil(async () => (await client.hget(redisKey(awaited), 'w')) === '1', 5000, 'the waiter to mark the record');
+      await waitUntil(async () => (await readRecord(client, redisKey(awaited)))?.w === '1', 5000, 'the waiter to mark the record');
       expect(await store.complete(quiet, 'owner-a', 'r', RETENTION_MS)).toBe(true);
       expect(await store.complete(awaited, 'owner-a', 'r', RETENTION_MS)).toBe(true);
       await waiter;
@@ -222,7 +225,7 @@ describe('RedisStore records', () => {
     await claimedEpoch(recordKey, 'owner-a', 1000);
     expect(await store.renew(recordKey, 'owner-a', 60_000)).toBe(true);
     expect(await client.pttl(redisKey(recordKey))).toBeGreaterThan(50_000);
-    expect(await client.hget(redisKey(recordKey), 'status')).toBe('in_progress');
+    expect((await readRecord(client, redisKey(recordKey)))?.status).toBe('in_progress');
   });
 
   test('a completed record expires after its retention and the key executes again', async () => {
@@ -258,5 +261,87 @@ describe('RedisStore writes', () => {
     expect(writev).toHaveBeenCalledTimes(1);
     expect((writev.mock.calls[0] as unknown as [unknown[]])[0]).toHaveLength(40);
     writev.mockRestore();
+  });
+});
+
+describe('RedisStore record formats', () => {
+  /** What every operation does with the value at `recordKey`: refuse to read it, and never write over it. */
+  async function expectRefused(recordKey: string, foundVersion: string): Promise<void> {
+    const key = redisKey(recordKey);
+    const [type, dump, ttl] = [await client.type(key), await client.dump(key), await expiresAt(key)];
+    const refused = await claim(recordKey, 'me').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RecordVersionError);
+    expect(isRecordVersionError(refused)).toBe(true);
+    expect(refused).toMatchObject({ foundVersion, supportedVersion: 1, httpStatus: 500 });
+    await expect(store.waitForChange(recordKey, 30_000)).rejects.toBeInstanceOf(RecordVersionError);
+    expect(await store.complete(recordKey, 'other', 'r', RETENTION_MS)).toBe(false);
+    expect(await store.renew(recordKey, 'other', LEASE_MS)).toBe(false);
+    expect(await store.release(recordKey, 'other')).toBe(false);
+    expect(await client.type(key)).toBe(type);
+    expect(await client.dump(key)).toEqual(dump);
+    expect(await expiresAt(key)).toBe(ttl);
+  }
+
+  test('the record is one string that starts with its format version', async () => {
+    const recordKey = newRecordKey();
+    const epoch = await claimedEpoch(recordKey, 'owner-a');
+    expect(await client.type(redisKey(recordKey))).toBe('string');
+    expect(await client.get(redisKey(recordKey))).toBe(`1\np4:fp-17:owner-a${epoch}\n`);
+    expect(await store.complete(recordKey, 'owner-a', 'the answer', RETENTION_MS)).toBe(true);
+    expect(await client.get(redisKey(recordKey))).toBe(`1\nc4:fp-17:owner-a${epoch}\nthe answer`);
+  });
+
+  test('a fingerprint and an owner with any bytes (separators, newlines, digits, UTF-8) read back as written', async () => {
+    const other = newRecordKey();
+    const [fingerprint, owner] = ['12:\n3:fp\n✓', '7:öwner\n:'];
+    const first = await store.claim({ recordKey: other, fingerprint, owner, leaseMs: LEASE_MS });
+    expect(first.status).toBe('claimed');
+    expect(await store.claim({ recordKey: other, fingerprint: 'x', owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
+      status: 'in_progress',
+      fingerprint,
+    });
+    expect(await store.complete(other, owner, 'r\n1:', RETENTION_MS)).toBe(true);
+    expect(await store.claim({ recordKey: other, fingerprint: 'x', owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
+      status: 'completed',
+      fingerprint,
+      result: 'r\n1:',
+    });
+  });
+
+  test('a record of an unknown format version is refused by claim and wait, and left as it is', async () => {
+    const recordKey = newRecordKey();
+    // A completed record as a later release might write it.
+    await client.set(redisKey(recordKey), '2\nc{"fp":"fp-1","answer":"x"}', 'PX', RETENTION_MS);
+    await expectRefused(recordKey, '2');
+  });
+
+  test('a record from before format versions (a hash) is refused as carrying none', async () => {
+    const recordKey = newRecordKey();
+    await client.hset(redisKey(recordKey), { status: 'completed', fp: 'fp-1', owner: 'o', epoch: '1', result: '"r"' });
+    await client.pexpire(redisKey(recordKey), RETENTION_MS);
+    await expectRefused(recordKey, 'none');
+    const refused = (await claim(recordKey, 'me').catch((error: unknown) => error)) as Error;
+    expect(refused.message).toContain('carries no format version');
+  });
+
+  test('the coordinator answers such a record with the error, even failing open: no replay, no second execution', async () => {
+    const events: IdempotencyEvent[] = [];
+    const coordinator = new IdempotencyCoordinator({
+      service: 'format',
+      store,
+      defaults: { onStoreFailure: 'fail-open' },
+      observer: { record: (event) => events.push(event) },
+    });
+    const key = `k-${newRecordKey()}`;
+    await client.set(redisKey(coordinator.recordKey('charge', '', key)), '9\nanything', 'PX', RETENTION_MS);
+    let ran = false;
+    const failure = await coordinator
+      .run({ operation: 'charge', key, fingerprint: 'fp' }, async () => {
+        ran = true;
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(RecordVersionError);
+    expect(ran).toBe(false);
+    expect(events.map((e) => e.outcome)).toEqual(['unreadable']);
   });
 });

@@ -18,10 +18,12 @@ import {
   completeScript,
   INSPECT_SCRIPT,
   operatorReleaseScript,
+  RECORD_FORMAT,
   releaseScript,
   RENEW_SCRIPT,
   WAITING_SCRIPT,
 } from './scripts';
+import { RecordVersionError } from '../errors';
 
 /**
  * Options of {@link RedisStore}.
@@ -98,9 +100,12 @@ interface StoreScripts {
  * stay legal there.
  *
  * Key layout, for a `recordKey` that is already a hash (no user text):
- * - `<prefix>{<recordKey>}`: the record hash. Its TTL is the lease while in
+ * - `<prefix>{<recordKey>}`: the record, one string that starts with its
+ *   format version (see `scripts.ts`). Its TTL is the lease while in
  *   progress, so a crashed holder's claim vanishes after one lease, and the
- *   retention once completed.
+ *   retention once completed. A record of another format version, or the
+ *   hash of a release from before versions, is refused
+ *   (`RecordVersionError`), never read or written over.
  * - `<prefix>{<recordKey>}:epoch`: the fencing counter, left by a release
  *   (a key never released has none; see `CLAIM_SCRIPT`).
  * - `<prefix>{<recordKey>}:released`: the owner that released the key, until
@@ -118,8 +123,8 @@ interface StoreScripts {
  * a message lost in between).
  *
  * ```text
- * waiter:  SUBSCRIBE :done --ok--> HGET status, mark w --in_progress--> wait for message
- * holder:                  complete: HSET, PUBLISH if marked (one script)
+ * waiter:  SUBSCRIBE :done --ok--> GET, mark w --in_progress--> wait for message
+ * holder:                  complete: SET, PUBLISH if marked (one script)
  * ```
  * All the requests of a process that wait on one record share one wait:
  * one subscription, one read, one mark, one poll.
@@ -221,7 +226,7 @@ export class RedisStore implements InspectableStore {
       () => ({
         join: (wake) => this.channels.join(channel, wake),
         leave: (wake) => this.channels.leave(channel, wake),
-        inProgress: async () => (await this.scripts.waiting.run(this.client, [record])) === RecordStatus.InProgress,
+        inProgress: async () => refuseOtherFormat(await this.scripts.waiting.run(this.client, [record])) === RecordStatus.InProgress,
       }),
       timeoutMs,
       signal,
@@ -292,8 +297,14 @@ function isCluster(client: Redis | Cluster): client is Cluster {
   return (client as { isCluster?: boolean }).isCluster === true;
 }
 
+/** `reply`, unless a script found a record of another format: then the error that refuses it. */
+function refuseOtherFormat(reply: unknown): unknown {
+  if (Array.isArray(reply) && reply[0] === 'version') throw new RecordVersionError(String(reply[1]), RECORD_FORMAT);
+  return reply;
+}
+
 function toClaimResult(reply: unknown): ClaimResult {
-  const [status, first, second, third] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  const [status, first, second, third] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (status === 'claimed' && Number.isSafeInteger(Number(first))) return { status, epoch: Number(first) };
   if (status === 'in_progress') return { status, fingerprint: String(first ?? ''), leaseRemainingMs: Number(second) };
   if (status === 'completed') {

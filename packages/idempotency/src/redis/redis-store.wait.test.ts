@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, newRecordKey, track, uniquePrefix, waitUntil } from './redis.test-support';
+import { connect, deleteKeys, newRecordKey, readRecord, track, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
 const LEASE_MS = 30_000;
@@ -84,7 +84,7 @@ describe('RedisStore.waitForChange', () => {
     expect(await elapsed(waiter.promise)).toBeLessThan(PROMPTLY_MS);
     await expect(store.waitForChange(recordKey, WAIT_MS, AbortSignal.abort())).resolves.toBeUndefined();
     await subscribed(recordKey, 0);
-    expect(await client.hget(`${prefix}{${recordKey}}`, 'status')).toBe('in_progress');
+    expect((await readRecord(client, `${prefix}{${recordKey}}`))?.status).toBe('in_progress');
   });
 
   test('resolves, without rejecting, when the timeout passes first', async () => {

@@ -8,7 +8,7 @@ import { isInFlightError } from '../errors';
 import type { OperationPolicy } from '../policy';
 import { LuaScript } from './lua-script';
 import { RedisStore } from './redis-store';
-import { connect, uniquePrefix } from './redis.test-support';
+import { connect, readRecord, uniquePrefix } from './redis.test-support';
 import { WAITING_SCRIPT } from './scripts';
 
 const prefix = uniquePrefix();
@@ -69,7 +69,7 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
     const gate = latch();
     const holder = coordinator.run(request, async () => (await gate.promise, { chargeId: 'ch_1' }));
     await eventually(() => recorder.claims === 1, 'the holder’s claim to be answered');
-    const marksBefore = await writes('hset');
+    const marksBefore = await writes('setrange');
     const duplicates = Array.from({ length: DUPLICATES }, () =>
       coordinator
         .run(request, async () => ({ chargeId: 'a duplicate ran' }))
@@ -84,8 +84,8 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
       async () => Number(((await admin.pubsub('NUMSUB', `${record}:done`)) as [string, number])[1]) === 1,
       'the subscription',
     );
-    await eventually(async () => (await admin.hget(record, 'w')) === '1', 'the record to be marked');
-    const marks = (await writes('hset')) - marksBefore;
+    await eventually(async () => (await readRecord(admin, record))?.w === '1', 'the record to be marked');
+    const marks = (await writes('setrange')) - marksBefore;
     gate.open();
     await within(holder, 10_000, 'the holder');
     return { marks, answers: await within(Promise.all(duplicates), 30_000, 'the duplicates') };

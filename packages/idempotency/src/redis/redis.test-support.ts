@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { createRedisClient } from './redis-client';
 
 /** The shared test Redis; never stopped by a test. */
@@ -39,3 +39,42 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
 }
 
 export { track } from '../../test/support/async';
+
+/** A format 1 record (see `scripts.ts`) split into its parts; `bodyAt` is where its result starts. */
+function parseRecord(value: string): { state: string; fp: string; owner: string; epoch: string; bodyAt: number } {
+  if (!value.startsWith('1\n')) throw new Error(`not a format 1 record: ${JSON.stringify(value.slice(0, 40))}`);
+  let at = 3;
+  const netstring = (): string => {
+    const colon = value.indexOf(':', at);
+    at = colon + 1 + Number(value.slice(at, colon));
+    return value.slice(colon + 1, at);
+  };
+  const [fp, owner] = [netstring(), netstring()];
+  const newline = value.indexOf('\n', at);
+  return { state: value[2] ?? '', fp, owner, epoch: value.slice(at, newline), bodyAt: newline + 1 };
+}
+
+/**
+ * The record at `key` by field, as the hash of earlier releases named them
+ * (`status`, `fp`, `owner`, `epoch`, `result`, `w`); `undefined` when there
+ * is none.
+ */
+export async function readRecord(client: Redis | Cluster, key: string): Promise<Record<string, string> | undefined> {
+  const value = await client.get(key);
+  if (value === null) return undefined;
+  const { state, fp, owner, epoch, bodyAt } = parseRecord(value);
+  return {
+    status: state === 'c' ? 'completed' : 'in_progress',
+    fp,
+    owner,
+    ...(epoch && { epoch }),
+    ...(state === 'c' && { result: value.slice(bodyAt) }),
+    ...(state === 'w' && { w: '1' }),
+  };
+}
+
+/** Put `result` in place of the completed record's at `key`, keeping its TTL (a store written by someone else). */
+export async function replaceResult(client: Redis | Cluster, key: string, result: string): Promise<void> {
+  const value = (await client.get(key)) ?? '';
+  await client.set(key, `${value.slice(0, parseRecord(value).bodyAt)}${result}`, 'KEEPTTL');
+}

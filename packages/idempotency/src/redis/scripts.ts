@@ -6,20 +6,67 @@
  * script touches share one hash tag, so the script stays legal (one slot)
  * on Redis Cluster.
  *
- * Record hash fields: `status` (`in_progress` | `completed`), `fp`
- * (fingerprint), `owner` (kept once completed), `epoch`, `result` once
- * completed, and `w` once a waiter listens for its end. The key's TTL is the
- * lease while in progress and the retention once completed.
+ * A record is one string, format version 1 (see `RECORD`):
+ *
+ * ```text
+ * 1\n<state><len>:<fingerprint><len>:<owner><epoch>\n<result>
+ * ```
+ *
+ * `state` is one byte: `p` in progress, `w` in progress with a waiter
+ * listening for its end, `c` completed. The fingerprint and the owner are
+ * length-prefixed, so they may hold any byte; the owner and the epoch are
+ * kept once completed, and the result follows the first newline after
+ * them. The key's TTL is the lease while in progress and the
+ * retention once completed. One string rather than a hash: a hash holding
+ * a result longer than 64 bytes leaves Redis's compact encoding for a
+ * table of one entry per field, which cost a record about twice its
+ * answer; a string costs its bytes.
  *
  * Each script is idempotent for its own owner: ioredis resends a command
  * whose reply a dropped connection lost (`autoResendUnfulfilledCommands`),
  * and the second run answers as the first did (see `IdempotencyStore`).
+ *
+ * A value of any other version, or of another type (a hash: the layout
+ * before versions), is never read as a record nor written over: the claim
+ * and the waiting script answer `{'version', found}`, which the store
+ * raises as `RecordVersionError`, and completion, release and renewal
+ * answer 0.
  *
  * Each `redis.call` inside a script costs Redis a few microseconds, a new
  * key with an expiry several more: on the path every request takes (a claim
  * on a new key, its completion) the scripts write one key, and publish only
  * when somebody listens.
  */
+
+/** The record format version the scripts write and read. */
+export const RECORD_FORMAT = 1;
+
+/**
+ * What every script that reads a record starts with: `record(key)`, the
+ * record at `key` parsed, `nil` when there is none, or `nil, found` for a
+ * value of another format (`found` its version, `none` for another type).
+ * A record is `{state, fp, owner, epoch, head, value, body}`: `head` the
+ * length-prefixed fingerprint and owner as they are stored, and the result
+ * is `value` from `body` on.
+ */
+const RECORD = `
+local function record(key)
+  local value = redis.pcall('GET', key)
+  if not value then return nil end
+  if type(value) ~= 'string' then return nil, 'none' end
+  if string.sub(value, 1, 2) ~= '${RECORD_FORMAT}\\n' then return nil, string.sub(string.match(value, '^[^\\n]*'), 1, 32) end
+  local fpColon = string.find(value, ':', 4, true)
+  local ownerAt = fpColon + 1 + tonumber(string.sub(value, 4, fpColon - 1))
+  local ownerColon = string.find(value, ':', ownerAt, true)
+  local epochAt = ownerColon + 1 + tonumber(string.sub(value, ownerAt, ownerColon - 1))
+  local newline = string.find(value, '\\n', epochAt, true)
+  return {
+    state = string.sub(value, 3, 3), fp = string.sub(value, fpColon + 1, ownerAt - 1),
+    owner = string.sub(value, ownerColon + 1, epochAt - 1), epoch = string.sub(value, epochAt, newline - 1),
+    head = string.sub(value, 4, epochAt - 1), value = value, body = newline + 1,
+  }
+end
+`;
 
 /**
  * What every script that sets an expiry starts with: effects replication
@@ -47,12 +94,12 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
 /**
  * Create the record or report the one that is there.
  *
- * KEYS: record hash, epoch counter, released-by key. ARGV: fingerprint,
- * owner, leaseMs, epoch counter TTL in ms. Returns `{'claimed', epoch}`
- * (also to the same owner's claim run again), `{'in_progress', fp, pttl}` or
- * `{'completed', fp, result, pttl}`.
+ * KEYS: record, epoch counter, released-by key. ARGV: fingerprint, owner,
+ * leaseMs, epoch counter TTL in ms. Returns `{'claimed', epoch}` (also to
+ * the same owner's claim run again), `{'in_progress', fp, pttl}`,
+ * `{'completed', fp, result, pttl}` or `{'version', found}`.
  *
- * Atomic because the existence check and the HSET happen inside one script:
+ * Atomic because the existence check and the SET happen inside one script:
  * of any number of concurrent claims exactly one sees no record.
  *
  * Epochs of one key strictly increase. The epoch is `max(counter + 1,
@@ -65,19 +112,20 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
  * claim on a key never released, the path of nearly every request, writes
  * no counter.
  */
-export const CLAIM_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'result', 'owner', 'epoch')
-if record[1] == 'completed' then
-  return {'completed', record[2], record[3], redis.call('PTTL', KEYS[1])}
+export const CLAIM_SCRIPT = `${RECORD}
+local held, found = record(KEYS[1])
+if found then return {'version', found} end
+if held and held.state == 'c' then
+  return {'completed', held.fp, string.sub(held.value, held.body), redis.call('PTTL', KEYS[1])}
 end
-if record[1] and record[4] == ARGV[2] then return {'claimed', record[5]} end
-if record[1] then
-  return {'in_progress', record[2], math.max(redis.call('PTTL', KEYS[1]), 0)}
+if held and held.owner == ARGV[2] then return {'claimed', held.epoch} end
+if held then
+  return {'in_progress', held.fp, math.max(redis.call('PTTL', KEYS[1]), 0)}
 end
 ${CLOCK}
 local previous = tonumber(redis.call('GET', KEYS[2]))
 local epoch = string.format('%.0f', math.max((previous or 0) + 1, now))
-redis.call('HSET', KEYS[1], 'status', 'in_progress', 'fp', ARGV[1], 'owner', ARGV[2], 'epoch', epoch)
+redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. #ARGV[1] .. ':' .. ARGV[1] .. #ARGV[2] .. ':' .. ARGV[2] .. epoch .. '\\n')
 redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
 if previous then
   redis.call('SET', KEYS[2], epoch)
@@ -90,7 +138,7 @@ return {'claimed', epoch}
 /**
  * Store the result if `owner` still holds the lease, then wake waiters.
  *
- * KEYS: record hash. ARGV: owner, result, retentionMs, completion channel.
+ * KEYS: record. ARGV: owner, result, retentionMs, completion channel.
  * Returns 1 (also when `owner` had completed it already: the first result
  * stays), or 0 with nothing changed.
  *
@@ -103,14 +151,14 @@ return {'claimed', epoch}
  * (sharded pub/sub) is legal here on a Cluster because the channel carries
  * the record's hash tag: same slot, same node.
  */
-export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
-if record[2] ~= ARGV[1] then return 0 end
-if record[1] == 'completed' then return 1 end
+export const completeScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `${RECORD}
+local held = record(KEYS[1])
+if not held or held.owner ~= ARGV[1] then return 0 end
+if held.state == 'c' then return 1 end
 ${CLOCK}
-redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[2])
-redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[3]))
-if record[4] then redis.call('${publish}', ARGV[4], 'completed') end
+redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\nc' .. held.head .. held.epoch .. '\\n' .. ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], at(held.epoch, ARGV[3]))
+if held.state == 'w' then redis.call('${publish}', ARGV[4], 'completed') end
 return 1
 `;
 
@@ -118,8 +166,8 @@ return 1
  * Delete the in-progress record if `owner` still holds it, leave its epoch
  * in the counter, then wake waiters.
  *
- * KEYS: record hash, epoch counter, released-by key. ARGV: owner,
- * completion channel, epoch counter TTL in ms. Returns 1 or 0.
+ * KEYS: record, epoch counter, released-by key. ARGV: owner, completion
+ * channel, epoch counter TTL in ms. Returns 1 or 0.
  *
  * Atomic for the same reason as completion: a stale holder cannot delete a
  * record that a newer claim created under the same key. The counter keeps
@@ -128,35 +176,35 @@ return 1
  * released lease would have ended, or the next claim: the same release run
  * again answers 1 without touching anything.
  */
-export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch', 'w')
-if not record[1] and redis.call('GET', KEYS[3]) == ARGV[1] then return 1 end
-if record[1] ~= 'in_progress' or record[2] ~= ARGV[1] then return 0 end
+export const releaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `${RECORD}
+local held, found = record(KEYS[1])
+if not held and not found and redis.call('GET', KEYS[3]) == ARGV[1] then return 1 end
+if not held or held.state == 'c' or held.owner ~= ARGV[1] then return 0 end
 local lease = redis.call('PTTL', KEYS[1])
 ${CLOCK}
 redis.call('DEL', KEYS[1])
-redis.call('SET', KEYS[2], record[3])
-redis.call('PEXPIREAT', KEYS[2], at(record[3], ARGV[3]))
+redis.call('SET', KEYS[2], held.epoch)
+redis.call('PEXPIREAT', KEYS[2], at(held.epoch, ARGV[3]))
 if lease > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', lease) end
-if record[4] then redis.call('${publish}', ARGV[2], 'released') end
+if held.state == 'w' then redis.call('${publish}', ARGV[2], 'released') end
 return 1
 `;
 
 /**
  * Extend the lease to `leaseMs` from now if `owner` still holds it.
  *
- * KEYS: record hash. ARGV: owner, leaseMs. Returns 1 or 0; 1 without a
- * change when `owner` has completed the record (its renewal arriving late).
+ * KEYS: record. ARGV: owner, leaseMs. Returns 1 or 0; 1 without a change
+ * when `owner` has completed the record (its renewal arriving late).
  *
  * Atomic so a heartbeat that fires just after its lease ran out cannot
  * extend the lease of whoever claimed the key since.
  */
-export const RENEW_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'owner', 'epoch')
-if record[2] ~= ARGV[1] then return 0 end
-if record[1] == 'completed' then return 1 end
+export const RENEW_SCRIPT = `${RECORD}
+local held = record(KEYS[1])
+if not held or held.owner ~= ARGV[1] then return 0 end
+if held.state == 'c' then return 1 end
 ${CLOCK}
-redis.call('PEXPIREAT', KEYS[1], at(record[3], ARGV[2]))
+redis.call('PEXPIREAT', KEYS[1], at(held.epoch, ARGV[2]))
 return 1
 `;
 
@@ -165,20 +213,25 @@ return 1
  * channel, and mark an in-progress record (`w`) so that its completion or
  * release publishes.
  *
- * KEYS: record hash. Returns the status, or nil when there is no record.
+ * KEYS: record. Returns `in_progress`, `completed`, nil when there is no
+ * record, or `{'version', found}`.
  *
  * Atomic, and run after the subscription is confirmed: the record ends
  * either before this read (seen by it) or after the mark (published to the
  * subscribed waiter). A record already marked is only read: however many
  * waiters and polls, a record is written once (replicated and appended to
- * the AOF once). A mark Redis refuses (out of memory, too few replicas to
- * write) does not fail the wait: the waiter then learns of the end from its
- * poll, which tries the mark again.
+ * the AOF once). The mark overwrites the state byte in place (SETRANGE),
+ * so the record keeps its TTL. A mark Redis refuses (out of memory, too
+ * few replicas to write) does not fail the wait: the waiter then learns of
+ * the end from its poll, which tries the mark again.
  */
-export const WAITING_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'w')
-if record[1] == 'in_progress' and not record[2] then redis.pcall('HSET', KEYS[1], 'w', '1') end
-return record[1]
+export const WAITING_SCRIPT = `${RECORD}
+local held, found = record(KEYS[1])
+if found then return {'version', found} end
+if not held then return false end
+if held.state == 'c' then return 'completed' end
+if held.state == 'p' then redis.pcall('SETRANGE', KEYS[1], 2, 'w') end
+return 'in_progress'
 `;
 
 /**
