@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresStore } from '.';
 import { isRecordVersionError, RecordVersionError } from '../errors';
-import { IdempotencyCoordinator } from '../coordinator';
-import type { IdempotencyEvent } from '../observer';
+import { expectCoordinatorRefuses } from '../record-version.test-support';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { eventually, track, within } from '../../test/support/async';
 
@@ -101,29 +100,13 @@ describe('PostgresStore record formats', () => {
   });
 
   test('the coordinator answers a row of an unknown format with the error, even failing open: no replay, no second execution', async () => {
-    const events: IdempotencyEvent[] = [];
-    const coordinator = new IdempotencyCoordinator({
-      service: 'format',
-      store,
-      defaults: { onStoreFailure: 'fail-open' },
-      observer: { record: (event) => events.push(event) },
+    await expectCoordinatorRefuses(store, async (recordKey) => {
+      await db.pool.query(
+        `INSERT INTO "${db.schema}".idempotency_records (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
+         VALUES ($1, 'completed', 'fp', 'other', 1, 'not json', clock_timestamp() + interval '1 hour', 2)`,
+        [recordKey],
+      );
     });
-    const recordKey = coordinator.recordKey('charge', '', 'k1');
-    await db.pool.query(
-      `INSERT INTO "${db.schema}".idempotency_records (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
-       VALUES ($1, 'completed', 'fp', 'other', 1, 'not json', clock_timestamp() + interval '1 hour', 2)`,
-      [recordKey],
-    );
-    let ran = false;
-    const failure = await coordinator
-      .run({ operation: 'charge', key: 'k1', fingerprint: 'fp' }, async () => {
-        ran = true;
-      })
-      .catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(RecordVersionError);
-    expect(ran).toBe(false);
-    expect(events.map((e) => e.outcome)).toEqual(['unreadable']);
-    expect(events[0]?.error).toBe(failure);
   });
 
   test('rows this store writes carry its format', async () => {

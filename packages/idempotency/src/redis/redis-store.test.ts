@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
-import { IdempotencyCoordinator } from '../coordinator';
 import { isRecordVersionError, RecordVersionError } from '../errors';
-import type { IdempotencyEvent } from '../observer';
+import { expectCoordinatorRefuses } from '../record-version.test-support';
 import { connect, deleteKeys, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
@@ -325,23 +324,8 @@ describe('RedisStore record formats', () => {
   });
 
   test('the coordinator answers such a record with the error, even failing open: no replay, no second execution', async () => {
-    const events: IdempotencyEvent[] = [];
-    const coordinator = new IdempotencyCoordinator({
-      service: 'format',
-      store,
-      defaults: { onStoreFailure: 'fail-open' },
-      observer: { record: (event) => events.push(event) },
+    await expectCoordinatorRefuses(store, async (recordKey) => {
+      await client.set(redisKey(recordKey), '9\nanything', 'PX', RETENTION_MS);
     });
-    const key = `k-${newRecordKey()}`;
-    await client.set(redisKey(coordinator.recordKey('charge', '', key)), '9\nanything', 'PX', RETENTION_MS);
-    let ran = false;
-    const failure = await coordinator
-      .run({ operation: 'charge', key, fingerprint: 'fp' }, async () => {
-        ran = true;
-      })
-      .catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(RecordVersionError);
-    expect(ran).toBe(false);
-    expect(events.map((e) => e.outcome)).toEqual(['unreadable']);
   });
 });
