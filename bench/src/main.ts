@@ -8,13 +8,16 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CHART_DIR, renderCharts, writeCharts } from './charts';
+import { claimP99 } from './claim-p99';
 import { e2eReplay } from './e2e-replay';
 import { encryptionCost } from './encryption-cost';
 import { endpointOverhead } from './endpoint-overhead';
 import { collectEnvironment, REPO_ROOT } from './environment';
 import { renderMarkdown } from './markdown';
 import { memoryChurn } from './memory-churn';
+import { liveRecords } from './live-records';
 import { peerComparison } from './peer';
+import { recordBytes } from './record-bytes';
 import { killAllChildrenNow, PROFILE_DIR, stopAllChildren } from './processes';
 import { connect, deleteByPrefix, RUN_PREFIX } from './redis-tools';
 import { mark, printSection, type SectionResult } from './report';
@@ -32,6 +35,9 @@ const SECTIONS: Array<{ id: string; run: (log: Log) => Promise<SectionResult> }>
   { id: 'memory', run: memoryChurn },
   { id: 'peer', run: peerComparison },
   { id: 'encryption', run: encryptionCost },
+  { id: 'record-bytes', run: recordBytes },
+  { id: 'live-records', run: liveRecords },
+  { id: 'claim-p99-10x', run: claimP99 },
 ];
 
 const started = Date.now();

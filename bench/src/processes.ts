@@ -165,3 +165,42 @@ export async function assertPortFree(port: number): Promise<void> {
     server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
   });
 }
+
+/** A `redis-server` of this run's own: nothing else writes to it, so `INFO memory` is the run's alone. */
+export interface PrivateRedisServer {
+  url: string;
+  /** Stop it (SIGTERM, then SIGKILL); resolves on exit. Nothing persists. */
+  stop(): Promise<void>;
+}
+
+/** Start `redis-server` on a free loopback port, without persistence, with `args`; resolves once it answers PING. */
+export async function startRedisServer(name: string, args: string[] = []): Promise<PrivateRedisServer> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
+  let output = '';
+  for (const stream of [proc.stdout, proc.stderr])
+    stream?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-2000)));
+  const lines = createInterface({ input: proc.stdout });
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => lines.on('line', (line) => line.includes('Ready to accept connections') && resolve())),
+      new Promise<never>((_, reject) => proc.once('exit', () => reject(new Error(`${name}: redis-server exited: ${output.trim()}`)))),
+      sleep(10_000).then(() => Promise.reject(new Error(`${name}: redis-server did not start: ${output.trim()}`))),
+    ]);
+  } catch (error) {
+    await stopProcess(proc, 1000);
+    throw error;
+  }
+  return { url: `redis://127.0.0.1:${port}`, stop: () => stopProcess(proc, 3000) };
+}

@@ -15,9 +15,9 @@ export const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex'
  */
 export const RUN_PREFIX = `bench:${RUN_ID}:`;
 
-/** A connected client with the store's fail-fast options. */
-export async function connect(): Promise<Redis> {
-  const client = createRedisClient(REDIS_URL);
+/** A connected client with the store's fail-fast options, to `url` (default `REDIS_URL`). */
+export async function connect(url = REDIS_URL): Promise<Redis> {
+  const client = createRedisClient(url);
   client.on('error', () => undefined);
   await client.connect();
   return client;

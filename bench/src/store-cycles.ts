@@ -137,7 +137,7 @@ function fmtNames(names: Record<string, number>): string {
 }
 
 /** Operations per second of `operation` run by `concurrency` loops for `seconds`. */
-async function rate(operation: () => Promise<void>, concurrency: number, seconds: number): Promise<number> {
+export async function rate(operation: () => Promise<void>, concurrency: number, seconds: number): Promise<number> {
   const started = performance.now();
   const deadline = started + seconds * 1000;
   let done = 0;
