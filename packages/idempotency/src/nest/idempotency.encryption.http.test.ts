@@ -17,7 +17,7 @@ import { ProblemDetailsFilter } from './problem-details.filter';
 /**
  * Encryption at rest over real HTTP, on Fastify and Express, through
  * `forRoot` and `forRootAsync` (its keyring read from the environment), on
- * a real Redis whose record hash is read back raw.
+ * a real Redis whose record is read back raw.
  */
 const BODY_MARKER = 'BODYMARK-91e0aa';
 const HEADER_MARKER = 'HDRMARK-3c55f1';
