@@ -7,8 +7,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
+import { redisRawRecords } from '../encryption.test-support';
 import { RedisStore } from '../redis/redis-store';
-import { connect, deleteKeys, readRecord, replaceResult, uniquePrefix } from '../redis/redis.test-support';
+import { connect, deleteKeys, uniquePrefix } from '../redis/redis.test-support';
 import { IdempotencyModule } from './idempotency.module';
 import { Idempotent } from './idempotent.decorator';
 import { post, type AdapterName } from './nest.test-support';
@@ -82,7 +83,8 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
   let client: Redis;
   let store: RedisStore;
   let fixture: EncryptedApp;
-  const recordHash = (key: string) => `${prefix}{${fixture.app.get(IdempotencyCoordinator).recordKey('test.charge', '', key)}}`;
+  const recordKey = (key: string) => fixture.app.get(IdempotencyCoordinator).recordKey('test.charge', '', key);
+  const raw = () => redisRawRecords(client, prefix);
 
   beforeAll(async () => {
     client = await connect();
@@ -104,9 +106,9 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     expect(first.json).toMatchObject({ holder: BODY_MARKER });
     expect(first.headers.get('location')).toBe(`/charges/${HEADER_MARKER}`);
 
-    const raw = await readRecord(client, recordHash(key));
-    expect(raw).toMatchObject({ status: 'completed', result: expect.stringMatching(/^enc1:k2:/) });
-    const text = JSON.stringify(raw);
+    const record = await raw().read(recordKey(key));
+    expect(record).toMatchObject({ status: 'completed', result: expect.stringMatching(/^enc1:k2:/) });
+    const text = JSON.stringify(record);
     for (const secret of [BODY_MARKER, HEADER_MARKER, 'ünïcode', '"status":201', 'application/json']) expect(text).not.toContain(secret);
 
     const replay = await post(fixture, '/charges', { amountCents: 500 }, { 'idempotency-key': key });
@@ -122,10 +124,10 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     const key = `k-${randomUUID()}`;
     const before = runs;
     await post(fixture, '/charges', { amountCents: 700 }, { 'idempotency-key': key });
-    const sealed = (await readRecord(client, recordHash(key)))?.result as string;
+    const sealed = await raw().readResult(recordKey(key));
     const bytes = Buffer.from(sealed.slice('enc1:k2:'.length), 'base64');
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
-    await replaceResult(client, recordHash(key), `enc1:k2:${bytes.toString('base64')}`);
+    await raw().writeResult(recordKey(key), `enc1:k2:${bytes.toString('base64')}`);
     // Another process, so the answer this one already knows is not the one it replays.
     const other = await boot(adapter, registration, store);
     try {

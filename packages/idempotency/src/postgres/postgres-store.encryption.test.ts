@@ -32,6 +32,11 @@ async function row(recordKey: string): Promise<Record<string, string | null>> {
 describeEncryptionAtRest('PostgreSQL (the idempotency_records row)', () => ({
   store,
   read: row,
+  readResult: async (recordKey) => {
+    const { result } = await row(recordKey);
+    if (result === null || result === undefined) throw new Error(`no stored answer at ${recordKey}`);
+    return result;
+  },
   writeResult: async (recordKey, result) =>
     void (await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET result = $2 WHERE store_key = $1`, [recordKey, result])),
 }));

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
-import { describeEncryptionAtRest } from '../encryption.test-support';
+import { describeEncryptionAtRest, redisRawRecords } from '../encryption.test-support';
 import { RedisStore } from './redis-store';
-import { readRecord, replaceResult } from './redis.test-support';
 
 const prefix = `test-cluster:${randomUUID()}:`;
 let cluster: Cluster;
@@ -20,10 +19,4 @@ afterAll(async () => {
   await cluster.quit();
 });
 
-const hash = (recordKey: string) => `${prefix}{${recordKey}}`;
-
-describeEncryptionAtRest('Redis Cluster (GET of the record, on its master, by field)', () => ({
-  store,
-  read: async (recordKey) => (await readRecord(cluster, hash(recordKey))) ?? {},
-  writeResult: (recordKey, result) => replaceResult(cluster, hash(recordKey), result),
-}));
+describeEncryptionAtRest('Redis Cluster (the record as stored, on its master)', () => ({ store, ...redisRawRecords(cluster, prefix) }));

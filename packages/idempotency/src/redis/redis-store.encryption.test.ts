@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { describeEncryptionAtRest } from '../encryption.test-support';
+import { describeEncryptionAtRest, redisRawRecords } from '../encryption.test-support';
 import { RedisStore } from './redis-store';
-import { connect, deleteKeys, readRecord, replaceResult, uniquePrefix } from './redis.test-support';
+import { connect, deleteKeys, uniquePrefix } from './redis.test-support';
 
 const prefix = uniquePrefix();
 let client: Redis;
@@ -18,10 +18,4 @@ afterAll(async () => {
   await client.quit();
 });
 
-const hash = (recordKey: string) => `${prefix}{${recordKey}}`;
-
-describeEncryptionAtRest('Redis (GET of the record, by field)', () => ({
-  store,
-  read: async (recordKey) => (await readRecord(client, hash(recordKey))) ?? {},
-  writeResult: (recordKey, result) => replaceResult(client, hash(recordKey), result),
-}));
+describeEncryptionAtRest('Redis (the record as stored)', () => ({ store, ...redisRawRecords(client, prefix) }));
