@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer, UnreadableAnswer } from './answer-encryption';
 import { encryptionKeysFromEnv } from './encryption-keys';
 import { InvalidPolicyError } from './policy';
@@ -7,6 +7,8 @@ const K1 = randomBytes(32);
 const K2 = randomBytes(32);
 const RECORD = 'a'.repeat(64);
 const OTHER_RECORD = 'b'.repeat(64);
+const FP = 'c'.repeat(64);
+const OTHER_FP = 'd'.repeat(64);
 const ANSWER = '{"status":201,"headers":{"location":"/charges/ch_SECRET"}}\n{"card":"4242","note":"ünïcode ✓"}';
 
 const encryption = (keys: Array<{ id: string; key: Uint8Array | string }>, acceptPlaintext?: boolean) =>
@@ -27,39 +29,64 @@ describe('AnswerEncryption', () => {
   const ring = encryption([{ id: 'k1', key: K1 }]);
 
   test('seals to the key id and base64 alone, opens to the same text, with a fresh IV each time', () => {
-    const sealed = ring.seal(RECORD, ANSWER);
-    expect(sealed).toMatch(/^enc1:k1:[A-Za-z0-9+/]+=*$/);
+    const sealed = ring.seal(RECORD, FP, ANSWER);
+    expect(sealed).toMatch(/^enc2:k1:[A-Za-z0-9+/]+=*$/);
     expect(sealed).not.toContain('SECRET');
-    expect(Buffer.from(sealed.slice('enc1:k1:'.length), 'base64').length).toBe(12 + Buffer.byteLength(ANSWER) + 16);
-    expect(ring.open(RECORD, sealed)).toBe(ANSWER);
-    expect(ring.seal(RECORD, ANSWER)).not.toBe(sealed);
-    expect(ring.open(RECORD, ring.seal(RECORD, ''))).toBe('');
+    expect(Buffer.from(sealed.slice('enc2:k1:'.length), 'base64').length).toBe(12 + Buffer.byteLength(ANSWER) + 16);
+    expect(ring.open(RECORD, FP, sealed)).toBe(ANSWER);
+    expect(ring.seal(RECORD, FP, ANSWER)).not.toBe(sealed);
+    expect(ring.open(RECORD, FP, ring.seal(RECORD, FP, ''))).toBe('');
   });
 
   test('never uses an IV twice, across refills of its random bytes', () => {
     const ivs = new Set(
       Array.from({ length: 1000 }, () =>
-        Buffer.from(ring.seal(RECORD, 'x').slice('enc1:k1:'.length), 'base64').subarray(0, 12).toString('hex'),
+        Buffer.from(ring.seal(RECORD, FP, 'x').slice('enc2:k1:'.length), 'base64')
+          .subarray(0, 12)
+          .toString('hex'),
       ),
     );
     expect(ivs.size).toBe(1000);
   });
 
   test('an answer moved to another record does not open', () => {
-    const sealed = ring.seal(RECORD, ANSWER);
-    expect(reason(() => ring.open(OTHER_RECORD, sealed))).toMatch(/does not authenticate under key "k1"/);
+    const sealed = ring.seal(RECORD, FP, ANSWER);
+    expect(reason(() => ring.open(OTHER_RECORD, FP, sealed))).toMatch(/does not authenticate under key "k1"/);
+  });
+
+  test('an answer put back for another request of the same record (another fingerprint) does not open', () => {
+    const sealed = ring.seal(RECORD, FP, ANSWER);
+    expect(reason(() => ring.open(RECORD, OTHER_FP, sealed))).toMatch(/does not authenticate under key "k1".*another request/);
+    expect(ring.open(RECORD, FP, sealed)).toBe(ANSWER);
+    // The two are bound apart: characters moved from the record key to the fingerprint are another binding.
+    expect(reason(() => ring.open('ab', 'c', ring.seal('a', 'bc', ANSWER)))).toMatch(/does not authenticate/);
+  });
+
+  test('an answer of the retired enc1 format (bound to its record only) is refused, never taken for one in clear', () => {
+    // What 0.x releases before enc2 stored: the record key and the key id as the only authenticated data.
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', K1, iv);
+    cipher.setAAD(Buffer.from(`enc1:k1:${RECORD}`, 'utf8'));
+    const bytes = Buffer.concat([iv, cipher.update(ANSWER, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    const retired = `enc1:k1:${bytes.toString('base64')}`;
+    for (const reader of [ring, encryption([{ id: 'k1', key: K1 }], true)]) {
+      expect(reason(() => reader.open(RECORD, FP, retired))).toMatch(/enc1 format of an earlier release.*no longer read/);
+    }
+    expect(reason(() => openStoredAnswer(undefined, RECORD, FP, retired))).toMatch(
+      /encrypted, and this coordinator has no encryption keys/,
+    );
   });
 
   test('any changed byte of IV, ciphertext or tag does not open', () => {
-    const sealed = ring.seal(RECORD, ANSWER);
-    const bytes = Buffer.from(sealed.slice('enc1:k1:'.length), 'base64');
+    const sealed = ring.seal(RECORD, FP, ANSWER);
+    const bytes = Buffer.from(sealed.slice('enc2:k1:'.length), 'base64');
     for (const at of [0, 11, 12, bytes.length - 17, bytes.length - 16, bytes.length - 1]) {
       const changed = Buffer.from(bytes);
       changed[at] = (changed[at] as number) ^ 0x01;
-      expect(reason(() => ring.open(RECORD, `enc1:k1:${changed.toString('base64')}`))).toMatch(/does not authenticate/);
+      expect(reason(() => ring.open(RECORD, FP, `enc2:k1:${changed.toString('base64')}`))).toMatch(/does not authenticate/);
     }
-    const cut = `enc1:k1:${bytes.subarray(0, bytes.length - 1).toString('base64')}`;
-    expect(reason(() => ring.open(RECORD, cut))).toMatch(/does not authenticate/);
+    const cut = `enc2:k1:${bytes.subarray(0, bytes.length - 1).toString('base64')}`;
+    expect(reason(() => ring.open(RECORD, FP, cut))).toMatch(/does not authenticate/);
   });
 
   test('a key id changed in the stored answer does not open, even where that id is in the keyring', () => {
@@ -67,54 +94,60 @@ describe('AnswerEncryption', () => {
       { id: 'k2', key: K2 },
       { id: 'k1', key: K1 },
     ]);
-    const sealed = both.seal(RECORD, ANSWER);
-    expect(reason(() => both.open(RECORD, sealed.replace('enc1:k2:', 'enc1:k1:')))).toMatch(/does not authenticate under key "k1"/);
+    const sealed = both.seal(RECORD, FP, ANSWER);
+    expect(reason(() => both.open(RECORD, FP, sealed.replace('enc2:k2:', 'enc2:k1:')))).toMatch(/does not authenticate under key "k1"/);
   });
 
   test('rotation: the first key seals, every key opens; a key dropped from the keyring is named as missing', () => {
-    const before = ring.seal(RECORD, ANSWER);
+    const before = ring.seal(RECORD, FP, ANSWER);
     const rotated = encryption([
       { id: 'k2', key: K2 },
       { id: 'k1', key: K1 },
     ]);
-    expect(rotated.open(RECORD, before)).toBe(ANSWER);
-    const after = rotated.seal(RECORD, ANSWER);
-    expect(after.startsWith('enc1:k2:')).toBe(true);
-    expect(reason(() => ring.open(RECORD, after))).toBe('the stored answer was encrypted under key "k2", which is not in the keyring');
+    expect(rotated.open(RECORD, FP, before)).toBe(ANSWER);
+    const after = rotated.seal(RECORD, FP, ANSWER);
+    expect(after.startsWith('enc2:k2:')).toBe(true);
+    expect(reason(() => ring.open(RECORD, FP, after))).toBe('the stored answer was encrypted under key "k2", which is not in the keyring');
   });
 
   test('a wrong key under the right id does not open', () => {
     const wrong = encryption([{ id: 'k1', key: K2 }]);
-    expect(reason(() => wrong.open(RECORD, ring.seal(RECORD, ANSWER)))).toMatch(/does not authenticate under key "k1"/);
+    expect(reason(() => wrong.open(RECORD, FP, ring.seal(RECORD, FP, ANSWER)))).toMatch(/does not authenticate under key "k1"/);
   });
 
   test('an answer in clear opens only under acceptPlaintext', () => {
-    expect(reason(() => ring.open(RECORD, ANSWER))).toMatch(/in clear, and only encrypted answers are accepted/);
-    expect(encryption([{ id: 'k1', key: K1 }], true).open(RECORD, ANSWER)).toBe(ANSWER);
+    expect(reason(() => ring.open(RECORD, FP, ANSWER))).toMatch(/in clear, and only encrypted answers are accepted/);
+    expect(encryption([{ id: 'k1', key: K1 }], true).open(RECORD, FP, ANSWER)).toBe(ANSWER);
     // acceptPlaintext reads old records; it never lowers what an encrypted one must prove.
-    expect(reason(() => encryption([{ id: 'k1', key: K2 }], true).open(RECORD, ring.seal(RECORD, ANSWER)))).toMatch(/authenticate/);
+    expect(reason(() => encryption([{ id: 'k1', key: K2 }], true).open(RECORD, FP, ring.seal(RECORD, FP, ANSWER)))).toMatch(/authenticate/);
   });
 
   test('a malformed encrypted answer is refused with a bounded message', () => {
-    expect(reason(() => ring.open(RECORD, 'enc1:k1'))).toBe('the stored answer is not a whole encrypted answer');
-    expect(reason(() => ring.open(RECORD, `enc1:k1:${Buffer.alloc(27).toString('base64')}`))).toBe(
+    expect(reason(() => ring.open(RECORD, FP, 'enc2:k1'))).toBe('the stored answer is not a whole encrypted answer');
+    expect(reason(() => ring.open(RECORD, FP, `enc2:k1:${Buffer.alloc(27).toString('base64')}`))).toBe(
       'the stored answer is not a whole encrypted answer',
     );
-    const longId = reason(() => ring.open(RECORD, `enc1:${'x'.repeat(10_000)}:${Buffer.alloc(64).toString('base64')}`));
+    const longId = reason(() => ring.open(RECORD, FP, `enc2:${'x'.repeat(10_000)}:${Buffer.alloc(64).toString('base64')}`));
     expect(longId.length).toBeLessThan(120);
   });
 
   test('without encryption, answers in clear read as they are and encrypted ones are refused', () => {
-    expect(openStoredAnswer(undefined, RECORD, ANSWER)).toBe(ANSWER);
-    expect(reason(() => openStoredAnswer(undefined, RECORD, ring.seal(RECORD, ANSWER)))).toBe(
+    expect(openStoredAnswer(undefined, RECORD, FP, ANSWER)).toBe(ANSWER);
+    expect(reason(() => openStoredAnswer(undefined, RECORD, FP, ring.seal(RECORD, FP, ANSWER)))).toBe(
       'the stored answer is encrypted, and this coordinator has no encryption keys',
     );
   });
 
-  test("an app's own answer that merely begins with enc1: replays where answers in clear are read", () => {
-    for (const own of ['enc1:', 'enc1:k1', 'enc1:k1:not base64!', `enc1:${'x'.repeat(40)}:${Buffer.alloc(64).toString('base64')}`]) {
-      expect(openStoredAnswer(undefined, RECORD, own)).toBe(own);
-      expect(encryption([{ id: 'k1', key: K1 }], true).open(RECORD, own)).toBe(own);
+  test("an app's own answer that merely begins with enc2: or enc1: replays where answers in clear are read", () => {
+    const ownAnswers = (prefix: string) => [
+      prefix,
+      `${prefix}k1`,
+      `${prefix}k1:not base64!`,
+      `${prefix}${'x'.repeat(40)}:${Buffer.alloc(64).toString('base64')}`,
+    ];
+    for (const own of [...ownAnswers('enc2:'), ...ownAnswers('enc1:')]) {
+      expect(openStoredAnswer(undefined, RECORD, FP, own)).toBe(own);
+      expect(encryption([{ id: 'k1', key: K1 }], true).open(RECORD, FP, own)).toBe(own);
     }
   });
 });
@@ -132,8 +165,8 @@ describe('the keyring', () => {
 
   test('takes a key as bytes, 64 hex digits, base64 or base64url, and the same key opens what each seals', () => {
     const forms = [K1, new Uint8Array(K1), K1.toString('hex'), K1.toString('base64'), K1.toString('base64url')];
-    const sealed = encryption([{ id: 'k1', key: K1 }]).seal(RECORD, ANSWER);
-    for (const key of forms) expect(encryption([{ id: 'k1', key }]).open(RECORD, sealed)).toBe(ANSWER);
+    const sealed = encryption([{ id: 'k1', key: K1 }]).seal(RECORD, FP, ANSWER);
+    for (const key of forms) expect(encryption([{ id: 'k1', key }]).open(RECORD, FP, sealed)).toBe(ANSWER);
   });
 
   test.each([
@@ -157,7 +190,7 @@ describe('the keyring', () => {
       'payments: encryption key 1 has an id of 0 characters; an id is 1 to 32 characters of A-Z a-z 0-9 . _ -',
     );
     expect(invalid([{ id: 'k'.repeat(33), key: K1 }])).toMatch(/key 1 has an id of 33 characters; an id is 1 to 32 characters/);
-    expect(encryption([{ id: 'k'.repeat(32), key: K1 }]).seal(RECORD, 'x')).toMatch(/^enc1:k{32}:/);
+    expect(encryption([{ id: 'k'.repeat(32), key: K1 }]).seal(RECORD, FP, 'x')).toMatch(/^enc2:k{32}:/);
     for (const id of ['k:1', 'k,1', 'k 1', 'ключ']) expect(invalid([{ id, key: K1 }])).toMatch(/an id is 1 to 32 characters/);
     expect(invalid([{ key: K1 }])).toMatch(/key 1 has no id \(undefined\)/);
     expect(
@@ -199,9 +232,9 @@ describe('encryptionKeysFromEnv', () => {
       { id: 'k2', key: K2.toString('base64') },
       { id: 'k1', key: K1.toString('hex') },
     ]);
-    const sealed = new AnswerEncryption({ keys }, 'payments').seal(RECORD, ANSWER);
-    expect(sealed.startsWith('enc1:k2:')).toBe(true);
-    expect(encryption([{ id: 'k2', key: K2 }]).open(RECORD, sealed)).toBe(ANSWER);
+    const sealed = new AnswerEncryption({ keys }, 'payments').seal(RECORD, FP, ANSWER);
+    expect(sealed.startsWith('enc2:k2:')).toBe(true);
+    expect(encryption([{ id: 'k2', key: K2 }]).open(RECORD, FP, sealed)).toBe(ANSWER);
   });
 
   test('reads the variable named', () => {

@@ -3,17 +3,25 @@ import { checkKeyring, type AnswerEncryptionOptions, type Keyring } from './encr
 
 /**
  * Starts every encrypted answer and names its format: AES-256-GCM, a random
- * 12-byte IV, a 16-byte tag. No answer the coordinator or the NestJS
- * integration stores in clear starts with it (they start with JSON or `!`).
+ * 12-byte IV, a 16-byte tag, bound to the record and to the request's
+ * fingerprint. No answer the coordinator or the NestJS integration stores
+ * in clear starts with it (they start with JSON or `!`).
  */
-const SEALED = 'enc1:';
+const SEALED = 'enc2:';
 /**
- * The whole form {@link AnswerEncryption.seal} writes: the prefix, a key id
- * and base64 of at least an IV and a tag. Where answers in clear are read too,
- * only this form is taken for an encrypted one, so an answer of an app's own
- * that merely begins with `enc1:` still replays.
+ * The format of 0.x releases before `enc2:`, bound to the record only (not
+ * to the request): never opened, so an answer of it is unreadable, and
+ * never taken for an answer in clear either.
  */
-const SEALED_FORM = /^enc1:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9+/]{38,}={0,2}$/;
+const RETIRED = 'enc1:';
+/**
+ * The whole form {@link AnswerEncryption.seal} writes (or the retired one
+ * wrote): the prefix, a key id and base64 of at least an IV and a tag.
+ * Where answers in clear are read too, only this form is taken for an
+ * encrypted one, so an answer of an app's own that merely begins with
+ * `enc2:` still replays.
+ */
+const SEALED_FORM = /^enc[12]:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9+/]{38,}={0,2}$/;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const ALGORITHM = 'aes-256-gcm';
@@ -44,14 +52,16 @@ export class UnreadableAnswer extends Error {
 
 /**
  * Encrypts the answers a coordinator stores and decrypts them on replay:
- * each under the keyring's first key with a random IV, and with the
- * record's identity (its record key, a hash of service, operation, scope
- * and key) and the key id as additional authenticated data, so an answer
- * copied to another record, tenant or key, or changed by one bit, does not
+ * each under the keyring's first key with a random IV, and with the key
+ * id, the record's identity (its record key, a hash of service, operation,
+ * scope and key) and the fingerprint of the request it answers as
+ * additional authenticated data. So an answer copied to another record,
+ * tenant or key, or put back into its own record after the key was used
+ * for another request (another body), or changed by one bit, does not
  * decrypt.
  *
  * ```text
- * enc1:<key id>:base64(iv[12] | ciphertext | tag[16])
+ * enc2:<key id>:base64(iv[12] | ciphertext | tag[16])
  * ```
  */
 export class AnswerEncryption {
@@ -64,24 +74,30 @@ export class AnswerEncryption {
     this.acceptPlaintext = options.acceptPlaintext === true;
   }
 
-  /** `answer` as the store keeps it for `recordKey`. */
-  seal(recordKey: string, answer: string): string {
+  /** `answer` as the store keeps it for the request of `fingerprint` at `recordKey`. */
+  seal(recordKey: string, fingerprint: string, answer: string): string {
     const { id, key } = this.keyring.current;
     const iv = freshIv();
     const cipher = createCipheriv(ALGORITHM, key, iv);
-    cipher.setAAD(authenticatedData(id, recordKey));
+    cipher.setAAD(authenticatedData(id, recordKey, fingerprint));
     const sealed = Buffer.concat([iv, cipher.update(answer, 'utf8'), cipher.final(), cipher.getAuthTag()]);
     return `${SEALED}${id}:${sealed.toString('base64')}`;
   }
 
   /**
-   * The answer {@link seal} stored for `recordKey`, or one stored in clear
-   * when `acceptPlaintext` is set.
+   * The answer {@link seal} stored for the request of `fingerprint` at
+   * `recordKey` (the fingerprint the record carries), or one stored in
+   * clear when `acceptPlaintext` is set.
    *
    * @throws UnreadableAnswer saying why it cannot be read.
    */
-  open(recordKey: string, stored: string): string {
+  open(recordKey: string, fingerprint: string, stored: string): string {
     if (this.acceptPlaintext && !isSealedAnswer(stored)) return stored;
+    if (stored.startsWith(RETIRED) && isSealedAnswer(stored)) {
+      throw new UnreadableAnswer(
+        'the stored answer is in the enc1 format of an earlier release, bound to its record but not to its request, which is no longer read',
+      );
+    }
     if (!stored.startsWith(SEALED)) {
       throw new UnreadableAnswer('the stored answer is in clear, and only encrypted answers are accepted (acceptPlaintext is off)');
     }
@@ -96,27 +112,27 @@ export class AnswerEncryption {
         `the stored answer was encrypted under key ${JSON.stringify(id.slice(0, 32))}, which is not in the keyring`,
       );
     const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-    decipher.setAAD(authenticatedData(id, recordKey));
+    decipher.setAAD(authenticatedData(id, recordKey, fingerprint));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     try {
       return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
       throw new UnreadableAnswer(
-        `the stored answer does not authenticate under key "${id}": a wrong key, changed bytes, or an answer moved from another record`,
+        `the stored answer does not authenticate under key "${id}": a wrong key, changed bytes, or an answer moved from another record or another request`,
       );
     }
   }
 }
 
 /**
- * The answer stored for `recordKey`, readable: decrypted under
- * `encryption`, or as stored without it - unless it is encrypted, which a
- * coordinator without keys cannot read either.
+ * The answer stored for the request of `fingerprint` at `recordKey`,
+ * readable: decrypted under `encryption`, or as stored without it - unless
+ * it is encrypted, which a coordinator without keys cannot read either.
  *
  * @throws UnreadableAnswer saying why it cannot be read.
  */
-export function openStoredAnswer(encryption: AnswerEncryption | undefined, recordKey: string, stored: string): string {
-  if (encryption) return encryption.open(recordKey, stored);
+export function openStoredAnswer(encryption: AnswerEncryption | undefined, recordKey: string, fingerprint: string, stored: string): string {
+  if (encryption) return encryption.open(recordKey, fingerprint, stored);
   if (isSealedAnswer(stored)) throw new UnreadableAnswer('the stored answer is encrypted, and this coordinator has no encryption keys');
   return stored;
 }
@@ -126,7 +142,11 @@ export function isSealedAnswer(stored: string): boolean {
   return SEALED_FORM.test(stored);
 }
 
-/** What binds an answer to its record, and to the key id it names. */
-function authenticatedData(keyId: string, recordKey: string): Buffer {
-  return Buffer.from(`${SEALED}${keyId}:${recordKey}`, 'utf8');
+/**
+ * What binds an answer to its record, to the request it answers, and to
+ * the key id it names: a JSON array, so no two bindings share one (a
+ * fingerprint is any string a caller gives).
+ */
+function authenticatedData(keyId: string, recordKey: string, fingerprint: string): Buffer {
+  return Buffer.from(JSON.stringify([SEALED, keyId, recordKey, fingerprint]), 'utf8');
 }

@@ -63,7 +63,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     const req = request();
     const first = await idempotency.run(req, charge(runs));
     const stored = store.stored.get(idempotency.recordKey(OPERATION, 'tenant:1', req.key)) as string;
-    expect(stored).toMatch(/^enc1:k1:/);
+    expect(stored).toMatch(/^enc2:k1:/);
     expect(stored).not.toContain(MARKER);
     expect(stored).not.toContain('ch_1');
     const replay = await idempotency.run(req, neverRuns);
@@ -95,7 +95,7 @@ describe('IdempotencyCoordinator with encryption', () => {
 
     const after = request();
     await rotated.run(after, charge(runs));
-    expect(store.stored.get(rotated.recordKey(OPERATION, 'tenant:1', after.key))).toMatch(/^enc1:k2:/);
+    expect(store.stored.get(rotated.recordKey(OPERATION, 'tenant:1', after.key))).toMatch(/^enc2:k2:/);
     const error = await failure(old.run(after, neverRuns));
     expect(error).toBeInstanceOf(StoredAnswerUnreadableError);
     expect(isStoredAnswerUnreadableError(error)).toBe(true);
@@ -148,6 +148,21 @@ describe('IdempotencyCoordinator with encryption', () => {
     expect(recorder.count('unreadable')).toBe(3);
   });
 
+  test("the same record's earlier answer, put back once the key was used for another request, is unreadable", async () => {
+    const idempotency = coordinator([K1], { replayCache: false });
+    const earlier = request();
+    await idempotency.run(earlier, async () => ({ note: MARKER }));
+    const recordKey = idempotency.recordKey(OPERATION, 'tenant:1', earlier.key);
+    const sealed = store.stored.get(recordKey) as string;
+    // The record ends; the key comes back with another body (fp-2), and its record is completed with fp-1's answer.
+    expect((await store.releaseByOperator(recordKey, { force: true })).outcome).toBe('forced');
+    const later = { ...earlier, fingerprint: 'fp-2' };
+    await store.claim({ recordKey, fingerprint: later.fingerprint, owner: 'forger', leaseMs: 10_000 });
+    await store.complete(recordKey, 'forger', sealed, 60_000);
+    expect(isStoredAnswerUnreadableError(await failure(idempotency.run(later, neverRuns)))).toBe(true);
+    expect(String(recorder.events.at(-1)?.error)).toMatch(/another request/);
+  });
+
   test('answers in clear are unreadable unless acceptPlaintext is set; encrypted answers are unreadable without keys', async () => {
     const plain = coordinator();
     const earlier = request();
@@ -160,7 +175,7 @@ describe('IdempotencyCoordinator with encryption', () => {
 
     const later = request();
     await migrating.run(later, async () => ({ note: MARKER }));
-    expect(store.stored.get(plain.recordKey(OPERATION, 'tenant:1', later.key))).toMatch(/^enc1:k1:/);
+    expect(store.stored.get(plain.recordKey(OPERATION, 'tenant:1', later.key))).toMatch(/^enc2:k1:/);
     expect(isStoredAnswerUnreadableError(await failure(coordinator(undefined, { replayCache: false }).run(later, neverRuns)))).toBe(true);
     expect(String(recorder.events.at(-1)?.error)).toMatch(/encrypted, and this coordinator has no encryption keys/);
   });
@@ -169,7 +184,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     const idempotency = coordinator([K1], { replayCache: false });
     const req = request();
     await idempotency.run(req, async () => ({ amount: BigInt(1) }));
-    expect(store.stored.get(idempotency.recordKey(OPERATION, 'tenant:1', req.key))).toMatch(/^enc1:k1:/);
+    expect(store.stored.get(idempotency.recordKey(OPERATION, 'tenant:1', req.key))).toMatch(/^enc2:k1:/);
     expect(isResultNotStoredError(await failure(idempotency.run(req, neverRuns)))).toBe(true);
   });
 

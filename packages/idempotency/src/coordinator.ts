@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer } from './answer-encryption';
 import { runInExecution } from './current-execution';
-import { encryptingStore } from './encrypting-store';
 import type { AnswerEncryptionOptions } from './encryption-keys';
 import {
   InFlightError,
@@ -51,7 +50,8 @@ export interface IdempotencyOptions {
   maxWaiters?: number;
   /**
    * Encrypt every stored answer (status, headers and body; a `run()`
-   * result) with AES-256-GCM under a keyring, bound to its record. Unset:
+   * result) with AES-256-GCM under a keyring, bound to its record and to
+   * the fingerprint of the request it answers. Unset:
    * answers are stored as they are. An answer that does not decrypt is
    * never replayed (see `StoredAnswerUnreadableError`).
    */
@@ -155,8 +155,8 @@ export class IdempotencyCoordinator {
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
+  /** Seals what each execution stores and opens what a claim finds, for the record and the request's fingerprint. */
   private readonly encryption: AnswerEncryption | undefined;
-  /** The store, encrypting what it stores when `encryption` is set. */
   private readonly store: IdempotencyStore;
 
   /**
@@ -166,7 +166,7 @@ export class IdempotencyCoordinator {
    */
   constructor(private readonly options: IdempotencyOptions) {
     this.encryption = options.encryption && new AnswerEncryption(options.encryption, options.service);
-    this.store = this.encryption ? encryptingStore(options.store, this.encryption) : options.store;
+    this.store = options.store;
     this.replays = options.replayCache === false ? undefined : new ReplayCache(options.replayCache);
     const maxWaiters = options.maxWaiters ?? 10_000;
     if (!isCount(maxWaiters))
@@ -341,8 +341,11 @@ export class IdempotencyCoordinator {
         }
         // A result that cannot be stored is kept here, so this process replays it instead of running the action again.
         const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
+        // Sealed here, where the fingerprint is known: the store's `complete` is not told it.
+        const { encryption } = this;
+        const seal = encryption && ((result: string) => encryption.seal(recordKey, request.fingerprint, result));
         return {
-          execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember),
+          execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember, seal),
           waited,
         };
       }
@@ -352,7 +355,7 @@ export class IdempotencyCoordinator {
         throw new KeyReusedError('This Idempotency-Key was already used for a different request');
       }
       if (claim.status === 'completed') {
-        const result = this.readable(recordKey, claim.result, report);
+        const result = this.readable(recordKey, claim.fingerprint, claim.result, report);
         if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, result, claim.remainingMs);
         report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
         return { replay: result, waited };
@@ -387,14 +390,15 @@ export class IdempotencyCoordinator {
   }
 
   /**
-   * The stored answer, decrypted. One that cannot be read is never replayed
-   * and its request never executed again (the action ran): the caller gets a
-   * 500, the observer the reason, and the record stays as it is, so a
-   * keyring put right replays it.
+   * The stored answer, decrypted for the record and the fingerprint it
+   * carries (the request's: a claim compared them). One that cannot be read
+   * is never replayed and its request never executed again (the action
+   * ran): the caller gets a 500, the observer the reason, and the record
+   * stays as it is, so a keyring put right replays it.
    */
-  private readable(recordKey: string, stored: string, report: ExecutionReport): string {
+  private readable(recordKey: string, fingerprint: string, stored: string, report: ExecutionReport): string {
     try {
-      return openStoredAnswer(this.encryption, recordKey, stored);
+      return openStoredAnswer(this.encryption, recordKey, fingerprint, stored);
     } catch (error) {
       report(IdempotencyOutcome.Unreadable, { error });
       throw new StoredAnswerUnreadableError(

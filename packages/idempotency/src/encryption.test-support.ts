@@ -8,8 +8,9 @@ import type { Cluster, Redis } from 'ioredis';
 import { readRecord, replaceResult } from './redis/redis.test-support';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
-import { isStoredAnswerUnreadableError } from './errors';
+import { isKeyReusedError, isStoredAnswerUnreadableError } from './errors';
 import type { IdempotencyObserver } from './observer';
+import { inspectRecord, releaseRecord } from './operator-records';
 import type { IdempotencyStore } from './store';
 
 /** A store under test, and its records as the store keeps them. */
@@ -56,10 +57,53 @@ const ANSWER = {
   body: { chargeId: 'ch_1', cardLast4: '4242', holder: BODY_MARKER },
 };
 
+/** One idempotency key used for two request bodies, one after the other (see {@link reuseKeyForAnotherBody}). */
+export interface ReusedKey {
+  /** The request with body 1, answered first. */
+  first: RunRequest;
+  /** The request with body 2, answered after the first one's record ended. */
+  second: RunRequest;
+  recordKey: string;
+  /** The first request's answer as the store kept it: the ciphertext someone could put back. */
+  earlier: string;
+}
+
+/**
+ * The same key used for two bodies: `execute` answers body 1 (fingerprint
+ * `fingerprint-body-1`), its record ends (its retention runs out; here an
+ * operator's forced release, so that no test waits on a clock), and
+ * `execute` answers body 2 under the same record key. The record then
+ * carries body 2's fingerprint; body 1's stored answer is returned, for a
+ * test to put back as someone with write access to the store could.
+ */
+export async function reuseKeyForAnotherBody(
+  records: RawRecords,
+  idempotency: IdempotencyCoordinator,
+  execute: (request: RunRequest) => Promise<unknown>,
+): Promise<ReusedKey> {
+  const first: RunRequest = { operation: OPERATION, key: `key-${randomUUID()}`, scope: SCOPE, fingerprint: 'fingerprint-body-1' };
+  const second: RunRequest = { ...first, fingerprint: 'fingerprint-body-2' };
+  const recordKey = idempotency.recordKey(OPERATION, SCOPE, first.key);
+  await execute(first);
+  const earlier = await records.readResult(recordKey);
+  expect((await releaseRecord(records.store, { recordKey }, { force: true, reason: 'its retention ran out' })).outcome).toBe('forced');
+  await execute(second);
+  expect(Object.values(await records.read(recordKey))).toEqual(expect.arrayContaining(['completed', second.fingerprint]));
+  expect(await records.readResult(recordKey)).not.toBe(earlier);
+  return { first, second, recordKey, earlier };
+}
+
+/** The answer to a request of {@link reuseKeyForAnotherBody}: its body names the fingerprint. */
+export const answerTo = (request: RunRequest) => ({
+  statusCode: 201,
+  body: { chargeId: `ch_${request.fingerprint}`, holder: BODY_MARKER },
+});
+
 const neverRuns = async (): Promise<never> => {
   throw new Error('this action must not run');
 };
-const failure = (promise: Promise<unknown>) =>
+/** What `promise` rejects with, or `undefined` when it resolves. */
+export const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
     (error: unknown) => error,
@@ -86,7 +130,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       const text = JSON.stringify(raw);
       for (const secret of [BODY_MARKER, HEADER_MARKER, 'ch_1', '4242', '/charges/']) expect(text).not.toContain(secret);
       expect(Object.values(raw)).toEqual(expect.arrayContaining(['completed', FINGERPRINT]));
-      expect(Object.values(raw).filter((value) => value?.startsWith('enc1:k1:'))).toHaveLength(1);
+      expect(Object.values(raw).filter((value) => value?.startsWith('enc2:k1:'))).toHaveLength(1);
       expect(first.epoch).toBeGreaterThan(0);
       expect(Object.values(raw)).toContain(String(first.epoch));
       // The same answer stored in clear, for contrast: the markers are what a reader of the store would see.
@@ -104,7 +148,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       expect((await coordinator([K2, K1]).run(before, neverRuns)).value).toEqual(ANSWER);
       const after = request();
       await coordinator([K2, K1]).run(after, async () => ANSWER);
-      expect(Object.values(await records().read(recordKey(after))).some((value) => value?.startsWith('enc1:k2:'))).toBe(true);
+      expect(Object.values(await records().read(recordKey(after))).some((value) => value?.startsWith('enc2:k2:'))).toBe(true);
       expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(after, neverRuns)))).toBe(true);
       expect((await coordinator([K2]).run(after, neverRuns)).value).toEqual(ANSWER);
     });
@@ -129,13 +173,35 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       expect((await coordinator([K1]).run(source, neverRuns)).value).toEqual(ANSWER);
     });
 
+    test("the same record's earlier answer, to another body, put back is unreadable: never replayed for the current request", async () => {
+      const { first, second, recordKey, earlier } = await reuseKeyForAnotherBody(records(), coordinator([K1]), (req) =>
+        coordinator([K1]).run(req, async () => answerTo(req)),
+      );
+      const operator = { body: true, encryption: { keys: [K1] } };
+      expect((await inspectRecord(records().store, { recordKey }, operator)).answer).toMatchObject({
+        status: 'decrypted',
+        body: JSON.stringify(answerTo(second)),
+      });
+
+      await records().writeResult(recordKey, earlier);
+      const outcomes: string[] = [];
+      const replica = coordinator([K1], { record: (event) => outcomes.push(event.outcome) });
+      expect(isStoredAnswerUnreadableError(await failure(replica.run(second, neverRuns)))).toBe(true);
+      expect(outcomes).toEqual(['unreadable']);
+      const inspected = await inspectRecord(records().store, { recordKey }, operator);
+      expect(inspected.answer).toMatchObject({ status: 'unreadable', reason: expect.stringContaining('does not authenticate') });
+      expect(inspected.answer?.body).toBeUndefined();
+      // The record is body 2's: body 1's request is a key reused, not a replay of the answer put back.
+      expect(isKeyReusedError(await failure(replica.run(first, neverRuns)))).toBe(true);
+    });
+
     test('a tampered answer is unreadable', async () => {
       const req = request();
       await coordinator([K1]).run(req, async () => ANSWER);
       const sealed = await records().readResult(recordKey(req));
-      const bytes = Buffer.from(sealed.slice('enc1:k1:'.length), 'base64');
+      const bytes = Buffer.from(sealed.slice('enc2:k1:'.length), 'base64');
       bytes[20] = (bytes[20] as number) ^ 0x20;
-      await records().writeResult(recordKey(req), `enc1:k1:${bytes.toString('base64')}`);
+      await records().writeResult(recordKey(req), `enc2:k1:${bytes.toString('base64')}`);
       expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(req, neverRuns)))).toBe(true);
     });
   });

@@ -93,6 +93,11 @@ export class Execution implements Beating {
      * coordinator's replay cache), so a retry that reaches it replays.
      */
     private readonly remember?: (result: string) => void,
+    /**
+     * The result as the store keeps it: encrypted for this record and this
+     * request's fingerprint, when the coordinator encrypts answers.
+     */
+    private readonly seal?: (result: string) => string,
   ) {
     this.heldUntil = performance.now() + policy.leaseMs;
     if (epoch > 0) this.startHeartbeat();
@@ -143,14 +148,16 @@ export class Execution implements Beating {
     let goesOn = false;
     try {
       if (unstorable !== undefined) this.report(IdempotencyOutcome.Unstorable, { epoch: this.epoch, error: unstorable });
+      // Sealed once: every attempt stores the same bytes, and this process keeps the result as it is.
+      const asStored = this.seal ? this.seal(result) : result;
       let stored: Stored;
-      if (this.storeTransaction) stored = await this.commit(result);
+      if (this.storeTransaction) stored = await this.commit(asStored);
       else {
         // The first attempt awaited here, not in `retry`: a stored result is reported before the waiters it woke.
         try {
-          stored = (await this.storeResult(result)) ? 'stored' : 'refused';
+          stored = (await this.storeResult(asStored)) ? 'stored' : 'refused';
         } catch (error) {
-          stored = await this.retry(result, error);
+          stored = await this.retry(asStored, error);
         }
       }
       if (stored === 'refused') this.report(IdempotencyOutcome.StaleCompletionRefused, { epoch: this.epoch });
@@ -165,7 +172,7 @@ export class Execution implements Beating {
         this.remember?.(result);
         if (stored === 'held') {
           goesOn = true;
-          void this.completeWithoutCaller(result);
+          void this.completeWithoutCaller(asStored);
         } else this.report(IdempotencyOutcome.CompletionFailed, { epoch: this.epoch });
         return false;
       }

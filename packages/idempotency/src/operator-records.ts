@@ -175,7 +175,7 @@ export async function inspectRecord(
     ownerPresent: record.ownerPresent,
     ...(record.remainingMs !== undefined && { [completed ? 'retentionRemainingMs' : 'leaseRemainingMs']: record.remainingMs }),
     fingerprint: record.fingerprint,
-    ...(completed && record.result !== undefined && { answer: answerReport(recordKey, record.result, options) }),
+    ...(completed && record.result !== undefined && { answer: answerReport(recordKey, record.fingerprint, record.result, options) }),
     audit,
   };
 }
@@ -217,7 +217,8 @@ function inspectable(store: IdempotencyStore): InspectableStore {
   return store;
 }
 
-function answerReport(recordKey: string, stored: string, options: InspectRecordOptions): StoredAnswerReport {
+/** The answer as the coordinator would open it: for the record, and the fingerprint it carries. */
+function answerReport(recordKey: string, fingerprint: string, stored: string, options: InspectRecordOptions): StoredAnswerReport {
   const storedBytes = Buffer.byteLength(stored, 'utf8');
   const readable = (status: 'clear' | 'decrypted', answer: string): StoredAnswerReport => ({
     status,
@@ -228,7 +229,7 @@ function answerReport(recordKey: string, stored: string, options: InspectRecordO
   if (!isSealedAnswer(stored)) return readable('clear', stored);
   if (!options.encryption) return { status: 'encrypted', storedBytes };
   try {
-    return readable('decrypted', new AnswerEncryption(options.encryption, 'inspectRecord').open(recordKey, stored));
+    return readable('decrypted', new AnswerEncryption(options.encryption, 'inspectRecord').open(recordKey, fingerprint, stored));
   } catch (error) {
     return { status: 'unreadable', storedBytes, reason: error instanceof Error ? error.message : String(error) };
   }

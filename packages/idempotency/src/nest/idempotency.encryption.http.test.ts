@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
+import { releaseRecord } from '../operator-records';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
 import { redisRawRecords } from '../encryption.test-support';
 import { RedisStore } from '../redis/redis-store';
@@ -107,7 +108,7 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     expect(first.headers.get('location')).toBe(`/charges/${HEADER_MARKER}`);
 
     const record = await raw().read(recordKey(key));
-    expect(record).toMatchObject({ status: 'completed', result: expect.stringMatching(/^enc1:k2:/) });
+    expect(record).toMatchObject({ status: 'completed', result: expect.stringMatching(/^enc2:k2:/) });
     const text = JSON.stringify(record);
     for (const secret of [BODY_MARKER, HEADER_MARKER, 'ünïcode', '"status":201', 'application/json']) expect(text).not.toContain(secret);
 
@@ -125,9 +126,9 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
     const before = runs;
     await post(fixture, '/charges', { amountCents: 700 }, { 'idempotency-key': key });
     const sealed = await raw().readResult(recordKey(key));
-    const bytes = Buffer.from(sealed.slice('enc1:k2:'.length), 'base64');
+    const bytes = Buffer.from(sealed.slice('enc2:k2:'.length), 'base64');
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
-    await raw().writeResult(recordKey(key), `enc1:k2:${bytes.toString('base64')}`);
+    await raw().writeResult(recordKey(key), `enc2:k2:${bytes.toString('base64')}`);
     // Another process, so the answer this one already knows is not the one it replays.
     const other = await boot(adapter, registration, store);
     try {
@@ -141,6 +142,35 @@ describe.each<[AdapterName, 'forRoot' | 'forRootAsync']>([
       expect(await other.registry.metrics()).toContain(
         'idempotency_events_total{service="test",operation="test.charge",outcome="unreadable"} 1',
       );
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("answers the same record's earlier answer, to another body, put back 500 stored-answer-unreadable, never that body's answer", async () => {
+    const key = `k-${randomUUID()}`;
+    const before = runs;
+    const first = await post(fixture, '/charges', { amountCents: 500 }, { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    const earlier = await raw().readResult(recordKey(key));
+    // The record ends (its retention runs out; here an operator's forced release), and the key is used with another body.
+    expect((await releaseRecord(store, { recordKey: recordKey(key) }, { force: true })).outcome).toBe('forced');
+    const second = await post(fixture, '/charges', { amountCents: 900 }, { 'idempotency-key': key });
+    expect(second.status).toBe(201);
+    expect(second.json).toMatchObject({ amountCents: 900 });
+    expect(runs).toBe(before + 2);
+
+    await raw().writeResult(recordKey(key), earlier);
+    // Another process, so the answer this one already knows is not the one it replays.
+    const other = await boot(adapter, registration, store);
+    try {
+      const retry = await post(other, '/charges', { amountCents: 900 }, { 'idempotency-key': key });
+      expect(retry.status).toBe(500);
+      expect(retry.json).toMatchObject({ type: 'urn:idempotency-chain:problem:stored-answer-unreadable', status: 500 });
+      expect(retry.text).not.toContain(first.json.chargeId);
+      expect(retry.text).not.toContain(BODY_MARKER);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+      expect(runs).toBe(before + 2);
     } finally {
       await other.close();
     }

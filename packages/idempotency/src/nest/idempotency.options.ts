@@ -90,7 +90,8 @@ export interface IdempotencyModuleOptions {
   currentExecution?: boolean;
   /**
    * Encrypt every stored answer (status, headers and body) at rest with
-   * AES-256-GCM under a keyring, each bound to its record (see
+   * AES-256-GCM under a keyring, each bound to its record and to the
+   * fingerprint of the request it answers (see
    * `AnswerEncryptionOptions`, and `encryptionKeysFromEnv` for
    * `IDEMPOTENCY_ENCRYPTION_KEYS`). An answer that does not decrypt is
    * answered 500 `stored-answer-unreadable`: never replayed, never executed

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
-import { IdempotencyCoordinator } from '../coordinator';
-import { BODY_MARKER, describeEncryptionAtRest, HEADER_MARKER, K1 } from '../encryption.test-support';
+import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
+import { isStoredAnswerUnreadableError } from '../errors';
+import {
+  answerTo,
+  BODY_MARKER,
+  describeEncryptionAtRest,
+  failure,
+  HEADER_MARKER,
+  K1,
+  reuseKeyForAnotherBody,
+  type RawRecords,
+} from '../encryption.test-support';
+import type { Execution } from '../execution';
 import { PostgresStore, postgresTransaction } from '.';
 
 let db: TestSchema;
@@ -29,7 +40,7 @@ async function row(recordKey: string): Promise<Record<string, string | null>> {
   return rows[0].row;
 }
 
-describeEncryptionAtRest('PostgreSQL (the idempotency_records row)', () => ({
+const records = (): RawRecords => ({
   store,
   read: row,
   readResult: async (recordKey) => {
@@ -39,18 +50,27 @@ describeEncryptionAtRest('PostgreSQL (the idempotency_records row)', () => ({
   },
   writeResult: async (recordKey, result) =>
     void (await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET result = $2 WHERE store_key = $1`, [recordKey, result])),
-}));
+});
+
+describeEncryptionAtRest('PostgreSQL (the idempotency_records row)', records);
 
 describe('encryption at rest: PostgreSQL transactional completion', () => {
-  test('the answer completed in the side effect’s transaction is stored encrypted, and replays', async () => {
-    await db.pool.query(`CREATE TABLE "${db.schema}".ledger (id serial PRIMARY KEY, order_id text NOT NULL)`);
-    const coordinator = new IdempotencyCoordinator({
+  beforeAll(() => db.pool.query(`CREATE TABLE "${db.schema}".ledger (id serial PRIMARY KEY, order_id text NOT NULL)`));
+  const transactional = () =>
+    new IdempotencyCoordinator({
       service: 'payments',
       store,
       defaults: { transactional: true },
       replayCache: false,
       encryption: { keys: [K1] },
     });
+  const ledgerRows = async (orderId: string): Promise<number> => {
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId]);
+    return rows[0].n as number;
+  };
+
+  test('the answer completed in the side effect’s transaction is stored encrypted, and replays', async () => {
+    const coordinator = transactional();
     const request = { operation: 'payments.charge', key: randomUUID(), fingerprint: 'fp' };
     const charge = async (execution: Parameters<Parameters<typeof coordinator.run>[1]>[0]) => {
       const { rows } = await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id) VALUES ($1) RETURNING id`, [
@@ -61,11 +81,26 @@ describe('encryption at rest: PostgreSQL transactional completion', () => {
     const first = await coordinator.run(request, charge);
     const stored = await row(coordinator.recordKey(request.operation, '', request.key));
     expect(stored.status).toBe('completed');
-    expect(stored.result).toMatch(/^enc1:k1:/);
+    expect(stored.result).toMatch(/^enc2:k1:/);
     expect(JSON.stringify(stored)).not.toContain(BODY_MARKER);
     expect(JSON.stringify(stored)).not.toContain(HEADER_MARKER);
     expect(await coordinator.run(request, charge)).toEqual({ value: first.value, replayed: true, waited: false });
-    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [request.key]);
-    expect(rows[0].n).toBe(1);
+    expect(await ledgerRows(request.key)).toBe(1);
+  });
+
+  test("the same record's earlier answer, completed in its transaction for another body, put back is unreadable", async () => {
+    const charge = (request: RunRequest) => async (execution: Execution) => {
+      await postgresTransaction(execution).query(`INSERT INTO "${db.schema}".ledger (order_id) VALUES ($1)`, [request.key]);
+      return answerTo(request);
+    };
+    const { second, recordKey, earlier } = await reuseKeyForAnotherBody(records(), transactional(), (request) =>
+      transactional().run(request, charge(request)),
+    );
+    expect(await ledgerRows(second.key)).toBe(2); // one charge per body
+    expect(await transactional().run(second, charge(second))).toEqual({ value: answerTo(second), replayed: true, waited: false });
+
+    await records().writeResult(recordKey, earlier);
+    expect(isStoredAnswerUnreadableError(await failure(transactional().run(second, charge(second))))).toBe(true);
+    expect(await ledgerRows(second.key)).toBe(2);
   });
 });
