@@ -3,8 +3,9 @@ const base = require('../jest.base.js');
 
 /**
  * The base settings, plus the ES-module-only packages the charts load
- * (Vega, Vega-Lite and their d3 modules), compiled to CommonJS like the
- * sources: Jest's module loader cannot import them as they ship.
+ * (Vega, Vega-Lite and their d3 modules) and the services' `@nestjs/config`,
+ * compiled to CommonJS like the sources: Jest's module loader cannot import
+ * them as they ship.
  */
 const ESM_ONLY = [
   'vega',
@@ -24,6 +25,8 @@ const ESM_ONLY = [
   'wrap-ansi',
   'ansi-styles',
   'y18n',
+  // The services' configuration (`@nestjs/config` 12 ships ES modules only), for the tests that boot them.
+  '@nestjs/config',
 ];
 
 module.exports = {

@@ -35,7 +35,6 @@ export async function e2eReplay(log: (line: string) => void): Promise<SectionRes
   const redis = await connect();
   const stamp = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const key = `${RUN_PREFIX}e2e-${stamp}`;
-  // Letters and digits only, so it is also a safe glob for the clean-up.
   const order = { orderId: `benchorder${stamp}`, account: 'acct-bench', amountCents: 500 };
   const body = JSON.stringify(order);
   const records: Checkout = { key, account: order.account, orderId: order.orderId };
