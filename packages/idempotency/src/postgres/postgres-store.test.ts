@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresStore } from '.';
 import { isRecordVersionError, RecordVersionError } from '../errors';
+import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { eventually, track, within } from '../../test/support/async';
@@ -86,6 +87,9 @@ describe('PostgresStore record formats', () => {
     expect(await store.complete(recordKey, 'other', '"r"', 60_000)).toBe(false);
     expect(await store.renew(recordKey, 'other', 60_000)).toBe(false);
     expect(await store.release(recordKey, 'other')).toBe(false);
+    // An operator neither misreads it nor ends it, even by force.
+    await expect(inspectRecord(store, { recordKey })).rejects.toMatchObject({ foundVersion: '7', supportedVersion: 1 });
+    await expect(releaseRecord(store, { recordKey }, { force: true })).rejects.toBeInstanceOf(RecordVersionError);
     const sweeping = new PostgresStore({ pool: db.pool, schema: db.schema, sweepIntervalMs: 0, fenceRetentionMs: 1 });
     try {
       await sweeping.sweep();

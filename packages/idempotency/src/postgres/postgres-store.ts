@@ -83,6 +83,7 @@ interface InspectRow {
   epoch: string;
   result: string | null;
   remaining_ms: number;
+  format: number;
 }
 
 interface ClaimRow {
@@ -246,6 +247,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     const { rows } = await queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]);
     const row = rows[0];
     if (!row) return undefined;
+    assertFormat(row.format);
     if (row.status !== RecordStatus.InProgress && row.status !== RecordStatus.Completed) {
       throw new Error(`Unexpected idempotency record status ${JSON.stringify(row.status)}`);
     }
@@ -273,8 +275,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     let failed = false;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const { rows } = await client.query<{ status: string; epoch: string }>(this.operatorSql.lock, [recordKey]);
+      const { rows } = await client.query<{ status: string; epoch: string; format: number }>(this.operatorSql.lock, [recordKey]);
       const row = rows[0];
+      assertFormat(row?.format);
       let result: OperatorReleaseResult;
       if (!row) result = { outcome: 'absent' };
       else if (row.status === RecordStatus.Completed && !force) result = { outcome: 'refused_completed', epochBefore: Number(row.epoch) };

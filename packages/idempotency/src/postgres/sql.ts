@@ -126,23 +126,26 @@ export type Statements = ReturnType<typeof statements>;
 /**
  * The operator's statements (`InspectableStore`), for the schema whose
  * quoted name is `s`: a live record read as it is, and the steps of the
- * transaction that ends a record whoever holds it.
+ * transaction that ends a record whoever holds it. A row of another format
+ * is selected whatever its state (its `format` says which), for the store
+ * to refuse: never read as a record, never ended.
  */
 export function operatorStatements(s: string) {
   const records = `${s}.idempotency_records`;
-  const live = `store_key = $1 AND status <> 'released' AND expires_at > clock_timestamp()`;
+  const ours = `format = ${RECORD_FORMAT}`;
+  const found = `store_key = $1 AND (NOT ${ours} OR (status <> 'released' AND expires_at > clock_timestamp()))`;
   return {
     /** The live record at $1; a released or ended row is the fence, not a record. */
     inspect: `
       SELECT status, fingerprint, owner <> '' AS owner_present, epoch::text AS epoch, result,
-             extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS remaining_ms
-        FROM ${records} WHERE ${live}`,
+             extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS remaining_ms, format
+        FROM ${records} WHERE ${found}`,
 
     /**
      * Lock the live record at $1 (waiting for a transactional completion
      * that holds it to commit or roll back), inside the release's transaction.
      */
-    lock: `SELECT status, epoch::text AS epoch FROM ${records} WHERE ${live} FOR UPDATE`,
+    lock: `SELECT status, epoch::text AS epoch, format FROM ${records} WHERE ${found} FOR UPDATE`,
 
     /**
      * End the locked record: the row stays as the fence, released, already
@@ -154,7 +157,7 @@ export function operatorStatements(s: string) {
     end: `
       WITH ended AS (
         UPDATE ${records} SET status = 'released', owner = '', result = NULL, epoch = epoch + 1, expires_at = clock_timestamp()
-         WHERE store_key = $1
+         WHERE store_key = $1 AND ${ours}
         RETURNING epoch
       )
       SELECT epoch::text AS epoch, pg_notify($2, $1)::text AS notified FROM ended`,

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedisStore } from './redis-store';
 import { isRecordVersionError, RecordVersionError } from '../errors';
+import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
 import { connect, deleteKeys, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
 
@@ -276,6 +277,9 @@ describe('RedisStore record formats', () => {
     expect(await store.complete(recordKey, 'other', 'r', RETENTION_MS)).toBe(false);
     expect(await store.renew(recordKey, 'other', LEASE_MS)).toBe(false);
     expect(await store.release(recordKey, 'other')).toBe(false);
+    // An operator neither misreads it nor ends it, even by force.
+    await expect(inspectRecord(store, { recordKey })).rejects.toMatchObject({ foundVersion, supportedVersion: 1 });
+    await expect(releaseRecord(store, { recordKey }, { force: true })).rejects.toBeInstanceOf(RecordVersionError);
     expect(await client.type(key)).toBe(type);
     expect(await client.dump(key)).toEqual(dump);
     expect(await expiresAt(key)).toBe(ttl);

@@ -315,7 +315,7 @@ function toClaimResult(reply: unknown): ClaimResult {
 }
 
 function toStoredRecord(reply: unknown): StoredRecord | undefined {
-  const [status, fingerprint, owner, epoch, pttl, result] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  const [status, fingerprint, owner, epoch, pttl, result] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (status === undefined) return undefined;
   if ((status !== RecordStatus.InProgress && status !== RecordStatus.Completed) || !Number.isSafeInteger(Number(epoch))) {
     throw new Error('Unexpected reply from the idempotency inspect script');
@@ -327,12 +327,12 @@ function toStoredRecord(reply: unknown): StoredRecord | undefined {
     ownerPresent: owner === '1',
     ...(remainingMs >= 0 && { remainingMs }),
     fingerprint: String(fingerprint),
-    ...(typeof result === 'string' && { result }),
+    ...(status === RecordStatus.Completed && { result: String(result ?? '') }),
   };
 }
 
 function toOperatorRelease(reply: unknown): OperatorReleaseResult {
-  const [outcome, before, after] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  const [outcome, before, after] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (outcome === 'absent') return { outcome };
   if (outcome === 'refused_completed') return { outcome, epochBefore: Number(before) };
   if (outcome === 'released' || outcome === 'forced') return { outcome, epochBefore: Number(before), epochAfter: Number(after) };

@@ -237,13 +237,18 @@ return 'in_progress'
 /**
  * Read a record for an operator, changing nothing.
  *
- * KEYS: record hash. Returns `{}` when there is no record, else `{status,
- * fp, owner present ('1' | '0'), epoch, pttl, result or false}`.
+ * KEYS: record. Returns `{}` when there is no record, `{'version', found}`
+ * for a value of another format, else `{state, fp, owner present ('1' |
+ * '0'), epoch, pttl, result}` (`state` is `in_progress` or `completed`; the
+ * result is `''` while in progress).
  */
-export const INSPECT_SCRIPT = `
-local record = redis.call('HMGET', KEYS[1], 'status', 'fp', 'owner', 'epoch', 'result')
-if not record[1] then return {} end
-return {record[1], record[2] or '', record[3] and '1' or '0', record[4], redis.call('PTTL', KEYS[1]), record[5] or false}
+export const INSPECT_SCRIPT = `${RECORD}
+local held, found = record(KEYS[1])
+if found then return {'version', found} end
+if not held then return {} end
+local completed = held.state == 'c'
+return {completed and 'completed' or 'in_progress', held.fp, #held.owner > 0 and '1' or '0', held.epoch,
+  redis.call('PTTL', KEYS[1]), completed and string.sub(held.value, held.body) or ''}
 `;
 
 /**
@@ -252,22 +257,24 @@ return {record[1], record[2] or '', record[3] and '1' or '0', record[4], redis.c
  * holds, so the next claim's exceeds it (see the claim script). The holder
  * that is still alive then fails every owner check (complete, renew,
  * release) and its resends are no longer recognised. A completed record is
- * refused unless ARGV[1] is `1`.
+ * refused unless ARGV[1] is `1`. A value of another format is refused
+ * whatever ARGV[1] says, and left as it is.
  *
- * KEYS: record hash, epoch counter, released-by key. ARGV: force (`1` |
- * `0`), completion channel, epoch counter TTL in ms. Returns `{'absent'}`,
- * `{'refused_completed', epoch}`, or `{'released' | 'forced', epoch,
- * epoch + 1}`.
+ * KEYS: record, epoch counter, released-by key. ARGV: force (`1` | `0`),
+ * completion channel, epoch counter TTL in ms. Returns `{'absent'}`,
+ * `{'version', found}`, `{'refused_completed', epoch}`, or `{'released' |
+ * 'forced', epoch, epoch + 1}`.
  */
-export const operatorReleaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `
-local record = redis.call('HMGET', KEYS[1], 'status', 'epoch', 'w')
-if not record[1] then return {'absent'} end
-if record[1] == 'completed' and ARGV[1] ~= '1' then return {'refused_completed', record[2]} end
+export const operatorReleaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `${RECORD}
+local held, found = record(KEYS[1])
+if found then return {'version', found} end
+if not held then return {'absent'} end
+if held.state == 'c' and ARGV[1] ~= '1' then return {'refused_completed', held.epoch} end
 ${CLOCK}
-local after = string.format('%.0f', math.max(tonumber(record[2]), tonumber(redis.call('GET', KEYS[2])) or 0) + 1)
+local after = string.format('%.0f', math.max(tonumber(held.epoch), tonumber(redis.call('GET', KEYS[2])) or 0) + 1)
 redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('SET', KEYS[2], after)
 redis.call('PEXPIREAT', KEYS[2], at(after, ARGV[3]))
-if record[3] then redis.call('${publish}', ARGV[2], 'released') end
-return {record[1] == 'completed' and 'forced' or 'released', record[2], after}
+if held.state == 'w' then redis.call('${publish}', ARGV[2], 'released') end
+return {held.state == 'c' and 'forced' or 'released', held.epoch, after}
 `;
