@@ -410,15 +410,16 @@ describe('waiter caps', () => {
 });
 
 describe('observer events', () => {
-  it('reports executed with the epoch, then replayed, with the key hash and the record key, never the key', async () => {
+  it('reports executed with the epoch, then replayed, with the keyed key hash, never the key nor its unkeyed record key', async () => {
     const first = await coordinator.run(request(), ok);
     await coordinator.run(request(), neverRuns);
     const recordKey = coordinator.recordKey(OPERATION, '', KEY);
     expect(recorder.events).toEqual([
-      { outcome: 'executed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), recordKey, epoch: first.epoch },
-      { outcome: 'replayed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), recordKey },
+      { outcome: 'executed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY), epoch: first.epoch },
+      { outcome: 'replayed', service: 'payments', operation: OPERATION, keyHash: hashKey(KEY) },
     ]);
     expect(JSON.stringify(recorder.events)).not.toContain(KEY);
+    expect(JSON.stringify(recorder.events)).not.toContain(recordKey);
   });
 
   it('reports waited for a duplicate answered by the execution it waited for', async () => {

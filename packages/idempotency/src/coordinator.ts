@@ -184,9 +184,10 @@ export class IdempotencyCoordinator {
   /**
    * The record's identity in the store, and in the replay cache: a hash, so
    * no user text reaches the store, and a scope or key of any length costs
-   * the cache 64 characters. What the logs print as `recordKey`, and what
-   * `inspectRecord` and `releaseRecord` (and the `idempotency-records` CLI)
-   * find a record by.
+   * the cache 64 characters. What `inspectRecord` and `releaseRecord` (and
+   * the `idempotency-records` CLI) find a record by. Unkeyed: a guessable
+   * key is recovered from it by hashing candidates, so it is never logged
+   * (the events carry `keyHash`, keyed with a secret).
    */
   recordKey(operation: string, scope: string, key: string): string {
     return recordKeyOf(this.options.service, operation, scope, key);
@@ -253,7 +254,7 @@ export class IdempotencyCoordinator {
   private knownReplay(request: RunRequest, recordKey: string, report?: ExecutionReport): string | undefined {
     const known = this.replays?.get(recordKey);
     if (!known) return undefined;
-    report ??= this.reporter(request, recordKey);
+    report ??= this.reporter(request);
     if (known.fingerprint !== request.fingerprint) {
       report(IdempotencyOutcome.Mismatched);
       throw new KeyReusedError('This Idempotency-Key was already used for a different request');
@@ -297,7 +298,7 @@ export class IdempotencyCoordinator {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
     const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
-    const report = this.reporter(request, recordKey);
+    const report = this.reporter(request);
     const known = this.knownReplay(request, recordKey, report);
     if (known !== undefined) return { replay: known, waited: false };
     const replays = this.replays;
@@ -423,7 +424,7 @@ export class IdempotencyCoordinator {
    * (an object literal with a getter costs about a microsecond to build),
    * so the key's hash is computed once per request, at its first event.
    */
-  private reporter(request: RunRequest, recordKey: string): ExecutionReport {
+  private reporter(request: RunRequest): ExecutionReport {
     const { observer, service } = this.options;
     if (!observer) return NO_REPORT;
     let keyHash: string | undefined;
@@ -433,7 +434,6 @@ export class IdempotencyCoordinator {
         service,
         operation: request.operation,
         keyHash: (keyHash ??= hashKey(request.key)),
-        recordKey,
       };
       // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
       if (extra && 'epoch' in extra) event.epoch = extra.epoch;

@@ -1,4 +1,7 @@
+import { IdempotencyCoordinator } from './coordinator';
+import { hashKey } from './key-hash';
 import { LoggingObserver, type StructuredLogger } from './logging.observer';
+import { MemoryStore } from './memory-store';
 import { IdempotencyOutcome } from './observer';
 
 describe('LoggingObserver', () => {
@@ -56,5 +59,18 @@ describe('LoggingObserver', () => {
       ['warn', 'lease_lost', undefined],
       ['warn', 'is_final_threw', 'Error: isFinal bug'],
     ]);
+  });
+
+  it('logs a real decision with the keyed key hash, and nothing a guessed key can be checked against without the secret', async () => {
+    const coordinator = new IdempotencyCoordinator({ service: 'payments', store: new MemoryStore(), observer: observer });
+    const key = 'order-100042'; // guessable, like an order number
+    await coordinator.run({ operation: 'payments.charge', scope: 'tenant:acme', key, fingerprint: 'fp' }, async () => ({ statusCode: 201 }));
+    expect(lines.map((line) => line.fields)).toEqual([
+      { event: 'idempotency', outcome: 'executed', service: 'payments', operation: 'payments.charge', keyHash: hashKey(key), epoch: expect.any(Number) },
+    ]);
+    const logged = JSON.stringify(lines);
+    expect(logged).not.toContain(key);
+    // The record key is an unkeyed SHA-256 of the identity: a log line holding it would let anyone try every order number.
+    expect(logged).not.toContain(coordinator.recordKey('payments.charge', 'tenant:acme', key));
   });
 });

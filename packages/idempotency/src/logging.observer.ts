@@ -25,9 +25,9 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
 
 /**
  * Logs every decision of the coordinator as one structured line,
- * `{ event: 'idempotency', outcome, service, operation, keyHash, recordKey, epoch }`:
- * the key's hash and the record's (what `idempotency-records inspect
- * --record` takes), never the key or a body, so the lines can be kept and
+ * `{ event: 'idempotency', outcome, service, operation, keyHash, epoch }`:
+ * the key's keyed hash (`hashKey`), never the key, an unkeyed hash of it
+ * (the record key) or a body, so the lines can be kept and
  * shipped like any other log. Failures are warnings, the rest information.
  *
  * @example

@@ -75,18 +75,13 @@ export interface IdempotencyEvent {
   operation: string;
   /**
    * First 12 hex digits of a keyed HMAC-SHA-256 of the key (`hashKey`):
-   * never the raw key. It correlates one key's lines, but cannot find its
-   * record: use `recordKey` for that.
+   * never the raw key, nor anything a guessed key can be checked against
+   * without the secret. It correlates one key's lines; with `service`,
+   * `operation` and the key from the support ticket, the
+   * `idempotency-records` CLI finds the record and checks, with
+   * `--key-hash`, that it is this line's.
    */
   keyHash: string;
-  /**
-   * The record's identity in the store (`IdempotencyCoordinator.recordKey`,
-   * a SHA-256 of service, operation, scope and key): what `inspectRecord`,
-   * `releaseRecord` and the `idempotency-records` CLI (`--record`) find the
-   * record by, and what a fenced resource keys its fence on. The
-   * coordinator sets it on every event.
-   */
-  recordKey?: string;
   /** Fencing epoch of the execution this event is about, when there is one. */
   epoch?: number;
   /** The error behind a `store_error`, an `unstorable`, an `is_final_threw` or an `unreadable`. */

@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
 import { isLeaseLostError } from './errors';
+import { hashKey } from './key-hash';
 import { inspectRecord, releaseRecord } from './operator-records';
 import type { InspectableStore } from './store';
 
@@ -65,8 +66,13 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       const byKey = await inspectRecord(store(), target(req));
       expect(byKey).toMatchObject({ status: 'absent', recordKey: coordinator().recordKey(OPERATION, SCOPE, req.key) });
       expect(await inspectRecord(store(), { recordKey: byKey.recordKey })).toMatchObject({ status: 'absent' });
-      expect(byKey.audit).toMatchObject({ action: 'inspect', recordKey: byKey.recordKey, outcome: 'absent' });
+      // The audit line names the record by keyed hashes only: the same ref however it was named, the key hash the logs carry.
+      const recordRef = hashKey(byKey.recordKey);
+      expect(byKey.audit).toMatchObject({ action: 'inspect', recordRef, service: SERVICE, operation: OPERATION, keyHash: hashKey(req.key) });
+      expect(byKey.audit.outcome).toBe('absent');
+      expect((await inspectRecord(store(), { recordKey: byKey.recordKey })).audit).toMatchObject({ recordRef });
       expect(JSON.stringify(byKey.audit)).not.toContain(req.key);
+      expect(JSON.stringify(byKey.audit)).not.toContain(byKey.recordKey);
     });
 
     test('an in-progress record: its epoch, its holder, the lease left and the fingerprint; no answer', async () => {
@@ -107,7 +113,14 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
 
       const released = await releaseRecord(store(), { recordKey }, { reason: 'INC-1 holder gone' });
       expect(released).toMatchObject({ outcome: 'released', epochBefore: held, epochAfter: held + 1 });
-      expect(released.audit).toMatchObject({ action: 'release', recordKey, outcome: 'released', epochBefore: held, epochAfter: held + 1 });
+      expect(released.audit).toMatchObject({
+        action: 'release',
+        recordRef: hashKey(recordKey),
+        outcome: 'released',
+        epochBefore: held,
+        epochAfter: held + 1,
+      });
+      expect(JSON.stringify(released.audit)).not.toContain(recordKey);
       expect(released.audit.reason).toBe('INC-1 holder gone');
       expect(typeof released.audit.user).toBe('string');
       expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'absent' });
@@ -199,7 +212,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       const absent = await releaseRecord(store(), { recordKey }, { force: true });
       expect(absent).toMatchObject({ outcome: 'absent' });
       expect(absent.epochBefore).toBeUndefined();
-      expect(absent.audit).toMatchObject({ action: 'release', recordKey, outcome: 'absent' });
+      expect(absent.audit).toMatchObject({ action: 'release', recordRef: hashKey(recordKey), outcome: 'absent' });
       // A record released by its own holder is absent too: its row or counter is a fence, not a record.
       await claimed(recordKey, 'holder');
       expect(await store().release(recordKey, 'holder')).toBe(true);

@@ -1,13 +1,17 @@
 import { userInfo } from 'node:os';
 import { AnswerEncryption, isSealedAnswer } from './answer-encryption';
 import type { AnswerEncryptionOptions } from './encryption-keys';
+import { hashKey } from './key-hash';
 import { recordKeyOf } from './record-key';
 import { isInspectableStore, RecordStatus, type IdempotencyStore, type InspectableStore, type OperatorReleaseResult } from './store';
 
 /**
- * Which record an operator means: the request's own identity, hashed the
- * way the coordinator hashes it, or the record key itself, as the logs
- * print it (`recordKey`).
+ * Which record an operator means: the request's own identity (the key from
+ * the support ticket, and the service and operation a log line names),
+ * hashed the way the coordinator hashes it; or the record key itself, as
+ * the application holds it (`execution.recordKey`, what a fenced resource
+ * keys its fence on). The logs never carry a record key: it is an unkeyed
+ * hash of the key (see {@link OperatorAudit}).
  *
  * @beta
  */
@@ -37,7 +41,11 @@ export interface StoredAnswerReport {
 
 /**
  * One line of the operator's audit trail: who looked at or released which
- * record, and what happened. Never the idempotency key or a body.
+ * record, and what happened. Never the idempotency key, its record key (an
+ * unkeyed hash: a guessable key is recovered from it by hashing candidates)
+ * or a body; only hashes keyed with the key-hash secret (`hashKey`), so set
+ * `IDEMPOTENCY_KEY_HASH_SECRET` as the services do for them to match their
+ * logs.
  *
  * @beta
  */
@@ -46,8 +54,14 @@ export interface OperatorAudit {
   time: string;
   /** What the operator did. */
   action: 'inspect' | 'release';
-  /** The record key (a hash, never the idempotency key). */
-  recordKey: string;
+  /** `hashKey(recordKey)`: the same for every audit line of one record, however it was named. */
+  recordRef: string;
+  /** The service, when the record was named by its identity. */
+  service?: string;
+  /** The operation, when the record was named by its identity. */
+  operation?: string;
+  /** `hashKey(key)`, as the services' log lines carry it, when the record was named by its identity. */
+  keyHash?: string;
   /** The inspection's `status`, or the release's `outcome`. */
   outcome: string;
   /** The epoch of the record found, when there was one. */
@@ -165,7 +179,7 @@ export async function inspectRecord(
 ): Promise<RecordInspection> {
   const recordKey = targetRecordKey(target);
   const record = await inspectable(store).inspect(recordKey);
-  const audit = auditLine('inspect', recordKey, record?.status ?? 'absent', options.actor, { epochBefore: record?.epoch });
+  const audit = auditLine('inspect', target, record?.status ?? 'absent', options.actor, { epochBefore: record?.epoch });
   if (!record) return { recordKey, status: 'absent', audit };
   const completed = record.status === RecordStatus.Completed;
   return {
@@ -208,7 +222,7 @@ export async function releaseRecord(
     ...('epochBefore' in result && { epochBefore: result.epochBefore }),
     ...('epochAfter' in result && { epochAfter: result.epochAfter }),
   };
-  const audit = auditLine('release', recordKey, result.outcome, options.actor, { ...epochs, reason: options.reason });
+  const audit = auditLine('release', target, result.outcome, options.actor, { ...epochs, reason: options.reason });
   return { recordKey, outcome: result.outcome, ...epochs, audit };
 }
 
@@ -237,29 +251,31 @@ function answerReport(recordKey: string, fingerprint: string, stored: string, op
 
 function auditLine(
   action: OperatorAudit['action'],
-  recordKey: string,
+  target: RecordTarget,
   outcome: string,
   actor: string | undefined,
   extra: { epochBefore?: number | undefined; epochAfter?: number | undefined; reason?: string | undefined },
 ): OperatorAudit {
-  return auditRecord(action, recordKey, outcome, { ...extra, actor }) as OperatorAudit;
+  return auditRecord(action, target, outcome, { ...extra, actor }) as OperatorAudit;
 }
 
 /**
  * An audit line's fields, in their order, without the ones that are
  * unset; for the CLI's failures too (a usage error, a store that does not
- * answer), which may have no action or record key to name.
+ * answer), which may have no action or record to name.
  */
 export function auditRecord(
   action: string,
-  recordKey: string | undefined,
+  target: RecordTarget | undefined,
   outcome: string,
   extra: { epochBefore?: number | undefined; epochAfter?: number | undefined; reason?: string | undefined; actor?: string | undefined },
 ): Partial<OperatorAudit> & Pick<OperatorAudit, 'time' | 'outcome' | 'user'> {
   return {
     time: new Date().toISOString(),
     action: action as OperatorAudit['action'],
-    ...(recordKey !== undefined && { recordKey }),
+    ...(target !== undefined && { recordRef: hashKey(targetRecordKey(target)) }),
+    ...(target !== undefined &&
+      !('recordKey' in target) && { service: target.service, operation: target.operation, keyHash: hashKey(target.key) }),
     outcome,
     ...(extra.epochBefore !== undefined && { epochBefore: extra.epochBefore }),
     ...(extra.epochAfter !== undefined && { epochAfter: extra.epochAfter }),

@@ -18,6 +18,8 @@ import { isLeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
 import { RedisStore } from '../redis';
 import { connect, deleteKeys, REDIS_URL, uniquePrefix } from '../redis/redis.test-support';
+import { hashKey } from '../key-hash';
+import { operatorReleaseScript } from '../redis/scripts';
 import type { IdempotencyStore } from '../store';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'cli', 'idempotency-records.js');
@@ -36,11 +38,17 @@ interface Run {
   messages: string[];
 }
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** The secret the services hash keys with, shared with the CLI so that its audit line's hashes can be checked here. */
+const SECRET = randomBytes(16).toString('hex');
+const keyed = (value: string) => hashKey(value, SECRET);
+
+/** Run the CLI; `input` is its stdin (none by default). */
+async function cli(args: string[], env: Record<string, string> = {}, input = ''): Promise<Run> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', IDEMPOTENCY_KEY_HASH_SECRET: SECRET, ...env },
   });
+  child.stdin.end(input);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -96,7 +104,16 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
       expect(run.stdout).toContain(`epoch        ${ran.epoch}`);
       expect(run.stdout).toContain(`answer       clear, ${Buffer.byteLength(JSON.stringify(ANSWER))} bytes`);
       expect(run.stdout).not.toContain('ch_cli'); // no body unless asked
-      expect(run.audit).toMatchObject({ action: 'inspect', recordKey, outcome: 'completed', epochBefore: ran.epoch });
+      expect(run.audit).toMatchObject({
+        action: 'inspect',
+        recordRef: keyed(recordKey),
+        service: setup().service,
+        operation: OPERATION,
+        keyHash: keyed(req.key),
+        outcome: 'completed',
+        epochBefore: ran.epoch,
+      });
+      expect(run.stderr).not.toContain(recordKey); // an unkeyed hash of the key: never in the audit trail
       expect(typeof run.audit.time).toBe('string');
       expect(typeof run.audit.user).toBe('string');
       expect(run.stdout + run.stderr).not.toContain(req.key);
@@ -131,7 +148,7 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
       expect(run.stdout).toContain(`released; epoch ${execution.epoch} -> ${execution.epoch + 1}`);
       expect(run.audit).toMatchObject({
         action: 'release',
-        recordKey,
+        recordRef: keyed(recordKey),
         outcome: 'released',
         epochBefore: execution.epoch,
         epochAfter: execution.epoch + 1,
@@ -156,8 +173,40 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
       expect(forced.code).toBe(0);
       expect(JSON.parse(forced.stdout)).toMatchObject({ outcome: 'forced', epochBefore: ran.epoch, epochAfter: ran.epoch! + 1 });
       expect(forced.audit).toMatchObject({ outcome: 'forced' });
+      // What a forced release cannot reach: the answer a service replayed from memory.
+      expect(forced.messages).toEqual([expect.stringContaining('replay cache')]);
+      expect(forced.messages[0]).toContain('restart the instances');
       expect((await cli(['release', ...setup().storeArgs, ...named(req, setup().service)])).code).toBe(1); // absent now
     });
+
+    test('from a log line to the record: the key read from stdin, checked against the line’s keyHash; another key is refused', async () => {
+      const req = request();
+      const idempotency = coordinator();
+      const execution = (await idempotency.begin(req)).execution!;
+      const logged = keyed(req.key); // the keyHash the service's log line carries, under the deployment's secret
+      const identity = ['--service', setup().service, '--operation', OPERATION, '--scope', SCOPE];
+      const wrong = await cli(['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged], {}, 'order-guess\n');
+      expect(wrong.code).toBe(2);
+      expect(wrong.messages[0]).toContain('the key does not match --key-hash');
+      expect(wrong.audit).toMatchObject({ action: 'release', outcome: 'usage_error' });
+      expect((await inspectRecordStatus(req)).status).toBe('in_progress'); // nothing was released
+
+      const run = await cli(['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged, '--reason', 'INC-9'], {}, `${req.key}\n`);
+      expect(run.code).toBe(0);
+      expect(run.audit).toMatchObject({ outcome: 'released', keyHash: logged, recordRef: keyed(execution.recordKey), epochBefore: execution.epoch });
+      expect(run.stderr).not.toContain(req.key);
+      expect(run.stderr).not.toContain(execution.recordKey);
+
+      const unkeyed = await cli(['inspect', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged], { IDEMPOTENCY_KEY_HASH_SECRET: '' }, req.key);
+      expect(unkeyed.code).toBe(2);
+      expect(unkeyed.messages[0]).toContain('--key-hash needs IDEMPOTENCY_KEY_HASH_SECRET');
+    });
+
+    /** The record of `req`, as the CLI reports it. */
+    async function inspectRecordStatus(req: RunRequest): Promise<{ status: string }> {
+      const run = await cli(['inspect', ...setup().storeArgs, ...named(req, setup().service), '--json']);
+      return JSON.parse(run.stdout) as { status: string };
+    }
 
     test('an encrypted answer: size only without the keyring; decrypted with IDEMPOTENCY_ENCRYPTION_KEYS', async () => {
       const req = request();
@@ -248,7 +297,7 @@ describe('idempotency-records failing', () => {
     expect(run.messages).toEqual([
       expect.stringMatching(new RegExp(`^idempotency-records: cannot connect to .*127\\.0\\.0\\.1:${port}.*ECONNREFUSED`)),
     ]);
-    expect(run.audit).toMatchObject({ action: 'inspect', recordKey: 'f'.repeat(64), outcome: 'connection_error' });
+    expect(run.audit).toMatchObject({ action: 'inspect', recordRef: keyed('f'.repeat(64)), outcome: 'connection_error' });
     expect(run.stdout).toBe('');
   });
 
@@ -289,7 +338,7 @@ describe('idempotency-records failing', () => {
     [['purge', '--store', 'redis://127.0.0.1:6379', ...record], 'unknown command "purge"'],
     [['inspect', ...record], '--store is required'],
     [['inspect', '--store', 'redis://127.0.0.1:6379'], 'give --record, or --service, --operation and --key'],
-    [['inspect', '--store', 'redis://127.0.0.1:6379', '--record', 'not-a-hash'], '--record is the record key the logs print'],
+    [['inspect', '--store', 'redis://127.0.0.1:6379', '--record', 'not-a-hash'], '--record is the record key the application holds'],
     [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--force'], '--force and --reason are for release'],
     [['inspect', '--store', 'mysql://127.0.0.1', ...record], '--store must be redis://, rediss:// or postgres://'],
     [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--bogus'], "Unknown option '--bogus'"],

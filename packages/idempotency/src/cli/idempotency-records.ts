@@ -6,20 +6,31 @@
  */
 import { parseArgs } from 'node:util';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
+import { isRecordVersionError } from '../errors';
+import { hashKey, KEY_HASH_SECRET_ENV } from '../key-hash';
 import {
   auditRecord,
   inspectRecord,
   releaseRecord,
-  targetRecordKey,
   type RecordInspection,
   type RecordRelease,
   type RecordTarget,
 } from '../operator-records';
+import type { Redis } from 'ioredis';
 import type { InspectableStore } from '../store';
 
-const USAGE = `usage: idempotency-records <inspect|release> --store <redis://...|rediss://...|postgres://...> [--cluster host:port,...]
-         (--service S --operation O [--scope SC] --key K | --record <record key>)
+/** Where the store's URL is read from when `--store` is absent: keeps a password out of the process list. */
+const STORE_URL_ENV = 'IDEMPOTENCY_STORE_URL';
+
+const USAGE = `usage: idempotency-records <inspect|release> [--store <redis://...|rediss://...|postgres://...>] [--cluster host:port,...]
+         (--service S --operation O [--scope SC] (--key K | --key-stdin) [--key-hash H] | --record <record key>)
          [--body] [--force] [--reason TEXT] [--json] [--prefix idem:] [--schema public] [--timeout-ms 10000]
+
+  --store       the store's URL; default: the ${STORE_URL_ENV} environment variable (keeps a password out of ps)
+  --key-stdin   read the idempotency key from stdin (one line), so it is in no process list or shell history
+  --key-hash    the keyHash of the log line the key is meant to match: refused unless it does
+                (needs ${KEY_HASH_SECRET_ENV}, the secret the services hash keys with)
+  --record      the record key as the application holds it (execution.recordKey), 64 hex digits
 
   inspect   show the record's state, epoch, lease or retention left, and its stored answer's status and size
             (the answer itself with --body; decrypted when IDEMPOTENCY_ENCRYPTION_KEYS holds the keyring)
@@ -28,7 +39,7 @@ const USAGE = `usage: idempotency-records <inspect|release> --store <redis://...
             request with this key executes again (a customer may be charged twice).
 
   Exit 0: done (inspect: a record was found). 1: absent, or release refused. 2: usage, store or timeout error.
-  Every run prints one JSON audit line to stderr.`;
+  Every inspect or release, including a failed one, prints one JSON audit line to stderr.`;
 
 const OPTIONS = {
   store: { type: 'string' },
@@ -37,6 +48,8 @@ const OPTIONS = {
   operation: { type: 'string' },
   scope: { type: 'string' },
   key: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  'key-hash': { type: 'string' },
   record: { type: 'string' },
   body: { type: 'boolean' },
   force: { type: 'boolean' },
@@ -50,12 +63,19 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
+/** What a run got as far as parsing, for the audit line of a usage error. */
+interface Parsed {
+  action?: 'inspect' | 'release';
+  target?: RecordTarget;
+  reason?: string;
+}
+
 class UsageError extends Error {}
 class HelpRequested extends Error {}
 
 /** Where the records are. */
 type StoreAddress =
-  | { kind: 'redis'; url: string }
+  | { kind: 'redis'; url: string; db: number }
   | { kind: 'cluster'; nodes: Array<{ host: string; port: number }>; url?: URL }
   | { kind: 'postgres'; url: string };
 
@@ -74,75 +94,125 @@ interface OpenStore {
   close(): Promise<void>;
 }
 
-function parse(argv: string[]): Command {
-  let parsed;
+/** Parse `argv` into a command, reading the key from `stdin` for `--key-stdin`; `parsed` says how far it got. */
+async function parse(argv: string[], stdin: () => Promise<string>, parsed: Parsed): Promise<Command> {
+  let args;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    args = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
+    // Options that do not parse: the action is still the one the run was meant to be.
+    const meant = argv.find((arg): arg is 'inspect' | 'release' => arg === 'inspect' || arg === 'release');
+    if (meant) parsed.action = meant;
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
+  const { values, positionals } = args;
   const [action, ...extra] = positionals;
   if (values.help) throw new HelpRequested();
   if (action !== 'inspect' && action !== 'release')
     throw new UsageError(action ? `unknown command ${JSON.stringify(action)}` : 'no command');
+  parsed.action = action;
+  if (values.reason !== undefined) parsed.reason = values.reason;
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  const target = await recordTarget(values, stdin);
+  parsed.target = target;
   const address = storeAddress(values);
   if (action === 'inspect' && (values.force || values.reason !== undefined)) throw new UsageError('--force and --reason are for release');
   if (action === 'release' && values.body) throw new UsageError('--body is for inspect');
-  const named = [values.service, values.operation, values.key].filter((value) => value !== undefined).length;
-  let target: RecordTarget;
-  if (values.record !== undefined) {
-    if (named > 0 || values.scope !== undefined)
-      throw new UsageError('give either --record or --service/--operation/--scope/--key, not both');
-    if (!/^[0-9a-f]{64}$/.test(values.record)) throw new UsageError('--record is the record key the logs print: 64 hex digits');
-    target = { recordKey: values.record };
-  } else {
-    if (named < 3) throw new UsageError('give --record, or --service, --operation and --key (and --scope when the operation has one)');
-    target = { service: values.service!, operation: values.operation!, scope: values.scope ?? '', key: values.key! };
-  }
   const timeoutMs = values['timeout-ms'] === undefined ? 10_000 : Number(values['timeout-ms']);
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError('--timeout-ms is a whole number of milliseconds');
+  // A keyring that does not parse is a mistake in the environment, whichever the command: said before any store is touched.
   let encryption: AnswerEncryptionOptions | undefined;
-  if (action === 'inspect' && process.env.IDEMPOTENCY_ENCRYPTION_KEYS?.trim()) {
+  if (process.env.IDEMPOTENCY_ENCRYPTION_KEYS?.trim()) {
     try {
       encryption = { keys: encryptionKeysFromEnv() };
     } catch (error) {
-      throw new UsageError(error instanceof Error ? error.message : String(error));
+      throw new UsageError(error instanceof Error ? error.message : String(error)); // names the variable itself
     }
   }
-  return { action, address, target, values, timeoutMs, ...(encryption && { encryption }) };
+  return { action, address, target, values, timeoutMs, ...(action === 'inspect' && encryption && { encryption }) };
+}
+
+/** The record the options name: by identity (the key from argv or stdin, checked against `--key-hash`), or by record key. */
+async function recordTarget(values: Values, stdin: () => Promise<string>): Promise<RecordTarget> {
+  const named = [values.service, values.operation, values.key, values['key-stdin'] || undefined].filter((value) => value !== undefined);
+  if (values.record !== undefined) {
+    if (named.length > 0 || values.scope !== undefined || values['key-hash'] !== undefined)
+      throw new UsageError('give either --record or --service/--operation/--scope/--key, not both');
+    if (!/^[0-9a-f]{64}$/.test(values.record))
+      throw new UsageError('--record is the record key the application holds (execution.recordKey): 64 hex digits');
+    return { recordKey: values.record };
+  }
+  if (values.key !== undefined && values['key-stdin']) throw new UsageError('give --key or --key-stdin, not both');
+  if (values.service === undefined || values.operation === undefined || (values.key === undefined && !values['key-stdin'])) {
+    throw new UsageError('give --record, or --service, --operation and --key or --key-stdin (and --scope when the operation has one)');
+  }
+  const key = values.key ?? (await stdin()).replace(/\r?\n$/, '');
+  if (key === '') throw new UsageError('--key-stdin read no key');
+  const expected = values['key-hash'];
+  if (expected !== undefined) {
+    if (!process.env[KEY_HASH_SECRET_ENV]) throw new UsageError(`--key-hash needs ${KEY_HASH_SECRET_ENV}, the secret the services hash keys with`);
+    if (hashKey(key) !== expected.toLowerCase()) throw new UsageError(`the key does not match --key-hash ${expected}: not the key of that log line`);
+  }
+  return { service: values.service, operation: values.operation, scope: values.scope ?? '', key };
+}
+
+/** The store's URL: `--store`, else the environment's. */
+function storeUrl(values: Values): string | undefined {
+  return values.store ?? (process.env[STORE_URL_ENV] || undefined);
 }
 
 function storeAddress(values: Values): StoreAddress {
-  const url = values.store === undefined ? undefined : safeUrl(values.store);
+  const raw = storeUrl(values);
+  const url = raw === undefined ? undefined : safeUrl(raw);
   const protocol = url?.protocol;
   const redis = protocol === 'redis:' || protocol === 'rediss:';
   if (values.cluster !== undefined) {
     if (url && !redis) throw new UsageError('--cluster takes a redis:// or rediss:// --store (its credentials), or none');
     return { kind: 'cluster', nodes: clusterNodes(values.cluster), ...(url && { url }) };
   }
-  if (!url) throw new UsageError('--store is required');
-  if (redis) return { kind: 'redis', url: values.store as string };
-  if (protocol === 'postgres:' || protocol === 'postgresql:') return { kind: 'postgres', url: values.store as string };
+  if (!url || raw === undefined) throw new UsageError(`--store is required (or set ${STORE_URL_ENV})`);
+  if (redis) return { kind: 'redis', url: raw, db: redisDb(url) };
+  if (protocol === 'postgres:' || protocol === 'postgresql:') return { kind: 'postgres', url: raw };
   throw new UsageError(`--store must be redis://, rediss:// or postgres:// (got ${protocol})`);
 }
 
-/** The store's address without credentials, for messages. */
+/** The database a Redis URL names: its path, a whole number (ioredis would otherwise carry on in DB 0). */
+function redisDb(url: URL): number {
+  const path = url.pathname.replace(/^\//, '');
+  if (path === '') return 0;
+  if (!/^\d{1,9}$/.test(path)) throw new UsageError(`--store's database is a whole number (got ${JSON.stringify(path)})`);
+  return Number(path);
+}
+
+/** The store's address without credentials, for messages and the audit line. */
 function where(values: Values): string {
   if (values.cluster) return `Redis Cluster ${values.cluster}`;
   try {
-    const url = new URL(values.store as string);
+    const url = new URL(storeUrl(values) as string);
     return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
   } catch {
     return 'the store';
   }
 }
 
-async function openStore({ address, values }: Command): Promise<OpenStore> {
+/** The audit line's fields that say which store, database, prefix or schema a run acted on. */
+function storeFields(command: Command): Record<string, string | number> {
+  const { address, values } = command;
+  if (address.kind === 'postgres') return { store: where(values), schema: values.schema ?? 'public' };
+  return { store: where(values), ...(address.kind === 'redis' && { db: address.db }), prefix: values.prefix ?? 'idem:' };
+}
+
+async function openStore({ address, values, timeoutMs }: Command): Promise<OpenStore> {
   if (address.kind === 'postgres') {
     const { PostgresStore, createPostgresPool } = await import('../postgres/index.js');
-    const pool = createPostgresPool(address.url, { max: 2 });
+    // The client's own bounds follow --timeout-ms: none of them fires before it, on a store that is only slow.
+    const pool = createPostgresPool(address.url, {
+      max: 2,
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+      statement_timeout: timeoutMs,
+      lock_timeout: timeoutMs,
+    });
     const store = new PostgresStore({
       pool,
       ownsPool: true,
@@ -159,17 +229,19 @@ async function openStore({ address, values }: Command): Promise<OpenStore> {
   }
   const { RedisStore, createRedisClient, createRedisCluster } = await import('../redis/index.js');
   const url = address.kind === 'cluster' ? address.url : undefined;
+  const bounds = { commandTimeout: timeoutMs, connectTimeout: timeoutMs };
   const client =
     address.kind === 'cluster'
       ? createRedisCluster(address.nodes, {
           redisOptions: {
+            ...bounds,
             ...(url?.username && { username: decodeURIComponent(url.username) }),
             ...(url?.password && { password: decodeURIComponent(url.password) }),
             ...(url?.protocol === 'rediss:' && { tls: {} }),
           },
           clusterRetryStrategy: () => null,
         })
-      : createRedisClient(address.url, { retryStrategy: () => null });
+      : createRedisClient(address.url, { ...bounds, retryStrategy: () => null });
   // Failures reach the command as rejections; the socket's own error says more than "Connection is closed".
   let cause: Error | undefined;
   client.on('error', (error: Error) => {
@@ -177,6 +249,9 @@ async function openStore({ address, values }: Command): Promise<OpenStore> {
   });
   try {
     await client.connect();
+    // ioredis reports a SELECT it sent on connect that failed (a database out of range) as an error event, and
+    // carries on in database 0: select again, and fail on the answer.
+    if (address.kind === 'redis' && address.db !== 0) await (client as Redis).select(address.db);
   } catch (error) {
     client.disconnect();
     throw cause ?? error;
@@ -207,7 +282,9 @@ interface Outcome {
   stdout?: string;
   /** One line for a failure. */
   error?: string;
-  audit: ReturnType<typeof auditRecord>;
+  /** One line for what the run could not do (stderr, also with --json). */
+  warning?: string;
+  audit: object;
 }
 
 async function execute(command: Command, open: OpenStore): Promise<Outcome> {
@@ -226,7 +303,8 @@ async function execute(command: Command, open: OpenStore): Promise<Outcome> {
   });
   const { audit, ...report } = released;
   const code = released.outcome === 'released' || released.outcome === 'forced' ? 0 : 1;
-  return { code, stdout: values.json ? JSON.stringify(report) : describeRelease(report), audit };
+  const stdout = values.json ? JSON.stringify(report) : describeRelease(report);
+  return { code, stdout, audit, ...(released.outcome === 'forced' && { warning: REPLAY_CACHE_WARNING }) };
 }
 
 function describeInspection(found: Omit<RecordInspection, 'audit'>): string {
@@ -268,35 +346,79 @@ function describeRelease(released: Omit<RecordRelease, 'audit'>): string {
   }
 }
 
+/** What a forced release cannot reach: the answer kept in the memory of the processes that replayed it. */
+const REPLAY_CACHE_WARNING =
+  'warning: no running process is told. One that has replayed this answer keeps it in its replay cache (on by default) and goes on replaying it, ' +
+  'without asking the store, until the retention the record had left runs out or the process restarts: ' +
+  'restart the instances of the service for the next request to execute again.';
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** The one line for a run that could not do what it was asked. */
-function failure(command: Command, recordKey: string, outcome: string, error: string): Outcome {
-  return { code: 2, error, audit: auditRecord(command.action, recordKey, outcome, { reason: command.values.reason }) };
+function failure(command: Command, outcome: string, error: string): Outcome {
+  const audit = auditRecord(command.action, command.target, outcome, { reason: command.values.reason });
+  return { code: 2, error, audit: { ...audit, ...storeFields(command) } };
 }
 
-/** Run one command and resolve to its exit code; every run prints one audit line to stderr. */
+/** What an error of the store means for this run: whether the release may have happened, and a hint for a known mistake. */
+function storeFailure(command: Command, error: unknown, sent: boolean): Outcome {
+  const detail = error instanceof Error ? error.message : String(error);
+  const at = where(command.values);
+  // Answers that say the store did nothing: a record of another format, refused whole; a key on another cluster node.
+  if (isRecordVersionError(error)) return failure(command, 'refused_format', `refused by ${at}: ${detail}`);
+  if (/^MOVED /.test(detail)) {
+    return failure(
+      command,
+      'store_error',
+      `store error at ${at}: ${detail}: --store names one node of a Redis Cluster; name its nodes with --cluster host:port,...`,
+    );
+  }
+  if (command.action === 'release' && sent) {
+    return failure(command, 'unknown', `store error at ${at}: ${detail}; the release may have happened: inspect the record before trying again`);
+  }
+  return sent
+    ? failure(command, 'store_error', `store error at ${at}: ${detail}`)
+    : failure(command, 'connection_error', `cannot connect to ${at}: ${detail}`);
+}
+
+/** Write to stdout; a reader that went away (`| head`) is not an error of the run. */
+function writeOut(text: string): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdout.write(text, () => resolve());
+  });
+}
+
+/** All of stdin, for `--key-stdin`. */
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text;
+}
+
+/** Run one command and resolve to its exit code; every inspect or release prints one audit line to stderr. */
 async function main(argv: string[]): Promise<number> {
+  // EPIPE and the like arrive as an 'error' event, after the write: a closed pipe must cost neither the audit line nor the exit code.
+  process.stdout.on('error', () => undefined);
+  const parsed: Parsed = {};
   let command: Command;
   try {
-    command = parse(argv);
+    command = await parse(argv, readStdin, parsed);
   } catch (error) {
     if (error instanceof HelpRequested) {
-      process.stdout.write(`${USAGE}\n`);
+      await writeOut(`${USAGE}\n`);
       return 0;
     }
     const message = (error as Error).message;
     process.stderr.write(`idempotency-records: ${message}\n${USAGE}\n`);
-    // The action the run was meant to be, when it got that far: an audit trail shows a mistyped release too.
-    const meant = argv.find((arg) => arg === 'inspect' || arg === 'release') ?? 'none';
-    process.stderr.write(`${JSON.stringify(auditRecord(meant, undefined, 'usage_error', {}))}\n`);
+    // The action and the record the run was meant for, as far as they parsed: an audit trail shows a mistyped release too.
+    process.stderr.write(`${JSON.stringify(auditRecord(parsed.action ?? 'none', parsed.target, 'usage_error', { reason: parsed.reason }))}\n`);
     return 2;
   }
-  const recordKey = targetRecordKey(command.target);
   let open: OpenStore | undefined;
-  let connected = false;
+  /** Whether the command reached the store: from then on a release may have happened, whatever the client says. */
+  let sent = false;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), command.timeoutMs);
@@ -306,26 +428,26 @@ async function main(argv: string[]): Promise<number> {
     const done = await Promise.race([
       (async () => {
         open = await openStore(command);
-        connected = true;
-        return execute(command, open);
+        sent = true;
+        const result = await execute(command, open);
+        return { ...result, audit: { ...result.audit, ...storeFields(command) } };
       })(),
       timedOut,
     ]);
-    // A release sent before the timeout may still run on the server: say so, rather than guess.
-    const unknown =
-      command.action === 'release' && connected ? '; the release may have happened: inspect the record before trying again' : '';
+    const late = `${where(command.values)} did not answer within ${command.timeoutMs} ms`;
     outcome =
-      done ?? failure(command, recordKey, 'timeout', `${where(command.values)} did not answer within ${command.timeoutMs} ms${unknown}`);
+      done ??
+      (command.action === 'release' && sent
+        ? failure(command, 'unknown', `${late}; the release may have happened: inspect the record before trying again`)
+        : failure(command, 'timeout', late));
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    outcome = connected
-      ? failure(command, recordKey, 'store_error', `store error at ${where(command.values)}: ${detail}`)
-      : failure(command, recordKey, 'connection_error', `cannot connect to ${where(command.values)}: ${detail}`);
+    outcome = storeFailure(command, error, sent);
   } finally {
     clearTimeout(timer);
   }
-  if (outcome.stdout !== undefined) process.stdout.write(`${outcome.stdout}\n`);
+  if (outcome.stdout !== undefined) await writeOut(`${outcome.stdout}\n`);
   if (outcome.error !== undefined) process.stderr.write(`idempotency-records: ${outcome.error}\n`);
+  if (outcome.warning !== undefined) process.stderr.write(`idempotency-records: ${outcome.warning}\n`);
   process.stderr.write(`${JSON.stringify(outcome.audit)}\n`);
   // Closing is bounded too: a store that stopped answering is not waited for.
   const closing = open?.close().catch(() => undefined);

@@ -31,9 +31,7 @@ export class FanOutObserver implements IdempotencyObserver {
     }
     if (LOGGED.has(event.outcome)) {
       const reason = event.error instanceof Error ? `: ${event.error.message}` : '';
-      this.logger.warn(
-        `${event.service} ${event.operation} key ${event.keyHash} record ${event.recordKey ?? '-'} epoch ${event.epoch ?? 0}: ${event.outcome}${reason}`,
-      );
+      this.logger.warn(`${event.service} ${event.operation} key ${event.keyHash} epoch ${event.epoch ?? 0}: ${event.outcome}${reason}`);
     }
   }
 

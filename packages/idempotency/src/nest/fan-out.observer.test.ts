@@ -1,0 +1,27 @@
+import { Logger, type LoggerService } from '@nestjs/common';
+import { IdempotencyCoordinator } from '../coordinator';
+import { hashKey } from '../key-hash';
+import { MemoryStore } from '../memory-store';
+import { IdempotencyOutcome } from '../observer';
+import { FanOutObserver } from './fan-out.observer';
+
+describe('FanOutObserver warning line', () => {
+  const warnings: string[] = [];
+  const capture: LoggerService = { log: () => undefined, error: () => undefined, warn: (message: unknown) => warnings.push(String(message)) };
+  beforeAll(() => Logger.overrideLogger(capture));
+  afterAll(() => Logger.overrideLogger(new Logger()));
+
+  it('names the key by its keyed hash, never by the record key (an unkeyed hash of a guessable key)', () => {
+    const key = 'order-100042';
+    const recordKey = new IdempotencyCoordinator({ service: 'payments', store: new MemoryStore() }).recordKey('payments.charge', '', key);
+    new FanOutObserver([]).record({
+      outcome: IdempotencyOutcome.LeaseLost,
+      service: 'payments',
+      operation: 'payments.charge',
+      keyHash: hashKey(key),
+      epoch: 9,
+    });
+    expect(warnings).toEqual([`payments payments.charge key ${hashKey(key)} epoch 9: lease_lost`]);
+    expect(warnings.join('\n')).not.toContain(recordKey);
+  });
+});
