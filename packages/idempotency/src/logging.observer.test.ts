@@ -64,9 +64,18 @@ describe('LoggingObserver', () => {
   it('logs a real decision with the keyed key hash, and nothing a guessed key can be checked against without the secret', async () => {
     const coordinator = new IdempotencyCoordinator({ service: 'payments', store: new MemoryStore(), observer: observer });
     const key = 'order-100042'; // guessable, like an order number
-    await coordinator.run({ operation: 'payments.charge', scope: 'tenant:acme', key, fingerprint: 'fp' }, async () => ({ statusCode: 201 }));
+    await coordinator.run({ operation: 'payments.charge', scope: 'tenant:acme', key, fingerprint: 'fp' }, async () => ({
+      statusCode: 201,
+    }));
     expect(lines.map((line) => line.fields)).toEqual([
-      { event: 'idempotency', outcome: 'executed', service: 'payments', operation: 'payments.charge', keyHash: hashKey(key), epoch: expect.any(Number) },
+      {
+        event: 'idempotency',
+        outcome: 'executed',
+        service: 'payments',
+        operation: 'payments.charge',
+        keyHash: hashKey(key),
+        epoch: expect.any(Number),
+      },
     ]);
     const logged = JSON.stringify(lines);
     expect(logged).not.toContain(key);

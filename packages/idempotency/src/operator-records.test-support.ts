@@ -68,7 +68,13 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(await inspectRecord(store(), { recordKey: byKey.recordKey })).toMatchObject({ status: 'absent' });
       // The audit line names the record by keyed hashes only: the same ref however it was named, the key hash the logs carry.
       const recordRef = hashKey(byKey.recordKey);
-      expect(byKey.audit).toMatchObject({ action: 'inspect', recordRef, service: SERVICE, operation: OPERATION, keyHash: hashKey(req.key) });
+      expect(byKey.audit).toMatchObject({
+        action: 'inspect',
+        recordRef,
+        service: SERVICE,
+        operation: OPERATION,
+        keyHash: hashKey(req.key),
+      });
       expect(byKey.audit.outcome).toBe('absent');
       expect((await inspectRecord(store(), { recordKey: byKey.recordKey })).audit).toMatchObject({ recordRef });
       expect(JSON.stringify(byKey.audit)).not.toContain(req.key);

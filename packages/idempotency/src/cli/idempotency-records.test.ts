@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect as netConnect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { connectCluster, clusterNodes, deleteClusterKeys } from '../../test/support/redis-cluster';
@@ -17,7 +17,7 @@ import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
 import { isLeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
 import { RedisStore } from '../redis';
-import { connect, deleteKeys, REDIS_URL, uniquePrefix } from '../redis/redis.test-support';
+import { connect, deleteKeys, REDIS_URL, uniquePrefix, waitUntil } from '../redis/redis.test-support';
 import { hashKey } from '../key-hash';
 import { operatorReleaseScript } from '../redis/scripts';
 import type { IdempotencyStore } from '../store';
@@ -191,13 +191,26 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
       expect(wrong.audit).toMatchObject({ action: 'release', outcome: 'usage_error' });
       expect((await inspectRecordStatus(req)).status).toBe('in_progress'); // nothing was released
 
-      const run = await cli(['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged, '--reason', 'INC-9'], {}, `${req.key}\n`);
+      const run = await cli(
+        ['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged, '--reason', 'INC-9'],
+        {},
+        `${req.key}\n`,
+      );
       expect(run.code).toBe(0);
-      expect(run.audit).toMatchObject({ outcome: 'released', keyHash: logged, recordRef: keyed(execution.recordKey), epochBefore: execution.epoch });
+      expect(run.audit).toMatchObject({
+        outcome: 'released',
+        keyHash: logged,
+        recordRef: keyed(execution.recordKey),
+        epochBefore: execution.epoch,
+      });
       expect(run.stderr).not.toContain(req.key);
       expect(run.stderr).not.toContain(execution.recordKey);
 
-      const unkeyed = await cli(['inspect', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged], { IDEMPOTENCY_KEY_HASH_SECRET: '' }, req.key);
+      const unkeyed = await cli(
+        ['inspect', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged],
+        { IDEMPOTENCY_KEY_HASH_SECRET: '' },
+        req.key,
+      );
       expect(unkeyed.code).toBe(2);
       expect(unkeyed.messages[0]).toContain('--key-hash needs IDEMPOTENCY_KEY_HASH_SECRET');
     });
@@ -342,11 +355,200 @@ describe('idempotency-records failing', () => {
     [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--force'], '--force and --reason are for release'],
     [['inspect', '--store', 'mysql://127.0.0.1', ...record], '--store must be redis://, rediss:// or postgres://'],
     [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--bogus'], "Unknown option '--bogus'"],
+    [['inspect', '--store', 'redis://127.0.0.1:6379/notanumber', ...record], `--store's database is a whole number (got "notanumber")`],
+    [['inspect', '--store', 'redis://127.0.0.1:6379/1.5', ...record], `--store's database is a whole number (got "1.5")`],
+    [
+      ['inspect', '--store', 'redis://127.0.0.1:6379', '--service', 's', '--operation', 'o', '--key', 'k', '--key-stdin'],
+      'give --key or --key-stdin',
+    ],
+    [['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--key-hash', 'abc'], 'give either --record or'],
   ])('usage error %j: exit 2, the reason and the usage, an audit line', async (args, reason) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
     expect(run.messages[0]).toContain(reason);
     expect(run.stderr).toContain('usage: idempotency-records');
     expect(run.audit).toMatchObject({ action: args[0] === 'inspect' ? 'inspect' : 'none', outcome: 'usage_error' });
+  });
+
+  test('a usage error after the record parsed names it in the audit line', async () => {
+    const run = await cli(['inspect', '--store', 'redis://127.0.0.1:6379', ...record, '--force']);
+    expect(run.code).toBe(2);
+    expect(run.audit).toMatchObject({ action: 'inspect', recordRef: keyed('f'.repeat(64)), outcome: 'usage_error' });
+  });
+
+  test('a malformed IDEMPOTENCY_ENCRYPTION_KEYS is a usage error before any store is touched, for release too', async () => {
+    const port = await closedPort(); // nothing listens: a run that got as far as the store would say so instead
+    const run = await cli(['release', '--store', `redis://127.0.0.1:${port}`, ...record], { IDEMPOTENCY_ENCRYPTION_KEYS: 'not-a-keyring' });
+    expect(run.code).toBe(2);
+    expect(run.messages[0]).toBe('idempotency-records: IDEMPOTENCY_ENCRYPTION_KEYS: entry 1 is not id:key');
+    expect(run.audit).toMatchObject({ action: 'release', outcome: 'usage_error' });
+  });
+
+  test('--help prints the usage on stdout, exit 0, and no audit line: it is no use of a record', async () => {
+    const child = spawn(process.execPath, [CLI, '--help'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(0);
+    expect(stdout).toContain('usage: idempotency-records');
+    expect(stderr).toBe('');
+  });
+});
+
+describe('idempotency-records and the store it acts on', () => {
+  const prefix = uniquePrefix();
+  let client: Redis;
+  let store: RedisStore;
+  beforeAll(async () => {
+    client = await connect();
+    store = new RedisStore({ client, prefix });
+  });
+  afterAll(async () => {
+    await store.close();
+    await deleteKeys(client, prefix);
+    await client.quit();
+  });
+  const claimed = async (): Promise<{ recordKey: string; epoch: number }> => {
+    const recordKey = randomBytes(32).toString('hex');
+    const claim = await store.claim({ recordKey, fingerprint: 'fp', owner: 'gone-holder', leaseMs: 600_000 });
+    if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
+    return { recordKey, epoch: claim.epoch };
+  };
+  const base = new URL(REDIS_URL);
+
+  test('a database the server does not have (16 of 0..15): exit 2 in one line, and the record in database 0 is untouched', async () => {
+    const { recordKey } = await claimed();
+    const url = `redis://${base.host}/16`;
+    const run = await cli(['release', '--store', url, '--prefix', prefix, '--record', recordKey, '--reason', 'meant db 16']);
+    expect(run.code).toBe(2);
+    expect(run.messages).toEqual([`idempotency-records: cannot connect to ${url}: ERR DB index is out of range`]);
+    expect(run.audit).toMatchObject({ action: 'release', outcome: 'connection_error', store: url, db: 16, prefix });
+    expect(await store.inspect(recordKey)).toMatchObject({ status: 'in_progress', ownerPresent: true });
+  });
+
+  test('the database the URL names is the one acted on, and the audit line says which', async () => {
+    const other = await connect(`redis://${base.host}/1`);
+    const inOne = new RedisStore({ client: other, prefix });
+    try {
+      const recordKey = randomBytes(32).toString('hex');
+      await inOne.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 600_000 });
+      const run = await cli(['inspect', '--store', `redis://${base.host}/1`, '--prefix', prefix, '--record', recordKey]);
+      expect(run.code).toBe(0);
+      expect(run.audit).toMatchObject({ outcome: 'in_progress', store: `redis://${base.host}/1`, db: 1, prefix });
+      expect((await cli(['inspect', '--store', `redis://${base.host}/0`, '--prefix', prefix, '--record', recordKey])).code).toBe(1);
+    } finally {
+      await inOne.close();
+      await deleteKeys(other, prefix);
+      await other.quit();
+    }
+  });
+
+  test('the store URL from IDEMPOTENCY_STORE_URL when --store is absent: no password in the process list', async () => {
+    const { recordKey, epoch } = await claimed();
+    const run = await cli(['inspect', '--prefix', prefix, '--record', recordKey], { IDEMPOTENCY_STORE_URL: REDIS_URL });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`epoch        ${epoch}`);
+    expect(run.audit).toMatchObject({ outcome: 'in_progress', prefix });
+  });
+
+  test('a closed stdout (| head): the audit line is still written and the exit code is the run’s', async () => {
+    const recordKey = randomBytes(32).toString('hex');
+    await store.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 600_000 });
+    await store.complete(recordKey, 'o', JSON.stringify({ statusCode: 200, body: 'x'.repeat(4 << 20) }), 600_000);
+    const child = spawn(process.execPath, [CLI, 'inspect', '--store', REDIS_URL, '--prefix', prefix, '--record', recordKey, '--body'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', IDEMPOTENCY_KEY_HASH_SECRET: SECRET },
+    });
+    child.stdout.destroy(); // the reader went away before the body was written
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).not.toContain('EPIPE');
+    const lines = stderr.split('\n').filter((line) => line !== '');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ action: 'inspect', recordRef: keyed(recordKey), outcome: 'completed' });
+    expect(code).toBe(0);
+  });
+
+  describe('through a proxy that holds the scripts back', () => {
+    let proxy: Server;
+    const sockets = new Set<Socket>();
+    /** Per connection: client-to-server bytes from the first script call on go `holdScriptsMs` late; replies from then on are dropped with `dropReplies`. */
+    let mode: { holdScriptsMs?: number; dropReplies?: boolean } = {};
+    beforeAll(async () => {
+      proxy = createServer((downstream) => {
+        const upstream = netConnect({ host: base.hostname, port: Number(base.port || 6379) });
+        for (const socket of [downstream, upstream]) {
+          sockets.add(socket);
+          socket.on('error', () => undefined);
+          socket.once('close', () => sockets.delete(socket));
+        }
+        let scripting = false;
+        let queue = Promise.resolve();
+        const current = mode;
+        downstream.on('data', (chunk: Buffer) => {
+          if (!scripting && !/EVAL/i.test(chunk.toString('latin1'))) return void upstream.write(chunk);
+          scripting = true;
+          const held = new Promise((resolve) => setTimeout(resolve, current.holdScriptsMs ?? 0));
+          queue = queue.then(() => held).then(() => void upstream.write(chunk));
+        });
+        upstream.on('data', (chunk: Buffer) => {
+          if (!(scripting && current.dropReplies)) downstream.write(chunk);
+        });
+        downstream.once('close', () => void queue.then(() => upstream.end()));
+        upstream.once('close', () => downstream.destroy());
+      });
+      proxy.listen(0, '127.0.0.1');
+      await once(proxy, 'listening');
+      // The script already loaded: EVALSHA runs it at once, with no NOSCRIPT round trip for the proxy to drop.
+      await client.script('LOAD', operatorReleaseScript('PUBLISH'));
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+      await once(proxy, 'close');
+    });
+    const through = () => `redis://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+
+    test('a release slower than the client library’s default command timeout (1 s) completes within --timeout-ms', async () => {
+      const { recordKey, epoch } = await claimed();
+      // The release reaches Redis 1.5 s after the CLI sent it: past ioredis's own default bound.
+      mode = { holdScriptsMs: 1_500 };
+      const run = await cli(['release', '--store', through(), '--prefix', prefix, '--record', recordKey, '--timeout-ms', '60000']);
+      expect(run.code).toBe(0);
+      expect(run.audit).toMatchObject({ outcome: 'released', epochBefore: epoch, epochAfter: epoch + 1 });
+      expect(await store.inspect(recordKey)).toBeUndefined();
+    });
+
+    test('a release whose answer never comes back: outcome unknown, "the release may have happened", and it did', async () => {
+      const { recordKey } = await claimed();
+      mode = { dropReplies: true };
+      const run = await cli(['release', '--store', through(), '--prefix', prefix, '--record', recordKey, '--timeout-ms', '500']);
+      expect(run.code).toBe(2);
+      expect(run.messages).toEqual([expect.stringContaining('the release may have happened: inspect the record before trying again')]);
+      expect(run.audit).toMatchObject({ action: 'release', outcome: 'unknown' });
+      await waitUntil(async () => (await store.inspect(recordKey)) === undefined, 30_000, 'the dropped release to have run');
+    });
+  });
+});
+
+describe('idempotency-records against one node of a Redis Cluster', () => {
+  test('a record on another node: exit 2, one line suggesting --cluster', async () => {
+    const cluster = await connectCluster();
+    try {
+      const recordKey = randomBytes(32).toString('hex');
+      const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', `idem:{${recordKey}}`));
+      const owners = new Set(cluster.slots[slot]);
+      const elsewhere = clusterNodes().find(({ host, port }) => !owners.has(`${host}:${port}`));
+      if (!elsewhere) throw new Error('every node given serves the slot: give REDIS_CLUSTER_NODES masters of several shards');
+      const run = await cli(['inspect', '--store', `redis://${elsewhere.host}:${elsewhere.port}`, '--record', recordKey]);
+      expect(run.code).toBe(2);
+      expect(run.messages).toEqual([expect.stringMatching(/MOVED .*name its nodes with --cluster/)]);
+      expect(run.audit).toMatchObject({ outcome: 'store_error' });
+    } finally {
+      await cluster.quit();
+    }
   });
 });

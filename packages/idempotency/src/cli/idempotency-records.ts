@@ -150,8 +150,10 @@ async function recordTarget(values: Values, stdin: () => Promise<string>): Promi
   if (key === '') throw new UsageError('--key-stdin read no key');
   const expected = values['key-hash'];
   if (expected !== undefined) {
-    if (!process.env[KEY_HASH_SECRET_ENV]) throw new UsageError(`--key-hash needs ${KEY_HASH_SECRET_ENV}, the secret the services hash keys with`);
-    if (hashKey(key) !== expected.toLowerCase()) throw new UsageError(`the key does not match --key-hash ${expected}: not the key of that log line`);
+    if (!process.env[KEY_HASH_SECRET_ENV])
+      throw new UsageError(`--key-hash needs ${KEY_HASH_SECRET_ENV}, the secret the services hash keys with`);
+    if (hashKey(key) !== expected.toLowerCase())
+      throw new UsageError(`the key does not match --key-hash ${expected}: not the key of that log line`);
   }
   return { service: values.service, operation: values.operation, scope: values.scope ?? '', key };
 }
@@ -376,7 +378,11 @@ function storeFailure(command: Command, error: unknown, sent: boolean): Outcome 
     );
   }
   if (command.action === 'release' && sent) {
-    return failure(command, 'unknown', `store error at ${at}: ${detail}; the release may have happened: inspect the record before trying again`);
+    return failure(
+      command,
+      'unknown',
+      `store error at ${at}: ${detail}; the release may have happened: inspect the record before trying again`,
+    );
   }
   return sent
     ? failure(command, 'store_error', `store error at ${at}: ${detail}`)
@@ -413,7 +419,9 @@ async function main(argv: string[]): Promise<number> {
     const message = (error as Error).message;
     process.stderr.write(`idempotency-records: ${message}\n${USAGE}\n`);
     // The action and the record the run was meant for, as far as they parsed: an audit trail shows a mistyped release too.
-    process.stderr.write(`${JSON.stringify(auditRecord(parsed.action ?? 'none', parsed.target, 'usage_error', { reason: parsed.reason }))}\n`);
+    process.stderr.write(
+      `${JSON.stringify(auditRecord(parsed.action ?? 'none', parsed.target, 'usage_error', { reason: parsed.reason }))}\n`,
+    );
     return 2;
   }
   let open: OpenStore | undefined;

@@ -7,7 +7,11 @@ import { FanOutObserver } from './fan-out.observer';
 
 describe('FanOutObserver warning line', () => {
   const warnings: string[] = [];
-  const capture: LoggerService = { log: () => undefined, error: () => undefined, warn: (message: unknown) => warnings.push(String(message)) };
+  const capture: LoggerService = {
+    log: () => undefined,
+    error: () => undefined,
+    warn: (message: unknown) => warnings.push(String(message)),
+  };
   beforeAll(() => Logger.overrideLogger(capture));
   afterAll(() => Logger.overrideLogger(new Logger()));
 
