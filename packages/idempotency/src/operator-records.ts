@@ -156,12 +156,13 @@ export interface ReleaseRecordOptions {
  * The record key `target` names: the coordinator's own hash of service,
  * operation, scope (default `''`, as the coordinator's) and key.
  */
-export function targetRecordKey(target: RecordTarget): string {
+function targetRecordKey(target: RecordTarget): string {
   return 'recordKey' in target ? target.recordKey : recordKeyOf(target.service, target.operation, target.scope ?? '', target.key);
 }
 
 /**
- * Look at one record as it is in `store`, changing nothing: its state,
+ * Look at one record as it is in `store`, changing nothing (a record of
+ * another format version is refused with `RecordVersionError`): its state,
  * epoch, lease or retention left, and its stored answer's status and size
  * (its body with `body: true`, decrypted with `encryption`).
  *
@@ -202,7 +203,14 @@ export async function inspectRecord(
  * than `epochAfter`. A resource fenced on the record refuses the old
  * holder's writes once it has seen a write of a later claim; one it has
  * not seen yet cannot know. A completed record is refused unless `force`,
- * which deletes its answer: the next request executes again.
+ * which deletes its answer: the next request executes again, once it
+ * reaches the store. A process that has replayed the answer keeps it in its
+ * replay cache (the coordinator's `replayCache`, on by default) and replays
+ * it without asking the store until the retention the record had left runs
+ * out, the cache evicts it, or the process restarts: restart the service's
+ * instances after a forced release for the next request to execute at once.
+ * A record of another format version is refused (`RecordVersionError`),
+ * `force` or not.
  *
  * @example
  * const { outcome, audit } = await releaseRecord(store, { recordKey }, { reason: 'INC-1234 holder gone' });

@@ -10,14 +10,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { connect as netConnect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { connectCluster, clusterNodes, deleteClusterKeys } from '../../test/support/redis-cluster';
 import { createTestSchema, DATABASE_URL, type TestSchema } from '../../test/support/postgres';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
 import { isLeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
 import { RedisStore } from '../redis';
-import { connect, deleteKeys, REDIS_URL, uniquePrefix, waitUntil } from '../redis/redis.test-support';
+import { connect, deleteKeys, REDIS_URL, sharedRedisStore, waitUntil } from '../redis/redis.test-support';
 import { hashKey } from '../key-hash';
 import { operatorReleaseScript } from '../redis/scripts';
 import type { IdempotencyStore } from '../store';
@@ -241,19 +241,8 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
 }
 
 describe('Redis', () => {
-  const prefix = uniquePrefix();
-  let client: Redis;
-  let store: RedisStore;
-  beforeAll(async () => {
-    client = await connect();
-    store = new RedisStore({ client, prefix });
-  });
-  afterAll(async () => {
-    await store.close();
-    await deleteKeys(client, prefix);
-    await client.quit();
-  });
-  describeCli('Redis', () => ({ store, storeArgs: ['--store', REDIS_URL, '--prefix', prefix], service: 'payments' }));
+  const redis = sharedRedisStore();
+  describeCli('Redis', () => ({ store: redis.store(), storeArgs: ['--store', REDIS_URL, '--prefix', redis.prefix], service: 'payments' }));
 });
 
 describe('Redis Cluster', () => {
@@ -398,21 +387,11 @@ describe('idempotency-records failing', () => {
 });
 
 describe('idempotency-records and the store it acts on', () => {
-  const prefix = uniquePrefix();
-  let client: Redis;
-  let store: RedisStore;
-  beforeAll(async () => {
-    client = await connect();
-    store = new RedisStore({ client, prefix });
-  });
-  afterAll(async () => {
-    await store.close();
-    await deleteKeys(client, prefix);
-    await client.quit();
-  });
+  const redis = sharedRedisStore();
+  const { prefix } = redis;
   const claimed = async (): Promise<{ recordKey: string; epoch: number }> => {
     const recordKey = randomBytes(32).toString('hex');
-    const claim = await store.claim({ recordKey, fingerprint: 'fp', owner: 'gone-holder', leaseMs: 600_000 });
+    const claim = await redis.store().claim({ recordKey, fingerprint: 'fp', owner: 'gone-holder', leaseMs: 600_000 });
     if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
     return { recordKey, epoch: claim.epoch };
   };
@@ -425,7 +404,7 @@ describe('idempotency-records and the store it acts on', () => {
     expect(run.code).toBe(2);
     expect(run.messages).toEqual([`idempotency-records: cannot connect to ${url}: ERR DB index is out of range`]);
     expect(run.audit).toMatchObject({ action: 'release', outcome: 'connection_error', store: url, db: 16, prefix });
-    expect(await store.inspect(recordKey)).toMatchObject({ status: 'in_progress', ownerPresent: true });
+    expect(await redis.store().inspect(recordKey)).toMatchObject({ status: 'in_progress', ownerPresent: true });
   });
 
   test('the database the URL names is the one acted on, and the audit line says which', async () => {
@@ -455,8 +434,8 @@ describe('idempotency-records and the store it acts on', () => {
 
   test('a closed stdout (| head): the audit line is still written and the exit code is the run’s', async () => {
     const recordKey = randomBytes(32).toString('hex');
-    await store.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 600_000 });
-    await store.complete(recordKey, 'o', JSON.stringify({ statusCode: 200, body: 'x'.repeat(4 << 20) }), 600_000);
+    await redis.store().claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 600_000 });
+    await redis.store().complete(recordKey, 'o', JSON.stringify({ statusCode: 200, body: 'x'.repeat(4 << 20) }), 600_000);
     const child = spawn(process.execPath, [CLI, 'inspect', '--store', REDIS_URL, '--prefix', prefix, '--record', recordKey, '--body'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', IDEMPOTENCY_KEY_HASH_SECRET: SECRET },
@@ -503,7 +482,7 @@ describe('idempotency-records and the store it acts on', () => {
       proxy.listen(0, '127.0.0.1');
       await once(proxy, 'listening');
       // The script already loaded: EVALSHA runs it at once, with no NOSCRIPT round trip for the proxy to drop.
-      await client.script('LOAD', operatorReleaseScript('PUBLISH'));
+      await redis.client().script('LOAD', operatorReleaseScript('PUBLISH'));
     });
     afterAll(async () => {
       for (const socket of sockets) socket.destroy();
@@ -519,7 +498,7 @@ describe('idempotency-records and the store it acts on', () => {
       const run = await cli(['release', '--store', through(), '--prefix', prefix, '--record', recordKey, '--timeout-ms', '60000']);
       expect(run.code).toBe(0);
       expect(run.audit).toMatchObject({ outcome: 'released', epochBefore: epoch, epochAfter: epoch + 1 });
-      expect(await store.inspect(recordKey)).toBeUndefined();
+      expect(await redis.store().inspect(recordKey)).toBeUndefined();
     });
 
     test('a release whose answer never comes back: outcome unknown, "the release may have happened", and it did', async () => {
@@ -529,7 +508,7 @@ describe('idempotency-records and the store it acts on', () => {
       expect(run.code).toBe(2);
       expect(run.messages).toEqual([expect.stringContaining('the release may have happened: inspect the record before trying again')]);
       expect(run.audit).toMatchObject({ action: 'release', outcome: 'unknown' });
-      await waitUntil(async () => (await store.inspect(recordKey)) === undefined, 30_000, 'the dropped release to have run');
+      await waitUntil(async () => (await redis.store().inspect(recordKey)) === undefined, 30_000, 'the dropped release to have run');
     });
   });
 });

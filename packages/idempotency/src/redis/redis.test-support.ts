@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { createRedisClient } from './redis-client';
+import { RedisStore } from './redis-store';
 
 /** The shared test Redis; never stopped by a test. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -27,6 +28,28 @@ export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
     if (keys.length > 0) await client.del(...keys);
     cursor = next;
   } while (cursor !== '0');
+}
+
+/**
+ * A store on the shared Redis under a prefix of its own, for the `describe`
+ * this is called in: connected before its tests, its keys deleted after.
+ */
+export function sharedRedisStore(): { prefix: string; client: () => Redis; store: () => RedisStore } {
+  const prefix = uniquePrefix();
+  let client: Redis | undefined;
+  let store: RedisStore | undefined;
+  beforeAll(async () => {
+    client = await connect();
+    store = new RedisStore({ client, prefix });
+  });
+  afterAll(async () => {
+    await store?.close();
+    if (client) {
+      await deleteKeys(client, prefix);
+      await client.quit();
+    }
+  });
+  return { prefix, client: () => client as Redis, store: () => store as RedisStore };
 }
 
 /** Poll `check` until it holds; fail after `timeoutMs`. For conditions with no event to await. */
