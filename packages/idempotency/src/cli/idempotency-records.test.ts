@@ -365,12 +365,15 @@ describe('idempotency-records failing', () => {
     expect(run.audit).toMatchObject({ action: 'inspect', recordRef: keyed('f'.repeat(64)), outcome: 'usage_error' });
   });
 
-  test('a malformed IDEMPOTENCY_ENCRYPTION_KEYS is a usage error before any store is touched, for release too', async () => {
+  test.each([
+    ['release', 'not-a-keyring', 'IDEMPOTENCY_ENCRYPTION_KEYS: entry 1 is not id:key'],
+    ['inspect', `${randomBytes(32).toString('hex')}:ops1`, 'IDEMPOTENCY_ENCRYPTION_KEYS: encryption key 1 has an id of 64 characters'],
+  ])('a malformed IDEMPOTENCY_ENCRYPTION_KEYS is a usage error before any store is touched (%s, %s)', async (action, keys, reason) => {
     const port = await closedPort(); // nothing listens: a run that got as far as the store would say so instead
-    const run = await cli(['release', '--store', `redis://127.0.0.1:${port}`, ...record], { IDEMPOTENCY_ENCRYPTION_KEYS: 'not-a-keyring' });
+    const run = await cli([action, '--store', `redis://127.0.0.1:${port}`, ...record], { IDEMPOTENCY_ENCRYPTION_KEYS: keys });
     expect(run.code).toBe(2);
-    expect(run.messages[0]).toBe('idempotency-records: IDEMPOTENCY_ENCRYPTION_KEYS: entry 1 is not id:key');
-    expect(run.audit).toMatchObject({ action: 'release', outcome: 'usage_error' });
+    expect(run.messages[0]).toContain(`idempotency-records: ${reason}`);
+    expect(run.audit).toMatchObject({ action, outcome: 'usage_error' });
   });
 
   test('--help prints the usage on stdout, exit 0, and no audit line: it is no use of a record', async () => {

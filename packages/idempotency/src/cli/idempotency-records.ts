@@ -5,6 +5,7 @@
  * the README's "Inspect and release".
  */
 import { parseArgs } from 'node:util';
+import { AnswerEncryption } from '../answer-encryption';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
 import { isRecordVersionError } from '../errors';
 import { hashKey, KEY_HASH_SECRET_ENV } from '../key-hash';
@@ -125,6 +126,7 @@ async function parse(argv: string[], stdin: () => Promise<string>, parsed: Parse
   if (process.env.IDEMPOTENCY_ENCRYPTION_KEYS?.trim()) {
     try {
       encryption = { keys: encryptionKeysFromEnv() };
+      new AnswerEncryption(encryption, 'IDEMPOTENCY_ENCRYPTION_KEYS'); // checks each key as the services do: an id, 32 bytes
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error)); // names the variable itself
     }
