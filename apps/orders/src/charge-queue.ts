@@ -3,7 +3,8 @@
  * pattern a charge request is emitted under, and the queue's declaration.
  * Both sides declare the queue; a declaration that differs makes the broker
  * refuse the second one with PRECONDITION_FAILED, so these must stay as
- * payments declares them (`charge-queue.contract.test.ts` pins them).
+ * payments declares them (in this repository, `lab/src/charge-queue.contract.test.ts`
+ * pins them to payments').
  */
 
 /** The pattern a charge request is emitted and consumed under. */
