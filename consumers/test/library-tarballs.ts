@@ -11,6 +11,16 @@ export const LIBRARIES = ['@idempotency-chain/idempotency', '@idempotency-chain/
 /** A published package's name. */
 export type LibraryName = (typeof LIBRARIES)[number];
 
+/** Where `global-setup.ts` tells the test files what it packed. */
+export const PACKED_LIBRARIES_ENV = 'IDEMPOTENCY_CHAIN_PACKED_LIBRARIES';
+
+/** The tarball of each library, packed once for this run by `global-setup.ts`. */
+export function packedLibraries(): Record<LibraryName, string> {
+  const packed = process.env[PACKED_LIBRARIES_ENV];
+  if (!packed) throw new Error(`${PACKED_LIBRARIES_ENV} is not set: run this workspace's tests through its jest.config.js`);
+  return (JSON.parse(packed) as { tarballs: Record<LibraryName, string> }).tarballs;
+}
+
 /**
  * `npm pack` each library as a publish would (its `prepack` cleans and
  * rebuilds `dist`), each into its own folder under `destination`, and return

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { NEST_MAJORS } from '../app/dependencies';
 import { commandResult } from './command';
 import { COMPILE_VARIANTS } from './compile-variants';
-import { LIBRARIES, packLibraries, type LibraryName } from './library-tarballs';
+import { LIBRARIES, packedLibraries, type LibraryName } from './library-tarballs';
 import { missingMapSources } from './map-sources';
 import { RunningApp } from './running-app';
 import { ScratchProject } from './scratch-project';
@@ -27,7 +27,7 @@ describe('the packed libraries in a scratch NestJS app outside the workspace', (
     work = await mkdtemp(join(tmpdir(), 'idempotency-consumers-'));
     redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
-    tarballs = await packLibraries(join(work, 'tarballs'));
+    tarballs = packedLibraries();
   }, 600_000);
   afterAll(async () => {
     redis?.disconnect();

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packLibraries } from './library-tarballs';
+import { packedLibraries } from './library-tarballs';
 import { OwnStoreProject, type SuiteRun } from './own-store-project';
 
 /** Cases a store that lets two claims of one key win cannot pass. */
@@ -25,8 +25,7 @@ describe('a store of its own, written against the packed public API, run through
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'idempotency-own-store-'));
-    const tarballs = await packLibraries(join(work, 'tarballs'));
-    project = await OwnStoreProject.install(join(work, 'project'), tarballs['@idempotency-chain/idempotency']);
+    project = await OwnStoreProject.install(join(work, 'project'), packedLibraries()['@idempotency-chain/idempotency']);
     suite = await project.caseNames();
   }, 900_000);
   afterAll(async () => {
