@@ -1,0 +1,160 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { childEnv, runCommand } from './command';
+import { LIBRARIES, type LibraryName } from './library-tarballs';
+
+/** The apps of this repository, each a folder a team may copy alone. */
+const APPS = resolve(__dirname, '../../apps');
+/** What a copy leaves behind: installed and built output, turbo's logs. */
+const NOT_COPIED = new Set(['node_modules', 'dist', '.turbo']);
+/** An install, a build or a test run; this only stops a hung one. */
+const STEP_TIMEOUT_MS = 600_000;
+
+/** A package.json as far as a copy reads it. */
+interface Manifest {
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** How an app starts, from its README: the environment its example sets, and the command. */
+export interface StartCommand {
+  env: Record<string, string>;
+  argv: string[];
+}
+
+/** The dependencies of `apps/<app>` on this repository's packages other than the two published libraries. */
+export async function internalDependencies(app: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(APPS, app, 'package.json'), 'utf8')) as Manifest;
+  return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter(
+    (name) => name.startsWith('@idempotency-chain/') && !(LIBRARIES as readonly string[]).includes(name),
+  );
+}
+
+/**
+ * The command under the `## Run` heading of an app's README that starts it
+ * (`VAR=value ... node dist/main.js`): what a reader runs, so what the test runs.
+ */
+export async function readmeStartCommand(folder: string): Promise<StartCommand> {
+  const readme = await readFile(join(folder, 'README.md'), 'utf8');
+  const run = /^## Run\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1] ?? '';
+  const line = /^```sh\n[\s\S]*?^((?:\w+=\S+ )*node \S+)$/m.exec(run)?.[1];
+  if (!line) throw new Error(`${folder}/README.md has no "## Run" block with a \`VAR=value ... node <entry>\` line`);
+  const env: Record<string, string> = {};
+  const words = [...line.matchAll(/(\w+)=('[^']*'|\S+)|(\S+)/g)];
+  const argv: string[] = [];
+  for (const [, name, value, word] of words) {
+    if (name !== undefined && value !== undefined && argv.length === 0) env[name] = value.replace(/^'(.*)'$/, '$1');
+    else argv.push(word ?? `${name}=${value}`);
+  }
+  return { env, argv };
+}
+
+/** One step of a copy and how long it took. */
+export interface StepTime {
+  step: string;
+  ms: number;
+}
+
+/**
+ * `apps/<app>` copied alone into `folder` outside the workspace, as a team
+ * takes it: the two libraries from their packed tarballs, everything else
+ * from the npm registry (no lock file: npm's cache makes a repeated run an
+ * offline one), then built and tested with its own scripts.
+ */
+export class AppCopy {
+  readonly times: StepTime[] = [];
+
+  private constructor(
+    readonly app: string,
+    readonly folder: string,
+  ) {}
+
+  /** Copy the folder and point the libraries at their tarballs; refuses an app that needs another package of ours. */
+  static async copy(app: string, folder: string, tarballs: Record<LibraryName, string>): Promise<AppCopy> {
+    const internal = await internalDependencies(app);
+    if (internal.length > 0) throw new Error(`apps/${app} depends on ${internal.join(', ')}: a copy has none of them`);
+    const copy = new AppCopy(app, folder);
+    await copy.timed('copy', async () => {
+      await cp(join(APPS, app), folder, { recursive: true, filter: (source) => !NOT_COPIED.has(basename(source)) });
+      const manifestFile = join(folder, 'package.json');
+      const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest & Record<string, unknown>;
+      for (const library of LIBRARIES) {
+        if (manifest.dependencies?.[library]) manifest.dependencies[library] = `file:${tarballs[library]}`;
+      }
+      await writeFile(manifestFile, JSON.stringify(manifest, null, 2));
+    });
+    return copy;
+  }
+
+  /** `npm install`, from the registry but for the tarballs. */
+  install(): Promise<string> {
+    return this.npm('install', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error']);
+  }
+
+  /** `npm run <script>` with the services the app's tests reach. */
+  run(script: string, env: Record<string, string> = {}): Promise<string> {
+    return this.npm(script, ['run', script], env);
+  }
+
+  /** The total of the steps so far. */
+  totalMs(): number {
+    return this.times.reduce((sum, time) => sum + time.ms, 0);
+  }
+
+  async timed<T>(step: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.times.push({ step, ms: Math.round(performance.now() - started) });
+    }
+  }
+
+  private npm(step: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+    return this.timed(step, () => runCommand('npm', args, { cwd: this.folder, timeoutMs: STEP_TIMEOUT_MS, env }));
+  }
+}
+
+/** A started app: answers on `baseUrl` until stopped. */
+export interface StartedApp {
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Run `command` in `folder` with `env` (over ours, without npm's) and resolve
+ * once `GET /health` answers 200 on `port`; reject with its output if it
+ * exits first or does not answer within `bootTimeoutMs`.
+ */
+export async function startApp(folder: string, command: StartCommand, port: number, bootTimeoutMs = 120_000): Promise<StartedApp> {
+  const [file, ...args] = command.argv as [string, ...string[]];
+  const child = spawn(file === 'node' ? process.execPath : file, args, {
+    cwd: folder,
+    env: childEnv({ ...command.env, PORT: String(port), HOST: '127.0.0.1' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await exited;
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + bootTimeoutMs;
+  while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+    const status = await fetch(`${baseUrl}/health`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return { baseUrl, stop };
+    await delay(200);
+  }
+  await stop();
+  throw new Error(`${command.argv.join(' ')} in ${folder} did not answer GET /health with 200:\n${output.join('')}`);
+}
