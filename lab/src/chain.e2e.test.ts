@@ -1,6 +1,5 @@
-import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService, type LabService } from './testing';
+import { bootLabService, chargeCount, type LabService, post } from './testing';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -1,7 +1,6 @@
 import { deleteChargeQueues, withBrokerChannel } from '@idempotency-chain/api';
-import { post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService } from './testing';
+import { bootLabService, post } from './testing';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';

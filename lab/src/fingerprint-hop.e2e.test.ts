@@ -2,11 +2,10 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer, RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { MemoryStore } from '@idempotency-chain/idempotency';
 import { Idempotent, IdempotencyModule } from '@idempotency-chain/idempotency/nest';
-import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { Body, Controller, Module, Post, type INestApplication, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { bootLabService, type LabService } from './testing';
+import { bootLabService, chargeCount, type LabService, post } from './testing';
 
 interface Order {
   orderId: string;

@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
-import { TEST_CREDENTIALS } from '@idempotency-chain/service-runtime/testing';
+import { TEST_CREDENTIALS } from './testing';
 import { outboundKeyPolicy, PER_ATTEMPT } from './key-policies';
 import { createLabApp } from './lab-app';
 import { loadLabConfig } from './lab-config';

@@ -1,22 +1,24 @@
 import type { IdempotentClientOptions } from '@idempotency-chain/http-client';
-import { IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
+import { drainOnShutdown, IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
+import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { ORDERS_CLIENT_OPTIONS } from '@idempotency-chain/gateway';
 import { ChargePublisher, PAYMENTS_CLIENT_OPTIONS } from '@idempotency-chain/orders';
 import { LEDGER, type Ledger } from '@idempotency-chain/payments';
-import { prepareServiceApp, serviceAdapter, type ServiceConfig } from '@idempotency-chain/service-runtime';
-import type { DynamicModule } from '@nestjs/common';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
+import { Logger } from 'nestjs-pino';
 import { declaredProvider, decorateProvider } from './decorate-provider';
 import { FaultyLedger } from './faults/faulty-ledger';
 import { LabFaults } from './faults/lab-faults';
 import { keyedOptions, outboundKeyPolicy } from './key-policies';
 import type { LabConfig } from './lab-config';
 import { LabModule } from './lab.module';
-import { labLedger } from './ledgers/lab-ledger';
+import { labLedger, labRecords } from './ledgers/lab-ledger';
 import { naiveOptions } from './naive-variants';
 import { PlainLedger } from './plain-ledger';
-import type { ChainApp, ServiceName } from './services';
+import type { ChainApp, LabStore, ServiceName } from './services';
 
 /** orders' publisher when the lab's policy sends no key: the message carries none either. */
 class KeylessChargePublisher extends ChargePublisher {
@@ -43,22 +45,40 @@ const NEXT_HOP_CLIENT_OPTIONS: Partial<Record<ServiceName, symbol>> = {
  *   policy's outbound keys (none, or the per-attempt strategy);
  * - payments' ledger: the fault points around the write, and the plain
  *   ledger of the naive variant; on the in-process store and on Redis,
- *   which payments refuses (it requires PostgreSQL), the lab's own ledger
- *   of that store (see `labLedger`).
+ *   which payments refuses (it requires PostgreSQL), the lab's own records
+ *   and ledger of that store (see `labRecords`, `labLedger`).
+ *
+ * The app is then prepared as the apps' `main.ts` prepare theirs: JSON
+ * logs, validation, and the drain on SIGTERM.
  *
  * Under `KEY_POLICY=propagated` with no naive variant on PostgreSQL, every
  * app provider is the app's own.
  */
 export async function createLabApp(service: ServiceName, chain: ChainApp, lab: LabConfig): Promise<NestFastifyApplication> {
-  const { root } = chain;
+  const { root, labStore } = chain;
   const builder = Test.createTestingModule({ imports: [root, LabModule] });
-  decorateProvider(builder, root, IDEMPOTENCY_MODULE_OPTIONS, (options: IdempotencyModuleOptions) =>
-    naiveOptions(keyedOptions(options, lab.keyPolicy, service), lab.naive),
+  decorateProvider(builder, root, IDEMPOTENCY_MODULE_OPTIONS, async (options: IdempotencyModuleOptions) =>
+    naiveOptions(keyedOptions(labStore ? await onLabStore(options, labStore) : options, lab.keyPolicy, service), lab.naive),
   );
   overrideOutboundKeys(builder, chain, service, lab);
-  if (service === 'payments' && chain.config) overrideLedger(builder, root, chain.config, lab);
+  if (service === 'payments') overrideLedger(builder, root, labStore, lab);
   const moduleRef = await builder.compile();
-  return prepareServiceApp(moduleRef.createNestApplication<NestFastifyApplication>(serviceAdapter(), { bufferLogs: true }));
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter({ bodyLimit: 64 * 1024 }), { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.enableShutdownHooks();
+  drainOnShutdown(app, { afterDrain: flushSpans });
+  return app;
+}
+
+/**
+ * payments' idempotency options with the lab's records in place of the
+ * PostgreSQL store payments built (never connected: closed here, ending its
+ * idle pool); their completions no longer in a transaction of the store.
+ */
+async function onLabStore(options: IdempotencyModuleOptions, labStore: LabStore): Promise<IdempotencyModuleOptions> {
+  await options.store.close();
+  return { ...options, store: labRecords(labStore), defaults: { ...options.defaults, transactional: false } };
 }
 
 /**
@@ -66,14 +86,16 @@ export async function createLabApp(service: ServiceName, chain: ChainApp, lab: L
  * ledger of the naive variant): on PostgreSQL, payments' own, decorated; on
  * the stores payments refuses, the lab's ledger of that store in its place.
  */
-function overrideLedger(builder: TestingModuleBuilder, root: DynamicModule, config: ServiceConfig, lab: LabConfig): void {
+function overrideLedger(builder: TestingModuleBuilder, root: DynamicModule, labStore: LabStore | undefined, lab: LabConfig): void {
   const faulty = (ledger: Ledger, faults: LabFaults) =>
     new FaultyLedger(lab.naive.has('plain-ledger') ? new PlainLedger(ledger) : ledger, faults);
-  const { store } = config;
-  if (store === 'postgres') return decorateProvider(builder, root, LEDGER, faulty, [LabFaults]);
-  builder
-    .overrideProvider(LEDGER)
-    .useFactory({ inject: [LabFaults], factory: (faults: LabFaults) => faulty(labLedger(store, config, lab), faults) });
+  if (!labStore) return decorateProvider(builder, root, LEDGER, faulty, [LabFaults]);
+  builder.overrideProvider(LEDGER).useFactory({
+    inject: [LabFaults, ConfigService],
+    // Kept as long as the records are: payments' own retention.
+    factory: (faults: LabFaults, config: ConfigService) =>
+      faulty(labLedger(labStore, config.getOrThrow<number>('IDEMPOTENCY_RETENTION_MS'), lab), faults),
+  });
 }
 
 /** The client and publisher the app provides, sending the keys of the lab's policy instead of propagating. */

@@ -1,4 +1,4 @@
-import { ConfigError } from '@idempotency-chain/service-runtime';
+import { ConfigError } from './environment';
 import { loadLabConfig } from './lab-config';
 
 describe('loadLabConfig', () => {

@@ -1,4 +1,4 @@
-import { environmentReader } from '@idempotency-chain/service-runtime';
+import { environmentReader } from './environment';
 
 /** The write-up's four policies: which idempotency the lab demonstrates. */
 export const KEY_POLICIES = ['none', 'per-attempt', 'propagated', 'fingerprint'] as const;

@@ -1,9 +1,9 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { bootFailure } from '@idempotency-chain/service-runtime';
 import { createLabApp } from './lab-app';
 import { loadLabConfig } from './lab-config';
 import { CHAIN, isServiceName } from './services';
+import { bootFailure } from './unreachable';
 
 /**
  * `node lab/dist/main.js <gateway|orders|payments>`: the service, from the

@@ -1,6 +1,5 @@
-import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService, type LabService } from './testing';
+import { bootLabService, chargeCount, type LabService, post } from './testing';
 
 const env = { KEY_POLICY: 'propagated', IDEMPOTENCY_STORE: 'memory' };
 

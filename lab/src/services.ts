@@ -1,10 +1,10 @@
 import { GatewayModule } from '@idempotency-chain/gateway';
 import { OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
 import { consumeChargesWhenQueued, PaymentsModule } from '@idempotency-chain/payments';
-import { loadConfig, type ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { environmentReader } from './environment';
 import type { LabConfig } from './lab-config';
 
 /** The three services of the chain. */
@@ -21,8 +21,30 @@ export interface ChainApp {
   address(app: NestFastifyApplication): { port: number; host: string };
   /** What its `main.ts` does between creating the app and listening. */
   beforeListen?(app: NestFastifyApplication): Promise<void>;
-  /** payments' configuration, which the lab's ledgers read, until payments reads its own through `@nestjs/config`. */
-  config?: ServiceConfig;
+  /**
+   * payments on a store it refuses (it requires PostgreSQL), which the lab
+   * runs it on to count charges: the store `IDEMPOTENCY_STORE` names, where
+   * the lab keeps payments' records and its ledger instead (see `createLabApp`).
+   */
+  labStore?: LabStore;
+}
+
+/** Where the lab keeps payments' records and ledger on a store payments refuses: in this process, or in Redis. */
+export type LabStore = { store: 'memory' } | { store: 'redis'; redisUrl: string };
+
+/**
+ * The store payments' environment names (`IDEMPOTENCY_STORE`, default
+ * `postgres`, as payments' own), when it is one payments refuses; and the
+ * environment payments is built from: without that variable then, so that
+ * payments validates the rest as it would on PostgreSQL.
+ */
+function paymentsStore(env: Environment): { env: Environment; labStore?: LabStore } {
+  const read = environmentReader(env);
+  const store = read.oneOf('IDEMPOTENCY_STORE', ['memory', 'redis', 'postgres'], 'postgres');
+  if (store === 'postgres') return { env };
+  const labStore: LabStore =
+    store === 'memory' ? { store } : { store, redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']) };
+  return { env: { ...env, IDEMPOTENCY_STORE: undefined }, labStore };
 }
 
 /** Where an app configured by `@nestjs/config` listens: its `PORT` and `HOST`. */
@@ -44,12 +66,12 @@ export const CHAIN: Readonly<Record<ServiceName, (env: Environment, lab: LabConf
     address: configuredAddress,
   }),
   payments: async (env) => {
-    const config = loadConfig('payments', env);
+    const { env: own, labStore } = paymentsStore(env);
     return {
-      root: PaymentsModule.register(config),
-      address: () => ({ port: config.port, host: config.host }),
-      beforeListen: (app) => consumeChargesWhenQueued(app, config),
-      config,
+      root: await PaymentsModule.forRoot(own),
+      address: configuredAddress,
+      beforeListen: consumeChargesWhenQueued,
+      ...(labStore && { labStore }),
     };
   },
 };

@@ -1,5 +1,69 @@
-import { startTracing } from '@idempotency-chain/service-runtime/tracing';
+import { attemptSpanAttributes } from '@idempotency-chain/http-client/opentelemetry';
+import { HeaderName } from '@idempotency-chain/idempotency';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { NestInstrumentation } from '@opentelemetry/instrumentation-nestjs-core';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
-// Imported first by main.ts, as the apps' own entries do: traced as the service it starts
-// (`node lab/dist/main.js <service>`), when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+/** Routes polled by probes and scrapers: a span each would bury the requests that matter. */
+const UNTRACED_PATHS = new Set(['/health', '/metrics']);
+
+/**
+ * Imported first by `main.ts`, as the apps' own entries do: traces the lab's
+ * process as the service it starts (`node lab/dist/main.js <service>`) when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set; otherwise does nothing. The lab runs
+ * any of the three services, so it instruments everything they use.
+ */
+
+/**
+ * Trace this process over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; otherwise do nothing at all,
+ * so `@opentelemetry/api` stays a no-op and the libraries' tracing costs
+ * nothing. Call it before anything else is loaded: the instrumentations
+ * patch `http`, `@nestjs/core`, `ioredis`, `pg` and `amqplib` as they are
+ * required (undici is followed through its diagnostics channels).
+ *
+ * What a trace shows: the W3C `traceparent` the undici instrumentation
+ * sends next to the idempotency key, one client span per attempt with its
+ * attempt number and key hash (`attemptSpanAttributes`), the attempt each
+ * server span answered (`http.request.header.request_attempt`), and the
+ * idempotency outcome the app's `TracingObserver` writes. The other
+ * `OTEL_*` variables keep their meaning: `OTEL_SERVICE_NAME` overrides
+ * `service`, `OTEL_BSP_SCHEDULE_DELAY` how often spans are sent.
+ *
+ * @returns the provider, to flush and shut down, or `undefined` when tracing is off.
+ */
+export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): NodeTracerProvider | undefined {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  const provider = new NodeTracerProvider({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by the env detector, win over the default name.
+    resource: resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector] })),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  provider.register(); // AsyncLocalStorage context, W3C trace context and baggage propagation
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
+        headersToSpanAttributes: { server: { requestHeaders: [HeaderName.RequestAttempt] } },
+      }),
+      new UndiciInstrumentation({ startSpanHook: attemptSpanAttributes }),
+      new NestInstrumentation(),
+      // The command's name only: a script's arguments carry record hashes, owner
+      // tokens and the ledger's charge (an account, an amount), none of which belong in a trace.
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
+      new PgInstrumentation(),
+      new AmqplibInstrumentation(),
+    ],
+  });
+  return provider;
+}
+
 startTracing(process.argv[2] ?? 'lab');

@@ -41,27 +41,27 @@ const SERVICE_TOKEN = 'boot-failure-service-token';
 
 describe('payments started without its credentials', () => {
   it.each([
-    ['unset', '', 'PAYMENTS_TOKEN is not set: expected the service token of this hop'],
+    ['unset', '', 'PAYMENTS_TOKEN is not set: expected tokens of 16 to 256 printable characters, no spaces'],
     ['too short to be a secret', 'short', 'PAYMENTS_TOKEN is not valid: expected tokens of 16 to 256 printable characters, no spaces'],
-  ])('exits 64 with one line naming PAYMENTS_TOKEN when it is %s, never its value', async (_case, value, message) => {
-    const ended = await runToExit(payments, [], { PORT: String(await freePort()), IDEMPOTENCY_STORE: 'memory', PAYMENTS_TOKEN: value });
-    expect(ended.code).toBe(64);
+  ])('exits 1 with one line naming PAYMENTS_TOKEN when it is %s, never its value', async (_case, value, message) => {
+    const ended = await runToExit(payments, [], { PORT: String(await freePort()), PAYMENTS_TOKEN: value });
+    expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`payments: ${message}\n`);
     expectNoStack(ended);
   });
 });
 
 describe('payments started on a store other than PostgreSQL', () => {
-  it.each(['memory', 'redis'])('IDEMPOTENCY_STORE=%s: exits 64 with one line naming IDEMPOTENCY_STORE and DATABASE_URL', async (store) => {
+  it.each(['memory', 'redis'])('IDEMPOTENCY_STORE=%s: exits 1 with one line naming IDEMPOTENCY_STORE and DATABASE_URL', async (store) => {
     const ended = await runToExit(payments, [], {
       PORT: String(await freePort()),
       IDEMPOTENCY_STORE: store,
       CHARGE_TRANSPORT: 'http',
       PAYMENTS_TOKEN: SERVICE_TOKEN,
     });
-    expect(ended.code).toBe(64);
+    expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(
-      `payments: IDEMPOTENCY_STORE="${store}" is not valid for payments: expected postgres, with DATABASE_URL ` +
+      `payments: IDEMPOTENCY_STORE="${store}" is not valid: expected postgres, with DATABASE_URL ` +
         'naming the database that keeps the records and the ledger (each charge commits with its record)\n',
     );
     expectNoStack(ended);

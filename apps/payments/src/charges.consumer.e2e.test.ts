@@ -1,25 +1,14 @@
-import { CHARGE_PATTERN, deadLetterQueue, deleteChargeQueues } from '@idempotency-chain/api';
-import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, chargeCount, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startChargeConsumer } from './charges.transport';
-import { PaymentsModule } from './payments.module';
+import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue';
+import { bootPayments, chargeCount, type BootedPayments } from './payments.test-support';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** payments on PostgreSQL, consuming `queue` as `main.ts` does under `CHARGE_TRANSPORT=amqp`. */
-function bootConsumer(queue: string): Promise<BootedService> {
-  return bootService(
-    'payments',
-    (config) => createServiceApp(PaymentsModule.register(config)),
-    { IDEMPOTENCY_STORE: 'postgres', DATABASE_URL, CHARGE_TRANSPORT: 'amqp', AMQP_URL },
-    { beforeListen: (app, config) => startChargeConsumer(app, config, queue) },
-  );
-}
+const bootConsumer = (queue: string) => bootPayments({ CHARGE_TRANSPORT: 'amqp', AMQP_URL, CHARGE_QUEUE: queue });
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-7', amountCents: 500 });
 
@@ -38,7 +27,7 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   const queue = `test.payments.charges.${randomUUID()}`;
   const broker = connect([AMQP_URL]);
   let channel: ChannelWrapper;
-  let payments: BootedService;
+  let payments: BootedPayments;
 
   beforeAll(async () => {
     channel = broker.createChannel({ json: false });
@@ -47,9 +36,10 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   });
   afterAll(async () => {
     await payments?.app.close();
+    await channel?.deleteQueue(queue);
+    await channel?.deleteQueue(deadLetterQueue(queue));
     await channel?.close();
     await broker.close();
-    await deleteChargeQueues(AMQP_URL, queue);
   });
 
   /** Publish as orders does: `{ pattern, data }`, the key (if any) in the headers. */

@@ -1,13 +1,13 @@
-import { CHARGE_PATTERN, deleteChargeQueues } from '@idempotency-chain/api';
 import { createPostgresPool, migrate } from '@idempotency-chain/idempotency/postgres';
-import { freePort, track } from '@idempotency-chain/local-processes';
-import { TEST_CREDENTIALS } from '@idempotency-chain/service-runtime/testing';
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
+import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue';
+import { DATABASE_URL, freePort, PAYMENTS_TOKEN } from './payments.test-support';
 
 /**
  * payments consuming charge requests from RabbitMQ, on PostgreSQL, killed
@@ -17,7 +17,8 @@ import type { Pool, PoolClient } from 'pg';
  * real one: its build, `dist/main.js`, which `npm test` makes first (`pretest`).
  */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The built entry: `npm test` builds it first (`pretest`). */
+const MAIN = join(__dirname, '..', 'dist', 'main.js');
 /** Short, so that the redelivery takes over the dead consumer's record soon. */
 const LEASE_MS = 2_000;
 /** Bounds on a process booting and on the redelivery being settled, on a loaded 2-core machine. */
@@ -56,9 +57,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
+  await channel?.deleteQueue(queue).catch(() => undefined);
+  await channel?.deleteQueue(deadLetterQueue(queue)).catch(() => undefined);
   await channel?.close();
   await broker?.close();
-  await deleteChargeQueues(AMQP_URL, queue).catch(() => undefined);
   await db?.end();
   await admin?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin?.end();
@@ -68,7 +70,7 @@ afterAll(async () => {
 async function startPayments(): Promise<ChildProcess> {
   const port = await freePort();
   const env = {
-    ...TEST_CREDENTIALS,
+    PAYMENTS_TOKEN,
     PORT: String(port),
     LOG_LEVEL: 'silent',
     IDEMPOTENCY_STORE: 'postgres',
@@ -78,9 +80,7 @@ async function startPayments(): Promise<ChildProcess> {
     CHARGE_QUEUE: queue,
     IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
   };
-  const child = track(
-    spawn(process.execPath, [require.resolve('@idempotency-chain/payments/main')], { env: { ...process.env, ...env }, stdio: 'ignore' }),
-  );
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: 'ignore' });
   children.add(child);
   child.once('exit', () => children.delete(child));
   await until(

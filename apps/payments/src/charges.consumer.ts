@@ -1,10 +1,11 @@
-import { CHARGE_PATTERN, OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import type { Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
+import { CHARGE_PATTERN } from './charge-queue';
 import { ChargeService } from './charges.service';
 import { MessageAckInterceptor } from './message-ack.interceptor';
+import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto';
 
 /**
  * Takes charge requests from RabbitMQ (`CHARGE_TRANSPORT=amqp`): the same
@@ -22,7 +23,7 @@ export class ChargesConsumer {
 
   @EventPattern(CHARGE_PATTERN)
   @Idempotent('payments.charge')
-  async charge(@Payload() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
+  async charge(@Payload() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<CapturedCharge> {
     return this.charges.charge(order, execution);
   }
 }

@@ -1,9 +1,9 @@
-import type { OrderPaymentDto, PaidOrder } from '@idempotency-chain/api';
 import type { Execution } from '@idempotency-chain/idempotency';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { StaleWriteError, type Fence, type Ledger } from './ledger';
 import { LEDGER } from './ledger.provider';
+import type { CapturedCharge, OrderPaymentDto } from './order-payment.dto';
 
 const staleWrites = new Counter({
   name: 'ledger_stale_writes_refused_total',
@@ -25,7 +25,7 @@ export class ChargeService {
    * Write the charge of `order` under `execution` (none when the store is down and the operation fails open).
    * @throws StaleWriteError when a newer execution of the same key has already written.
    */
-  async charge(order: OrderPaymentDto, execution?: Execution): Promise<PaidOrder> {
+  async charge(order: OrderPaymentDto, execution?: Execution): Promise<CapturedCharge> {
     try {
       const charge = await this.ledger.charge(order, fenceOf(execution));
       return { orderId: charge.orderId, chargeId: charge.chargeId, amountCents: charge.amountCents, status: 'captured' };

@@ -1,7 +1,8 @@
-import { chargeQueueOptions, declareChargeQueues } from '@idempotency-chain/api';
-import type { ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { INestApplication } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { Transport, type RmqOptions } from '@nestjs/microservices';
+import { chargeQueueOptions, declareChargeQueues } from './charge-queue';
+import type { PaymentsConfig } from './config';
 
 /**
  * The consumer's transport: manual acknowledgement (`noAck: false`), one
@@ -9,24 +10,18 @@ import { Transport, type RmqOptions } from '@nestjs/microservices';
  * its charge is written and its idempotency record completed; see
  * `MessageAckInterceptor`.
  */
-function chargeConsumerOptions(config: ServiceConfig, queue: string): RmqOptions {
+function chargeConsumerOptions(url: string, queue: string): RmqOptions {
   return {
     transport: Transport.RMQ,
-    options: {
-      urls: [config.amqpUrl],
-      queue,
-      queueOptions: chargeQueueOptions(queue),
-      noAck: false,
-      prefetchCount: 1,
-      persistent: true,
-    },
+    options: { urls: [url], queue, queueOptions: chargeQueueOptions(queue), noAck: false, prefetchCount: 1, persistent: true },
   };
 }
 
 /**
- * Consume charge requests in this application: declare the queues (failing
- * fast, with the broker named, when RabbitMQ does not answer), attach the
- * RMQ server and start it. Call before `listen`, so `/health` answers only
+ * Under `CHARGE_TRANSPORT=amqp`, consume charge requests from `CHARGE_QUEUE`
+ * in this application: declare the queues (failing fast, with the broker
+ * named, when RabbitMQ does not answer), attach the RMQ server and start it;
+ * under `http`, nothing. Call before `listen`, so `/health` answers only
  * once the consumer is attached. Pipes set on the app (validation) apply to
  * the message handlers too.
  *
@@ -36,14 +31,13 @@ function chargeConsumerOptions(config: ServiceConfig, queue: string): RmqOptions
  * first message (a redelivery waiting in the queue) would find the store not
  * yet connected.
  */
-export async function startChargeConsumer(app: INestApplication, config: ServiceConfig, queue = config.chargeQueue): Promise<void> {
+export async function consumeChargesWhenQueued(app: INestApplication): Promise<void> {
+  const config = app.get<ConfigService<PaymentsConfig, true>>(ConfigService);
+  if (config.get('CHARGE_TRANSPORT', { infer: true }) !== 'amqp') return;
+  const url = config.get('AMQP_URL', { infer: true });
+  const queue = config.get('CHARGE_QUEUE', { infer: true });
   await app.init();
-  await declareChargeQueues(config.amqpUrl, queue);
-  app.connectMicroservice<RmqOptions>(chargeConsumerOptions(config, queue), { inheritAppConfig: true });
+  await declareChargeQueues(url, queue);
+  app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
   await app.startAllMicroservices();
-}
-
-/** What payments does before it listens: under `CHARGE_TRANSPORT=amqp`, start consuming charge requests. */
-export async function consumeChargesWhenQueued(app: INestApplication, config: ServiceConfig): Promise<void> {
-  if (config.chargeTransport === 'amqp') await startChargeConsumer(app, config);
 }

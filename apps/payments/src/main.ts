@@ -1,7 +1,38 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { createServiceApp, runService } from '@idempotency-chain/service-runtime';
+import { drainOnShutdown } from '@idempotency-chain/idempotency/nest';
+import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
+import { ValidationPipe } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
 import { consumeChargesWhenQueued } from './charges.transport';
+import { ConfigError, type PaymentsConfig } from './config';
 import { PaymentsModule } from './payments.module';
+import { UnreachableError } from './unreachable';
 
-void runService('payments', (config) => createServiceApp(PaymentsModule.register(config)), { beforeListen: consumeChargesWhenQueued });
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create<NestFastifyApplication>(
+    await PaymentsModule.forRoot(), // validates the environment first: see config.ts
+    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    { bufferLogs: true },
+  );
+  app.useLogger(app.get(Logger));
+  // A body (or a message) that is not a valid DTO is refused with 400 (dead-lettered), before any idempotency record is claimed.
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  // SIGTERM: the requests in flight finish, the unfinished executions end and the spans are sent; then the store closes.
+  app.enableShutdownHooks();
+  drainOnShutdown(app, { afterDrain: flushSpans });
+  // CHARGE_TRANSPORT=amqp: charges also arrive from RabbitMQ; the consumer runs before /health answers.
+  await consumeChargesWhenQueued(app);
+  const config = app.get<ConfigService<PaymentsConfig, true>>(ConfigService);
+  await app.listen(config.get('PORT', { infer: true }), config.get('HOST', { infer: true }));
+}
+
+// A bad environment, or a database or broker that does not answer, is one line; any other failed boot, its stack. All exit 1.
+bootstrap().catch((error: unknown) => {
+  const oneLine = error instanceof ConfigError || error instanceof UnreachableError;
+  process.stderr.write(`payments: ${oneLine ? error.message : `cannot start: ${(error as Error).stack ?? String(error)}`}\n`);
+  process.exit(1);
+});

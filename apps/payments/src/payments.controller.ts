@@ -1,11 +1,11 @@
-import { OrderPaymentDto, type PaidOrder } from '@idempotency-chain/api';
 import type { Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
-import { CallerGuard } from '@idempotency-chain/service-runtime';
 import { Body, ConflictException, Controller, Get, Inject, Post, Query, UseGuards } from '@nestjs/common';
 import { ChargeService } from './charges.service';
 import { StaleWriteError, type Charge, type Ledger } from './ledger';
 import { LEDGER } from './ledger.provider';
+import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto';
+import { ServiceTokenGuard } from './service-token.guard';
 
 /**
  * Takes the money: the one place in the chain where a duplicate costs the
@@ -13,10 +13,10 @@ import { LEDGER } from './ledger.provider';
  * answer; `ChargeService` writes it fenced by the execution, so the ledger
  * refuses a writer that lost its lease (409), and hands back the charge a
  * crashed execution already wrote. Only orders calls it, with the hop's
- * service token (`CallerGuard`): the ledger it reads back is every customer's.
+ * service token (`ServiceTokenGuard`): the ledger it reads back is every customer's.
  */
 @Controller('charges')
-@UseGuards(CallerGuard)
+@UseGuards(ServiceTokenGuard)
 export class PaymentsController {
   constructor(
     private readonly chargeService: ChargeService,
@@ -25,7 +25,7 @@ export class PaymentsController {
 
   @Post()
   @Idempotent('payments.charge')
-  async charge(@Body() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<PaidOrder> {
+  async charge(@Body() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<CapturedCharge> {
     try {
       return await this.chargeService.charge(order, execution);
     } catch (error) {

@@ -1,17 +1,14 @@
-import { ConfigError, createServiceApp, loadConfig } from '@idempotency-chain/service-runtime';
-import { bootService, chargeCount, post, TEST_CREDENTIALS, type BootedService } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
+import { ConfigError } from './config';
 import { PaymentsModule } from './payments.module';
+import { bootPayments, chargeCount, post, type BootedPayments } from './payments.test-support';
 
-const boot = (env: Record<string, string>) => bootService('payments', (config) => createServiceApp(PaymentsModule.register(config)), env);
-const charge = (payments: BootedService, body: unknown, key?: string) => post(payments, '/charges', body, key);
-
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const charge = (payments: BootedPayments, body: unknown, key?: string) => post(payments, '/charges', body, key);
 
 describe('payments over HTTP, on PostgreSQL (records and ledger in one database)', () => {
-  let payments: BootedService;
+  let payments: BootedPayments;
   beforeAll(async () => {
-    payments = await boot({ IDEMPOTENCY_STORE: 'postgres', DATABASE_URL });
+    payments = await bootPayments();
   });
   afterAll(() => payments.app.close());
 
@@ -71,7 +68,7 @@ describe('payments over HTTP, on PostgreSQL (records and ledger in one database)
 
   it.each([
     ['no token', undefined],
-    ['the token of another hop', `Bearer ${TEST_CREDENTIALS.ORDERS_TOKEN}`],
+    ['the token of another hop', 'Bearer test-token-of-orders-hop'],
   ])('answers a caller with %s 401, charging nothing and reading no ledger', async (_case, authorization) => {
     const body = order();
     const refused = await post({ url: payments.url, authorization }, '/charges', body, randomUUID());
@@ -102,17 +99,14 @@ describe('payments over HTTP, on PostgreSQL (records and ledger in one database)
 });
 
 describe('payments on a store other than PostgreSQL', () => {
-  it.each(['memory', 'redis'])('IDEMPOTENCY_STORE=%s: refuses to start, naming IDEMPOTENCY_STORE and DATABASE_URL', async (store) => {
-    const config = loadConfig('payments', { ...TEST_CREDENTIALS, LOG_LEVEL: 'silent', IDEMPOTENCY_STORE: store });
-    const app = await createServiceApp(PaymentsModule.register(config));
-    try {
-      const refused = app.init();
+  it.each(['memory', 'redis'])(
+    'IDEMPOTENCY_STORE=%s: is refused before anything is built, naming IDEMPOTENCY_STORE and DATABASE_URL',
+    async (store) => {
+      const refused = PaymentsModule.forRoot({ PAYMENTS_TOKEN: 'test-token-of-payments-hop', IDEMPOTENCY_STORE: store });
       await expect(refused).rejects.toBeInstanceOf(ConfigError);
       await expect(refused).rejects.toThrow(
-        `IDEMPOTENCY_STORE="${store}" is not valid for payments: expected postgres, with DATABASE_URL naming the database that keeps the records and the ledger`,
+        `IDEMPOTENCY_STORE="${store}" is not valid: expected postgres, with DATABASE_URL naming the database that keeps the records and the ledger`,
       );
-    } finally {
-      await app.close();
-    }
-  });
+    },
+  );
 });

@@ -1,46 +1,66 @@
 import { LoggingObserver } from '@idempotency-chain/idempotency';
 import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idempotency/nest';
 import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
-import {
-  callerCredentials,
-  HealthController,
-  idempotencyStore,
-  MetricsController,
-  operationPolicy,
-  serviceLogs,
-  type ServiceConfig,
-} from '@idempotency-chain/service-runtime';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { ChargesConsumer } from './charges.consumer';
 import { ChargeService } from './charges.service';
+import { validateConfig, type PaymentsConfig } from './config';
+import { HealthController } from './health.controller';
 import { ledgerProvider } from './ledger.provider';
+import { jsonLogs } from './logs';
+import { MetricsController } from './metrics.controller';
 import { PaymentsController } from './payments.controller';
+import { idempotencyStore } from './store';
 
 /**
  * payments: `POST /charges` writes the ledger, once per key; `GET
  * /charges?orderId=` reads it; under `CHARGE_TRANSPORT=amqp` charge
- * requests also arrive from RabbitMQ.
+ * requests also arrive from RabbitMQ (`ChargesConsumer`, started by
+ * `consumeChargesWhenQueued`).
  */
 @Module({})
 export class PaymentsModule {
-  static register(config: ServiceConfig): DynamicModule {
+  /**
+   * payments, configured from `env` (default: `process.env`), validated
+   * before anything is built.
+   *
+   * @throws ConfigError naming the first bad variable.
+   */
+  static async forRoot(env?: Record<string, string | undefined>): Promise<DynamicModule> {
+    const config = await ConfigModule.forRoot({
+      isGlobal: true,
+      ignoreEnvFile: true,
+      skipProcessEnv: true,
+      validate: (processEnv) => validateConfig(env ?? processEnv),
+    });
     return {
       module: PaymentsModule,
       imports: [
-        LoggerModule.forRoot(serviceLogs(config)),
+        config,
+        LoggerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<PaymentsConfig, true>) => jsonLogs('payments', config.get('LOG_LEVEL', { infer: true })),
+        }),
         IdempotencyModule.forRootAsync({
-          inject: [PinoLogger],
-          useFactory: (logger: PinoLogger) => ({
+          inject: [ConfigService, PinoLogger],
+          useFactory: (config: ConfigService<PaymentsConfig, true>, logger: PinoLogger) => ({
             service: 'payments',
-            // Only orders calls payments (`CallerGuard` over HTTP, the broker's credentials over RabbitMQ), with keys
+            // Only orders calls payments (`ServiceTokenGuard` over HTTP, the broker's credentials over RabbitMQ), with keys
             // derived from its own records, so from each customer's (see the http-client's "Across tenants"): one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
-            // On PostgreSQL the charge is written in the transaction that completes its record.
-            defaults: { ...operationPolicy(config), transactional: config.store === 'postgres' },
+            defaults: {
+              leaseMs: config.get('IDEMPOTENCY_LEASE_MS', { infer: true }),
+              retentionMs: config.get('IDEMPOTENCY_RETENTION_MS', { infer: true }),
+              inFlight: config.get('IN_FLIGHT', { infer: true }),
+              onStoreFailure: config.get('IDEMPOTENCY_ON_STORE_FAILURE', { infer: true }),
+              // The charge is written in the transaction that completes its record.
+              transactional: true,
+            },
             // Logs carry the key's hash and outcome; traces too, when tracing is on (a no-op otherwise).
             observers: [new LoggingObserver(logger), new TracingObserver()],
             closeStore: true,
@@ -48,18 +68,9 @@ export class PaymentsModule {
         }),
         TerminusModule,
       ],
-      controllers: [
-        PaymentsController,
-        ...(config.chargeTransport === 'amqp' ? [ChargesConsumer] : []),
-        HealthController,
-        MetricsController,
-      ],
-      providers: [
-        ledgerProvider(config),
-        ChargeService,
-        callerCredentials(config.callers),
-        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-      ],
+      // ChargesConsumer's handler is called only once `consumeChargesWhenQueued` has attached the consumer (`CHARGE_TRANSPORT=amqp`).
+      controllers: [PaymentsController, ChargesConsumer, HealthController, MetricsController],
+      providers: [ledgerProvider, ChargeService, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };
   }
 }

@@ -1,7 +1,6 @@
 import { PrivateRedis } from '@idempotency-chain/local-processes';
-import { chargeCount, post } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
-import { bootLabService, type LabService } from '../testing';
+import { bootLabService, chargeCount, type LabService, post } from '../testing';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-1', amountCents: 500 });

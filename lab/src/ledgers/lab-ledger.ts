@@ -1,9 +1,23 @@
-import { createRedisClient } from '@idempotency-chain/idempotency/redis';
+import { MemoryStore, type IdempotencyStore } from '@idempotency-chain/idempotency';
+import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import type { Ledger } from '@idempotency-chain/payments';
-import { reportOutages, type ServiceConfig } from '@idempotency-chain/service-runtime';
 import type { LabConfig } from '../lab-config';
+import { reportOutages } from '../outages';
+import type { LabStore } from '../services';
 import { MemoryLedger } from './memory-ledger';
 import { RedisLedger } from './redis-ledger';
+
+/**
+ * payments' idempotency records on a store payments refuses, owning their
+ * connection as payments' own store does: in this process, or in Redis
+ * (`REDIS_URL`), its outages logged once.
+ */
+export function labRecords(labStore: LabStore): IdempotencyStore {
+  if (labStore.store === 'memory') return new MemoryStore();
+  const client = createRedisClient(labStore.redisUrl);
+  reportOutages(client, 'idempotency store');
+  return new RedisStore({ client, ownsClient: true });
+}
 
 /**
  * The ledger the lab gives payments on a store payments refuses (it requires
@@ -14,9 +28,9 @@ import { RedisLedger } from './redis-ledger';
  * Like payments' own, the Redis ledger connects in its `onModuleInit`, so a
  * Redis that does not answer fails the boot with one line naming it.
  */
-export function labLedger(store: 'memory' | 'redis', config: ServiceConfig, lab: LabConfig): Ledger {
-  if (store === 'memory') return new MemoryLedger(config.retentionMs);
-  const redis = createRedisClient(lab.ledgerRedisUrl ?? config.redisUrl);
+export function labLedger(labStore: LabStore, retentionMs: number, lab: LabConfig): Ledger {
+  if (labStore.store === 'memory') return new MemoryLedger(retentionMs);
+  const redis = createRedisClient(lab.ledgerRedisUrl ?? labStore.redisUrl);
   reportOutages(redis, 'ledger'); // charges answer 503 meanwhile (see `ledgerUnavailable`)
-  return new RedisLedger(redis, config.retentionMs, undefined, true);
+  return new RedisLedger(redis, retentionMs, undefined, true);
 }

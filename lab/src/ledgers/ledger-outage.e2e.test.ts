@@ -1,8 +1,7 @@
 import { PrivateRedis, redisCommand } from '@idempotency-chain/local-processes';
-import { chargeCount, post, type Answer } from '@idempotency-chain/service-runtime/testing';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bootLabService, type LabService } from '../testing';
+import { type Answer, bootLabService, chargeCount, type LabService, post } from '../testing';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Bound on the ledger's client reconnecting once its Redis is back, on a loaded machine. */

@@ -1,6 +1,3 @@
-import { connectRedis } from '@idempotency-chain/service-runtime';
-import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { ReplyError, type Redis } from 'ioredis';
 import {
   ledgerUnavailable,
   newCharge,
@@ -10,6 +7,9 @@ import {
   type Fence,
   type Ledger,
 } from '@idempotency-chain/payments';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ReplyError, type Redis } from 'ioredis';
+import { connectRedis } from '../unreachable';
 
 /**
  * Check the fence, look for the record's charge and append a new one in one

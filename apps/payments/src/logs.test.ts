@@ -1,14 +1,11 @@
 import { IdempotencyCoordinator, KEY_HASH_SECRET_ENV, LoggingObserver, MemoryStore } from '@idempotency-chain/idempotency';
-import { loadConfig } from './config';
-import { serviceLogs } from './logs';
-import { TEST_CREDENTIALS } from './testing';
+import { jsonLogs } from './logs';
 
 type RequestSerializer = (req: { method: string; url: string; headers: Record<string, string | undefined> }) => { keyHash?: string };
 
-/** The `keyHash` of the services' request log line for an `Idempotency-Key` header. */
+/** The `keyHash` of payments' request log line for an `Idempotency-Key` header. */
 function logLineHash(header: string): string | undefined {
-  const serializers = (serviceLogs(loadConfig('payments', TEST_CREDENTIALS)).pinoHttp as { serializers: { req: RequestSerializer } })
-    .serializers;
+  const serializers = (jsonLogs('payments', 'info').pinoHttp as { serializers: { req: RequestSerializer } }).serializers;
   return serializers.req({ method: 'POST', url: '/charges', headers: { 'idempotency-key': header } }).keyHash;
 }
 
@@ -50,8 +47,7 @@ describe('the request log line', () => {
   });
 
   it("logs neither the caller's token nor its API key", () => {
-    const serializers = (serviceLogs(loadConfig('payments', TEST_CREDENTIALS)).pinoHttp as { serializers: { req: RequestSerializer } })
-      .serializers;
+    const serializers = (jsonLogs('payments', 'info').pinoHttp as { serializers: { req: RequestSerializer } }).serializers;
     const line = serializers.req({
       method: 'POST',
       url: '/charges',

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+/**
+ * payments' configuration: its environment, validated once at boot by
+ * `ConfigModule.forRoot({ validate: validateConfig })`. An unset or empty
+ * variable takes its default; a bad one stops the boot with one line naming
+ * it, what is wrong and what is allowed (never a secret's value).
+ */
+
+/** Thrown for a bad environment: its message is for the operator, on one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const int = (min: number, max: number, fallback: number) => {
+  const expected = `an integer from ${min} to ${max}`;
+  return z.coerce
+    .number({ error: expected })
+    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { error: expected })
+    .default(fallback);
+};
+
+const url = (fallback: string, ...protocols: string[]) =>
+  z
+    .string()
+    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` })
+    .default(fallback);
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z.enum(values, { error: `one of ${values.join(', ')}` }).default(fallback);
+
+/** A token: long enough not to be guessed, printable, no spaces. */
+const TOKEN = 'tokens of 16 to 256 printable characters, no spaces';
+const token = z.string({ error: TOKEN }).regex(/^[\x21-\x7e]{16,256}$/, { error: TOKEN });
+
+const schema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(0, 65535, 3002),
+  /**
+   * Where the idempotency records live: PostgreSQL, and nowhere else. The
+   * ledger is beside them and each charge commits with its record, so a
+   * crash leaves both or neither. A ledger in this process loses the money
+   * taken with it; one in Redis beside records in Redis is a second write
+   * no transaction ties to the record. Kept as a variable so that an
+   * environment written for gateway or orders (`memory`, `redis`) is
+   * refused at boot rather than silently ignored.
+   */
+  IDEMPOTENCY_STORE: z
+    .literal('postgres', {
+      error: 'postgres, with DATABASE_URL naming the database that keeps the records and the ledger (each charge commits with its record)',
+    })
+    .default('postgres'),
+  DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/postgres', 'postgres:', 'postgresql:'),
+  /** A retry arriving while its first attempt still runs: waits for its answer, or is refused with 409. */
+  IN_FLIGHT: oneOf(['wait', 'reject'], 'wait'),
+  /** A request while the store is down: 503 (`fail-closed`), or run unprotected (`fail-open`). */
+  IDEMPOTENCY_ON_STORE_FAILURE: oneOf(['fail-closed', 'fail-open'], 'fail-closed'),
+  IDEMPOTENCY_LEASE_MS: int(100, 3_600_000, 10_000),
+  IDEMPOTENCY_RETENTION_MS: int(100, 30 * 24 * 3_600_000, 24 * 3_600_000),
+  /** The service token orders presents to payments: the one caller payments accepts. */
+  PAYMENTS_TOKEN: token,
+  /** How charges arrive besides `POST /charges`: `amqp` also consumes them from `CHARGE_QUEUE`. */
+  CHARGE_TRANSPORT: oneOf(['http', 'amqp'], 'http'),
+  AMQP_URL: url('amqp://guest:guest@127.0.0.1:5672', 'amqp:', 'amqps:'),
+  CHARGE_QUEUE: z
+    .string()
+    .regex(/^[\w.:-]{1,200}$/, { error: 'a name of 1 to 200 letters, digits, dots, colons, dashes or underscores' })
+    .default('payments.charges'),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+});
+
+/** The validated configuration, as `ConfigService<PaymentsConfig, true>` serves it. */
+export type PaymentsConfig = z.output<typeof schema>;
+
+/** Variables whose values are (or may hold) secrets: a message names them, never what they hold. */
+const SECRETS: ReadonlySet<string> = new Set(['PAYMENTS_TOKEN', 'AMQP_URL', 'DATABASE_URL']);
+
+/**
+ * payments' configuration from `env`.
+ *
+ * @throws ConfigError naming the first bad variable.
+ */
+export function validateConfig(env: Record<string, unknown>): PaymentsConfig {
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(set);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]);
+    const value = set[name];
+    const problem = value === undefined ? ' is not set' : SECRETS.has(name) ? ' is not valid' : `=${JSON.stringify(value)} is not valid`;
+    throw new ConfigError(`${name}${problem}: expected ${issue.message}`);
+  }
+  return parsed.data;
+}
