@@ -1,14 +1,12 @@
-import { GatewayModule } from '@idempotency-chain/gateway';
-import { OrdersModule } from '@idempotency-chain/orders';
-import { PaymentsModule } from '@idempotency-chain/payments';
-import { createServiceApp } from '@idempotency-chain/service-runtime';
-import { bootService, chargeCount, post, TEST_ACCOUNT, TEST_CREDENTIALS, type Target } from '@idempotency-chain/service-runtime/testing';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { bootLabService, chargeCount, post, TEST_CREDENTIALS, type LabService } from '@idempotency-chain/lab/testing';
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { assertRecordsFound, cleanUpCheckout, hopIdentities, recordKeys, STORES, type Checkout } from './e2e-records';
 import { DATABASE_URL } from './pg-tools';
 import { connect, REDIS_URL } from './redis-tools';
+
+/** The account the gateway's test key names (`TEST_CREDENTIALS`). */
+const ACCOUNT = Object.values(JSON.parse(TEST_CREDENTIALS.GATEWAY_API_KEYS!) as Record<string, string>)[0]!;
 
 describe('recordKeys', () => {
   const checkout = { key: 'k-1', account: 'acct-a', orderId: 'o-1' };
@@ -35,43 +33,35 @@ describe('recordKeys', () => {
 // The three services as the end-to-end section runs them (stores per `STORES`), in this process over real HTTP:
 // the records the section recomputes must be the ones the services wrote.
 describe('the records of a checkout through gateway -> orders -> payments', () => {
-  const apps: NestFastifyApplication[] = [];
-  let gateway: Target;
-  let payments: Target;
+  const services: LabService[] = [];
+  let gateway: LabService;
+  let payments: LabService;
   let redis: Redis;
   const checkouts: Checkout[] = [];
 
-  /** Boot a service whose module reads its environment, on an ephemeral loopback port. */
-  const boot = async (root: Promise<Parameters<typeof createServiceApp>[0]>): Promise<string> => {
-    const app = await createServiceApp(await root);
-    apps.push(app);
-    await app.listen(0, '127.0.0.1');
-    return (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  };
-
   beforeAll(async () => {
+    // Each app's own providers: the lab's propagated policy on these stores changes none of them.
     // Records that a failed test leaves behind expire within minutes, as the section's do.
-    const env = { LOG_LEVEL: 'silent', PORT: '0', ...TEST_CREDENTIALS, REDIS_URL, DATABASE_URL, IDEMPOTENCY_RETENTION_MS: '600000' };
-    const paid = await bootService('payments', (config) => createServiceApp(PaymentsModule.register(config)), {
-      ...env,
-      IDEMPOTENCY_STORE: STORES.payments,
-    });
-    apps.push(paid.app);
-    payments = paid;
-    const orders = await boot(OrdersModule.forRoot({ ...env, IDEMPOTENCY_STORE: STORES.orders, PAYMENTS_URL: paid.url }));
-    const url = await boot(GatewayModule.forRoot({ ...env, IDEMPOTENCY_STORE: STORES.gateway, ORDERS_URL: orders }));
-    gateway = { url, authorization: `Bearer ${Object.keys(JSON.parse(TEST_CREDENTIALS.GATEWAY_API_KEYS!) as object)[0]}` };
+    const env = { KEY_POLICY: 'propagated', REDIS_URL, DATABASE_URL, IDEMPOTENCY_RETENTION_MS: '600000' };
+    const boot = async (service: 'gateway' | 'orders' | 'payments', own: Record<string, string>) => {
+      const booted = await bootLabService(service, { ...env, IDEMPOTENCY_STORE: STORES[service], ...own });
+      services.push(booted);
+      return booted;
+    };
+    payments = await boot('payments', {});
+    const orders = await boot('orders', { PAYMENTS_URL: payments.url });
+    gateway = await boot('gateway', { ORDERS_URL: orders.url });
     redis = await connect();
   });
   afterAll(async () => {
     // What a failed assertion left (deleting twice deletes nothing).
     for (const checkout of checkouts) await cleanUpCheckout(checkout);
     await redis?.quit();
-    for (const app of apps.reverse()) await app.close();
+    for (const { app } of services.reverse()) await app.close();
   });
 
   const checkOut = async (): Promise<Checkout> => {
-    const checkout = { key: `bench-test-${randomUUID()}`, account: TEST_ACCOUNT, orderId: `bench-test-${randomUUID()}` };
+    const checkout = { key: `bench-test-${randomUUID()}`, account: ACCOUNT, orderId: `bench-test-${randomUUID()}` };
     checkouts.push(checkout);
     const answer = await post(gateway, '/checkout', { orderId: checkout.orderId, amountCents: 500 }, checkout.key);
     expect(answer.status).toBe(201);
