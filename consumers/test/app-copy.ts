@@ -26,7 +26,7 @@ export interface StartCommand {
 }
 
 /** The dependencies of `apps/<app>` on this repository's packages other than the two published libraries. */
-export async function internalDependencies(app: string): Promise<string[]> {
+async function internalDependencies(app: string): Promise<string[]> {
   const manifest = JSON.parse(await readFile(join(APPS, app, 'package.json'), 'utf8')) as Manifest;
   return Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter(
     (name) => name.startsWith('@idempotency-chain/') && !(LIBRARIES as readonly string[]).includes(name),

@@ -1,18 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { freePort, freePorts } from '@idempotency-chain/local-processes';
 import { parseConfig, runChain } from '@idempotency-chain/verify';
-import { AppCopy, internalDependencies, readmeStartCommand, startApp, type StartCommand } from './app-copy';
+import { AppCopy, readmeStartCommand, startApp, type StartCommand } from './app-copy';
 import { packedLibraries } from './library-tarballs';
 
-/**
- * The apps a team can copy alone. payments joins once it needs no package of
- * this repository but the two libraries (the last case below says when).
- */
-const COPYABLE = ['gateway', 'orders'] as const;
-/** The chain, outermost first. */
+/** The apps a team can copy alone: the chain, outermost first. */
 const CHAIN = ['gateway', 'orders', 'payments'] as const;
 type AppName = (typeof CHAIN)[number];
 
@@ -22,9 +17,7 @@ const SERVICES = {
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   AMQP_URL: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
 };
-const APPS = resolve(__dirname, '../../apps');
 
-const isCopyable = (app: AppName): boolean => (COPYABLE as readonly string[]).includes(app);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 describe('each app copied alone out of the workspace', () => {
@@ -46,7 +39,7 @@ describe('each app copied alone out of the workspace', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  describe.each(COPYABLE)('apps/%s', (app) => {
+  describe.each(CHAIN)('apps/%s', (app) => {
     let copy: AppCopy;
 
     beforeAll(async () => {
@@ -78,10 +71,7 @@ describe('each app copied alone out of the workspace', () => {
     }, 180_000);
   });
 
-  // payments not copyable yet: it runs from the workspace's build, plainly as a process, and the title says so.
-  const origin = CHAIN.map((app) => `${app} (${isCopyable(app) ? 'copy' : 'workspace build'})`).join(' -> ');
-
-  it(`${origin}, wired through the verifier's fault proxies, charge once under a slow first attempt and a lost reply`, async () => {
+  it(`the three copies, wired through the verifier's fault proxies, charge once under a slow first attempt and a lost reply`, async () => {
     const ports = await freePorts(6);
     const [gateway, orders, payments, gatewayProxy, ordersProxy, paymentsProxy] = ports as [number, number, number, number, number, number];
     const token = () => randomBytes(16).toString('hex');
@@ -92,9 +82,8 @@ describe('each app copied alone out of the workspace', () => {
       PAYMENTS_TOKEN: credentials.payments,
       LOG_LEVEL: 'silent',
     };
-    // Where each service runs from and its command: the copy's README, or the workspace's build.
+    // Each service runs from its copy, with its README's command.
     const start = async (app: AppName): Promise<{ cwd: string; command: StartCommand }> => {
-      if (!isCopyable(app)) return { cwd: join(APPS, app), command: { env: {}, argv: ['node', 'dist/main.js'] } };
       const copy = await copies.get(app)!;
       return { cwd: copy.folder, command: await readmeStartCommand(copy.folder) };
     };
@@ -168,9 +157,4 @@ describe('each app copied alone out of the workspace', () => {
       violations: [],
     });
   }, 600_000);
-
-  it.each(CHAIN.filter((app) => !isCopyable(app)))('leaves out %s only while it needs a package of this repository', async (app) => {
-    // Once this fails, the app is copyable: add it to COPYABLE.
-    expect(await internalDependencies(app)).not.toEqual([]);
-  });
 });

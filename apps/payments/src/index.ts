@@ -4,6 +4,7 @@
  * too), by which the lab decorates payments' ledger or replaces it. `./main`
  * starts it as a process.
  */
+export { CHARGE_PATTERN, chargeQueueOptions, deadLetterQueue } from './charge-queue';
 export { consumeChargesWhenQueued } from './charges.transport';
 export { ConfigError } from './config';
 export { LEDGER } from './ledger.provider';
