@@ -8,6 +8,10 @@ import { createRedisClient, RedisStore } from '../redis';
 import { deleteKeys, REDIS_URL, uniquePrefix } from '../redis/redis.test-support';
 import type { IdempotencyStore } from '../store';
 import { startPrivateRedis } from '../../test/support/redis';
+import { DATABASE_URL } from '../../test/support/postgres';
+import { startTcpProxy, type TcpProxy } from '../../test/support/tcp-proxy';
+import { createPostgresPool, PostgresStore } from '../postgres';
+import { randomBytes } from 'node:crypto';
 import { IdempotencyHealthIndicator } from './idempotency-health.indicator';
 import { IdempotencyModule } from './idempotency.module';
 
@@ -32,8 +36,28 @@ async function boot(store: IdempotencyStore) {
   return { app, warnings, health, check, coordinator: app.get(IdempotencyCoordinator) };
 }
 
-const run = (coordinator: IdempotencyCoordinator) =>
-  coordinator.run({ operation: 'op', key: `k-${Math.random()}`, fingerprint: 'f' }, async () => 'done');
+const run = (coordinator: IdempotencyCoordinator, key = `k-${Math.random()}`) =>
+  coordinator.run({ operation: 'op', key, fingerprint: 'f' }, async () => 'done');
+
+/** A proxy in front of a shared server, not listening yet: the server is "down" until `start()`. */
+async function downProxy(target: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
+  const url = new URL(target);
+  const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || defaultPort) });
+  await proxy.stop();
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  return { proxy, url: url.toString() };
+}
+
+/** Poll the health check until it answers `ok`, within a generous bound. */
+async function untilUp(check: () => Promise<unknown>): Promise<unknown> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const result = await check();
+    if ((result as { status?: string }).status === 'ok' || Date.now() > deadline) return result;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 describe('IdempotencyModule and the store lifecycle', () => {
   const prefix = uniquePrefix();
@@ -85,6 +109,51 @@ describe('IdempotencyModule and the store lifecycle', () => {
     await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
     await app.close();
+  });
+
+  it('PostgreSQL down at boot under migrateOnConnect: fails closed and reports down, then migrates and serves once it is back', async () => {
+    const schema = `idem_boot_${randomBytes(6).toString('hex')}`;
+    const { proxy, url } = await downProxy(DATABASE_URL, 5432);
+    const store = new PostgresStore({ pool: createPostgresPool(url, { max: 4 }), schema, ownsPool: true, migrateOnConnect: true });
+    const admin = createPostgresPool(DATABASE_URL, { max: 1 });
+    const { app, check, coordinator, warnings } = await boot(store);
+    try {
+      expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
+      await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
+
+      await proxy.start();
+      expect(await untilUp(check)).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' } } });
+      const { rows } = await admin.query(`SELECT version FROM "${schema}".idempotency_schema_versions ORDER BY version`);
+      expect(rows.map((row: { version: number }) => row.version)).toEqual([1, 2]);
+      const first = await run(coordinator, 'after-outage');
+      expect(first.value).toBe('done');
+      expect((await run(coordinator, 'after-outage')).replayed).toBe(true);
+    } finally {
+      await app.close();
+      await proxy.stop();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+  });
+
+  it('Redis down at boot: fails closed and reports down, then serves once it is back, as the lazy client reconnects', async () => {
+    const { proxy, url } = await downProxy(REDIS_URL, 6379);
+    const client = createRedisClient(url);
+    client.on('error', () => undefined);
+    const { app, check, coordinator, warnings } = await boot(new RedisStore({ client, prefix, ownsClient: true }));
+    try {
+      expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
+      await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
+
+      await proxy.start();
+      expect(await untilUp(check)).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' } } });
+      expect((await run(coordinator)).value).toBe('done');
+    } finally {
+      await app.close();
+      await proxy.stop();
+    }
   });
 
   it('gives up on a store that hangs after the timeout, and counts a store without ping() as up', async () => {

@@ -1,6 +1,7 @@
 import { createPostgresPool, migrate, PostgresStore } from '.';
 import { MIGRATIONS } from './migrations';
 import { DATABASE_URL } from '../../test/support/postgres';
+import { startTcpProxy } from '../../test/support/tcp-proxy';
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 
@@ -78,6 +79,35 @@ describe('migrate', () => {
     await migrating.connect();
     expect(await versions(schema)).toEqual([1, 2]);
     await Promise.all([plain.close(), migrating.close()]);
+  });
+
+  test('under migrateOnConnect, a store whose database was down at connect() migrates before its next operation once it is back', async () => {
+    const schema = newSchema();
+    const url = new URL(DATABASE_URL);
+    const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    await proxy.stop();
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const proxied = createPostgresPool(url.toString(), { max: 4 });
+    const store = new PostgresStore({ pool: proxied, schema, sweepIntervalMs: 0, migrateOnConnect: true });
+    const claim = (n: number) => store.claim({ recordKey: `r-${n}`, fingerprint: 'f', owner: `o-${n}`, leaseMs: 30_000 });
+    try {
+      await expect(store.connect()).rejects.toThrow('ECONNREFUSED');
+      await expect(claim(0)).rejects.toThrow('ECONNREFUSED');
+      await expect(store.ping()).rejects.toThrow('ECONNREFUSED');
+      await proxy.start();
+      // Concurrent first operations share one migration, then each runs.
+      const claims = await Promise.all([1, 2, 3, 4].map(claim));
+      expect(claims.map((c) => c.status)).toEqual(['claimed', 'claimed', 'claimed', 'claimed']);
+      expect(await versions(schema)).toEqual([1, 2]);
+      await expect(store.ping()).resolves.toBeUndefined();
+      expect(await store.complete('r-1', 'o-1', 'done', 60_000)).toBe(true);
+      expect(await claim(1)).toMatchObject({ status: 'completed', result: 'done' });
+    } finally {
+      await store.close();
+      await proxied.end();
+      await proxy.stop();
+    }
   });
 
   test('refuses a schema name that would need quoting', async () => {

@@ -60,8 +60,13 @@ export interface PostgresStoreOptions {
   /** Whether `close()` also ends `pool` (and a `renewPool` you gave). Default `false`. */
   ownsPool?: boolean;
   /**
-   * Whether `connect()` (called by `IdempotencyModule` at boot) applies
-   * {@link migrate} to `schema`. Default `false`: the schema is yours to migrate.
+   * Whether the store applies {@link migrate} to `schema` itself, before its
+   * first statement: in `connect()` (called by `IdempotencyModule` at boot)
+   * or, when the database did not answer then, in the next operation or
+   * `ping()`, one attempt at a time, until one succeeds. Until then every
+   * operation rejects (requests fail closed) and `ping()` rejects (health
+   * down), so a database that comes back after boot is migrated and served
+   * without a restart. Default `false`: the schema is yours to migrate.
    */
   migrateOnConnect?: boolean;
 }
@@ -121,7 +126,8 @@ function assertFormat(format: number | undefined): void {
  *  COMMIT                                                   (or ROLLBACK: neither survives)
  * ```
  *
- * The schema comes from {@link migrate}, which must have run first.
+ * The schema comes from {@link migrate}, which must have run first, or
+ * which the store runs itself under `migrateOnConnect`.
  *
  * @example
  * import { Pool } from 'pg';
@@ -150,13 +156,16 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   private readonly channel: string;
   private readonly fenceRetentionMs: number;
   private readonly ownsPool: boolean;
-  private readonly migrateOnConnect: boolean;
   private readonly schema: string;
   private readonly listener: CompletionListener;
   private readonly sweeper: NodeJS.Timeout | undefined;
   /** One wait per record however many requests wait on it; `close()` resolves them all. */
   private readonly waits: SignalledWaits;
   private closed = false;
+  /** Whether the schema is ready: migrated under `migrateOnConnect`, yours otherwise. */
+  private migrated: boolean;
+  /** The migration in flight under `migrateOnConnect`, shared by every caller; cleared when it fails. */
+  private migration: Promise<void> | undefined;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'public';
@@ -169,7 +178,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     this.waits = new SignalledWaits(positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000));
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
     this.ownsPool = options.ownsPool ?? false;
-    this.migrateOnConnect = options.migrateOnConnect ?? false;
+    this.migrated = !(options.migrateOnConnect ?? false);
     this.schema = schema;
     const pool = this.pool;
     this.listener = new CompletionListener(options.listenClient ?? (() => new Client(pool.options)), `"${this.channel}"`);
@@ -182,7 +191,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
-    this.assertOpen();
+    await this.ready();
     const lease = positiveMs('leaseMs', leaseMs);
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
       const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease]);
@@ -200,18 +209,18 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
-    this.assertOpen();
+    await this.ready();
     const retention = positiveMs('retentionMs', retentionMs);
     return (await queryRetryingConflicts(this.pool, this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
-    this.assertOpen();
+    await this.ready();
     return (await queryRetryingConflicts(this.pool, this.sql.release, [recordKey, owner, this.channel])).rowCount === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
-    this.assertOpen();
+    await this.ready();
     return (
       (await queryRetryingConflicts(this.renewPool, this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1
     );
@@ -223,7 +232,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * inside it, then COMMITs; a lost lease rolls the whole transaction back.
    */
   async begin(recordKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
-    this.assertOpen();
+    await this.ready();
     const client = await this.pool.connect();
     // A checked-out connection that dies emits 'error', fatal when nobody listens;
     // the failure reaches the transaction as a rejected query instead.
@@ -243,7 +252,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /** The live record at `recordKey`, read by one statement (see `InspectableStore`). */
   async inspect(recordKey: string): Promise<StoredRecord | undefined> {
-    this.assertOpen();
+    await this.ready();
     const { rows } = await queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]);
     const row = rows[0];
     if (!row) return undefined;
@@ -268,7 +277,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * `InspectableStore`).
    */
   async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
-    this.assertOpen();
+    await this.ready();
     const client = await this.pool.connect();
     const ignore = (): void => undefined;
     client.on('error', ignore);
@@ -300,7 +309,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    this.assertOpen();
+    await this.ready();
     return this.waits.wait(
       recordKey,
       () => ({
@@ -323,6 +332,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * @returns How many rows were deleted.
    */
   async sweep(): Promise<number> {
+    await this.ready();
     let total = 0;
     for (;;) {
       const { rowCount } = await queryRetryingConflicts(this.pool, this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]);
@@ -333,14 +343,16 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /** Check that the database answers, and apply the migrations under `migrateOnConnect`. */
   async connect(): Promise<void> {
-    this.assertOpen();
-    if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema });
-    else await this.ping();
+    await this.ping();
   }
 
-  /** Resolve when the database answers `SELECT 1`. */
+  /**
+   * Resolve when the database answers `SELECT 1` and, under
+   * `migrateOnConnect`, the migrations are applied (applying them first when
+   * they were not yet).
+   */
   async ping(): Promise<void> {
-    this.assertOpen();
+    await this.ready();
     await this.pool.query('SELECT 1');
   }
 
@@ -355,8 +367,24 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     if (this.ownsPool) await this.pool.end();
   }
 
-  private assertOpen(): void {
+  /**
+   * Refuse a closed store; under `migrateOnConnect`, apply the migrations
+   * unless an earlier call did (one attempt at a time: concurrent callers
+   * share it, and the next caller after a failure tries again).
+   */
+  private async ready(): Promise<void> {
     if (this.closed) throw new Error('PostgresStore is closed');
+    if (this.migrated) return;
+    this.migration ??= migrate(this.pool, { schema: this.schema }).then(
+      () => {
+        this.migrated = true;
+      },
+      (error: unknown) => {
+        this.migration = undefined;
+        throw error;
+      },
+    );
+    await this.migration;
   }
 }
 

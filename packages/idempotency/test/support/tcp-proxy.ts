@@ -11,6 +11,8 @@ import { connect, createServer, type Socket } from 'node:net';
 export interface TcpProxy {
   readonly port: number;
   stop(): Promise<void>;
+  /** Listen again on the same port after `stop()`: the server is back at the address its clients know. */
+  start(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -20,17 +22,21 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     socket.once('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
   };
-  const server = createServer((client) => {
-    track(client);
-    const upstream = connect(target);
-    track(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.once('close', () => upstream.destroy());
-    upstream.once('close', () => client.destroy());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const listen = async (port: number) => {
+    const server = createServer((client) => {
+      track(client);
+      const upstream = connect(target);
+      track(upstream);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.once('close', () => upstream.destroy());
+      upstream.once('close', () => client.destroy());
+    });
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+    return server;
+  };
+  let server = await listen(0);
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('The proxy has no TCP port');
   let stopped: Promise<void> | undefined;
@@ -43,6 +49,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         await closed;
       })();
       return stopped;
+    },
+    async start() {
+      if (!stopped) throw new Error('The proxy is running');
+      await stopped;
+      server = await listen(address.port);
+      stopped = undefined;
     },
   };
 }
