@@ -1,7 +1,13 @@
-import { BadRequestException, HttpException } from '@nestjs/common';
+import { BadRequestException, Controller, Get, HttpException, Module, type INestApplication } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { errorCodes } from 'fastify';
 import { InFlightError, StoreUnavailableError } from '../errors';
 import { toProblem } from './problem-details';
+import { ProblemDetailsFilter } from './problem-details.filter';
 
 describe('toProblem', () => {
   it('maps an idempotency error to its status, its stable type and Retry-After', () => {
@@ -56,5 +62,56 @@ describe('toProblem', () => {
     });
     expect(problem.unexpected).toBe(true);
     expect(toProblem('a string').document.status).toBe(500);
+  });
+});
+
+@Controller('health')
+class FailingHealthController {
+  constructor(private readonly health: HealthCheckService) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([
+      async () => ({ process: { status: 'up' as const } }),
+      async () => ({ idempotencyStore: { status: 'down' as const, message: 'connect ECONNREFUSED 10.0.0.7:5432' } }),
+    ]);
+  }
+}
+
+describe.each(['fastify', 'express'] as const)('ProblemDetailsFilter on a failed @nestjs/terminus health check (%s)', (adapter) => {
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [TerminusModule.forRoot({ logger: false })],
+      controllers: [FailingHealthController],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+    })
+    class HealthModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [HealthModule] }).compile();
+    app = moduleRef.createNestApplication(adapter === 'fastify' ? new FastifyAdapter() : new ExpressAdapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+
+  afterAll(() => app.close());
+
+  it('answers 503 problem+json that names what is down and carries each check, without the reasons', async () => {
+    const response = await fetch(`${url}/health`);
+
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'Health check failed: idempotencyStore is down',
+      instance: '/health',
+      checks: { process: { status: 'up' }, idempotencyStore: { status: 'down' } },
+    });
+    expect(text).not.toContain('10.0.0.7');
   });
 });

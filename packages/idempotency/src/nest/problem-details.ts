@@ -15,6 +15,13 @@ export interface ProblemDocument {
   instance?: string;
   /** Extension: each message of a validation failure (class-validator). */
   errors?: string[];
+  /**
+   * Extension: the status of each check of a failed health check
+   * (`@nestjs/terminus`'s `details`), so a 503 from `/health` says what is
+   * down. Only the statuses: an indicator's message (a host, a port) stays
+   * in the log terminus writes.
+   */
+  checks?: Record<string, { status: string }>;
 }
 
 /** A problem document and the headers that go with it (`Retry-After`). */
@@ -64,18 +71,37 @@ export function toProblem(exception: unknown, instance?: string): Problem {
 
 /** Members always in the same order, so equal problems serialise to equal bytes. */
 function problem(fields: Partial<ProblemDocument> & { status: number }): ProblemDocument {
-  const { status, type = 'about:blank', title = STATUS_CODES[status] ?? 'Error', detail, instance, errors } = fields;
+  const { status, type = 'about:blank', title = STATUS_CODES[status] ?? 'Error', detail, instance, errors, checks } = fields;
   const document: ProblemDocument = { type, title, status };
   if (detail !== undefined) document.detail = detail;
   if (instance !== undefined) document.instance = instance;
   if (errors !== undefined) document.errors = errors;
+  if (checks !== undefined) document.checks = checks;
   return document;
 }
 
-/** Nest's `{ statusCode, message, error }` body: `message` may be a list (ValidationPipe). */
+/** The statuses of terminus's `details` (`{ name: { status, ...more } }`), or `undefined` when `details` is not that. */
+function healthChecks(details: unknown): Record<string, { status: string }> | undefined {
+  if (typeof details !== 'object' || details === null || Array.isArray(details)) return undefined;
+  const checks: Record<string, { status: string }> = {};
+  for (const [name, result] of Object.entries(details)) {
+    const status = (result as { status?: unknown } | null)?.status;
+    if (typeof status !== 'string') return undefined;
+    checks[name] = { status };
+  }
+  return Object.keys(checks).length > 0 ? checks : undefined;
+}
+
+/** Nest's `{ statusCode, message, error }` body: `message` may be a list (ValidationPipe); or terminus's failed health check. */
 function describe(response: string | object, fallback: string): Partial<ProblemDocument> {
   if (typeof response === 'string') return { detail: response };
-  const { message, error } = response as Record<string, unknown>;
+  const { message, error, status, details } = response as Record<string, unknown>;
+  // A failed health check of @nestjs/terminus: { status: 'error', info, error, details }.
+  const checks = status === 'error' ? healthChecks(details) : undefined;
+  if (checks) {
+    const down = Object.keys(checks).filter((name) => checks[name]?.status !== 'up');
+    return { detail: `Health check failed: ${down.join(', ') || 'a check'} ${down.length > 1 ? 'are' : 'is'} down`, checks };
+  }
   const title = typeof error === 'string' ? error : undefined;
   if (Array.isArray(message)) {
     const errors = message.map(String);
