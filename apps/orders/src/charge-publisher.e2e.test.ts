@@ -4,6 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { connect, type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { CHARGE_PATTERN } from './charge-queue';
 import { QueuedOrdersModule } from './queued-orders.module';
 
@@ -50,6 +52,12 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
       body: JSON.stringify(body),
     });
 
+  it('checks the broker in /health, up while connected', async () => {
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' }, broker: { status: 'up' } } });
+  });
+
   it("answers 202 once the broker holds the charge, with the key of the order's record in the message headers; a replay publishes nothing", async () => {
     const body = { orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 };
     const key = randomUUID();
@@ -68,5 +76,45 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
     expect(again.status).toBe(202);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await take()).toBeUndefined();
+  });
+});
+
+describe('orders queuing charges on RabbitMQ (QueuedOrdersModule), the broker unreachable', () => {
+  let app: NestFastifyApplication;
+  let url: string;
+  beforeAll(async () => {
+    // A port nothing listens on: every connection to the broker is refused.
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const root = await QueuedOrdersModule.forRoot({
+      LOG_LEVEL: 'silent',
+      IDEMPOTENCY_STORE: 'memory',
+      ORDERS_TOKEN,
+      PAYMENTS_TOKEN: `payments-token-${randomUUID()}`,
+      AMQP_URL: `amqp://guest:guest@127.0.0.1:${port}`,
+      CHARGE_QUEUE: `test.orders.charges.${randomUUID()}`,
+    });
+    app = await NestFactory.create<NestFastifyApplication>(root, new FastifyAdapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(() => app.close());
+
+  it('answers /health 503 naming the broker, as every order answers 503', async () => {
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({
+      status: 503,
+      detail: 'Health check failed: broker is down',
+      checks: { idempotencyStore: { status: 'up' }, broker: { status: 'down' } },
+    });
+    const order = await fetch(`${url}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ORDERS_TOKEN}`, 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 }),
+    });
+    expect(order.status).toBe(503);
   });
 });

@@ -3,6 +3,7 @@ import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency
 import { Injectable, ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
+import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
 import { lastValueFrom, timeout } from 'rxjs';
 import { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue';
@@ -25,6 +26,8 @@ const CONFIRM_TIMEOUT_MS = 5000;
 @Injectable()
 export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly client: ClientRMQ;
+  /** Why a charge cannot be queued now, from the client's last status; `undefined` while connected. */
+  private down: string | undefined = 'not connected to the broker yet';
 
   constructor(
     config: ConfigService<OrdersConfig, true>,
@@ -33,6 +36,22 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
     const queue = config.get('CHARGE_QUEUE', { infer: true });
     const url = config.get('AMQP_URL', { infer: true });
     this.client = new ClientRMQ({ urls: [url], queue, queueOptions: chargeQueueOptions(queue), persistent: true });
+    // RmqStatus is a const enum of @nestjs/microservices' types, not a value at runtime: compared as strings.
+    this.client.status.subscribe((rmqStatus) => {
+      const status: string = rmqStatus;
+      if (status === 'connected' || status === 'unblocked') this.down = undefined;
+      else if (status === 'disconnected') this.down = 'the broker connection is lost';
+      else if (status === 'blocked') this.down = 'the broker blocks publishing (a resource alarm)';
+    });
+  }
+
+  /**
+   * The broker's health under `key`, for `/health`: `down` while the client
+   * is not connected (or the broker blocks publishing), when every order
+   * would answer 503; `up` once it is (re)connected.
+   */
+  isHealthy(key = 'broker'): HealthIndicatorResult {
+    return { [key]: this.down === undefined ? { status: 'up' } : { status: 'down', message: this.down } };
   }
 
   /** Connect before serving; a broker that does not answer yet is not fatal: publishing retries it. */

@@ -1,6 +1,7 @@
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 import { ChargePublisher } from './charge-publisher';
+import { TRANSPORT_HEALTH_CHECKS } from './health.controller';
 import { ordersApp } from './orders-app';
 import { QueuedOrdersController } from './queued-orders.controller';
 
@@ -8,7 +9,7 @@ import { QueuedOrdersController } from './queued-orders.controller';
  * orders, charging through RabbitMQ: `POST /orders` places an order and
  * queues its charge on `CHARGE_QUEUE` for payments' consumer (202). The
  * same service as `OrdersModule` but for the transport: start this module
- * instead of that one (in `main.ts`).
+ * instead of that one (in `main.ts`). Its `/health` checks the broker too.
  */
 @Module({})
 export class QueuedOrdersModule implements NestModule {
@@ -24,7 +25,15 @@ export class QueuedOrdersModule implements NestModule {
       module: QueuedOrdersModule,
       imports: app.imports,
       controllers: [QueuedOrdersController, ...app.controllers],
-      providers: [ChargePublisher, ...app.providers],
+      providers: [
+        ChargePublisher,
+        {
+          provide: TRANSPORT_HEALTH_CHECKS,
+          inject: [ChargePublisher],
+          useFactory: (publisher: ChargePublisher) => [() => publisher.isHealthy('broker')],
+        },
+        ...app.providers,
+      ],
     };
   }
 
