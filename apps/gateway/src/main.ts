@@ -1,6 +1,6 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { drainOnShutdown } from '@idempotency-chain/idempotency/nest';
+import { drainOnShutdown, NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { ValidationPipe } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
@@ -17,8 +17,9 @@ async function bootstrap(): Promise<void> {
     { bufferLogs: true },
   );
   app.useLogger(app.get(Logger));
-  // A body that is not a valid DTO is refused with 400, before any idempotency record is claimed.
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  // A body that is not a valid DTO is refused with 400, before any idempotency record is claimed;
+  // so is one nested too deep for ValidationPipe to walk (it would overflow the stack: a 500).
+  app.useGlobalPipes(new NestingDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   // SIGTERM: the requests in flight finish, the unfinished executions end and the spans are sent; then the store closes.
   app.enableShutdownHooks();
   drainOnShutdown(app, { afterDrain: flushSpans });

@@ -3,8 +3,9 @@
  * route decorator, the runner its handlers go through (HTTP and
  * microservices), the exception that carries every error of the package,
  * a graceful shutdown on Fastify that drains the module,
- * the filter that renders errors as problem documents, metrics, and the
- * store's health for `@nestjs/terminus`.
+ * the filter that renders errors as problem documents, a pipe that refuses
+ * bodies nested too deep to validate, metrics, and the store's health for
+ * `@nestjs/terminus`.
  */
 export { CurrentExecution } from './current-execution.decorator';
 export { drainOnShutdown, type DrainOnShutdownOptions } from './drain-on-shutdown';
@@ -19,6 +20,7 @@ export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 export type { IdempotencyModuleOptions, IdempotentOptions, KeyMode } from './idempotency.options';
 export type { IdempotentRoute } from './idempotent-routes';
+export { NestingDepthPipe } from './nesting-depth.pipe';
 export { ProblemDetailsFilter } from './problem-details.filter';
 export type { ProblemDocument } from './problem-details';
 export { principalScope, type Scope, type ScopeResolver } from './scope';
