@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -12,29 +13,49 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Digits only: `z.coerce.number` would take " " (0), "0x4e20" and "3e4" too. */
 const int = (min: number, max: number, fallback: number) => {
   const expected = `an integer from ${min} to ${max}`;
-  return z.coerce
-    .number({ error: expected })
-    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { error: expected })
+  return z
+    .string({ error: expected })
+    .regex(/^\d{1,16}$/, { error: expected })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, { error: expected })
     .default(fallback);
 };
 
-const url = (fallback: string, ...protocols: string[]) =>
+const url = (...protocols: string[]) =>
   z
     .string()
-    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` })
-    .default(fallback);
+    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` });
 
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
   z.enum(values, { error: `one of ${values.join(', ')}` }).default(fallback);
+
+/** Where to listen: an IP address, or a host name (RFC 1123 labels), checked before `listen` fails on it. */
+const HOST = 'an IP address or a host name of letters, digits, dots and dashes (127.0.0.1, ::, localhost)';
+const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*$/i;
+const host = z.string({ error: HOST }).refine((value) => isIP(value) !== 0 || HOST_NAME.test(value), { error: HOST });
+
+/**
+ * `IDEMPOTENCY_KEY_HASH_SECRET`, the HMAC key of the key hashes in logs,
+ * metrics and spans (`hashKey`). At least 32 characters: whoever reads the
+ * logs and knows one key (their own request's) can test candidate secrets
+ * offline against its hash, and with the secret recover every guessable
+ * key (an order number) from its hash. 32 characters of
+ * `openssl rand -base64 32` are 192 bits, the strength of the 32 random
+ * bytes a process draws for itself when the variable is unset.
+ */
+const KEY_HASH_SECRET = 'at least 32 characters, e.g. from openssl rand -base64 32';
+const keyHashSecret = z.string({ error: KEY_HASH_SECRET }).min(32, { error: KEY_HASH_SECRET });
 
 /** A token: long enough not to be guessed, printable, no spaces. */
 const TOKEN = 'tokens of 16 to 256 printable characters, no spaces';
 const token = z.string({ error: TOKEN }).regex(/^[\x21-\x7e]{16,256}$/, { error: TOKEN });
 
 /** An account a key names: it becomes the idempotency scope (`user:<account>`) and the account charged. */
-const account = z.string().regex(/^[\w.:@-]{1,100}$/, { error: 'accounts of 1 to 100 letters, digits or . : @ - _' });
+const ACCOUNT = 'accounts of 1 to 100 letters, digits or . : @ - _, as JSON strings';
+const account = z.string({ error: ACCOUNT }).regex(/^[\w.:@-]{1,100}$/, { error: ACCOUNT });
 
 /** `GATEWAY_API_KEYS`: a JSON object of each customer's key to the account it names, `{"<key>":"acct-7"}`. */
 const API_KEYS = 'a JSON object of key to account, {"<key>":"acct-7"}';
@@ -56,12 +77,12 @@ const apiKeys = z
   );
 
 const schema = z.object({
-  HOST: z.string().default('127.0.0.1'),
+  HOST: host.default('127.0.0.1'),
   PORT: int(0, 65535, 3000),
   /** Where the idempotency records live; `redis` by default when `REDIS_URL` is set. */
   IDEMPOTENCY_STORE: oneOf(['memory', 'redis', 'postgres'], 'memory'),
-  REDIS_URL: url('redis://127.0.0.1:6379', 'redis:', 'rediss:'),
-  DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/postgres', 'postgres:', 'postgresql:'),
+  REDIS_URL: url('redis:', 'rediss:').default('redis://127.0.0.1:6379'),
+  DATABASE_URL: url('postgres:', 'postgresql:').default('postgres://postgres@127.0.0.1:5432/postgres'),
   /** A retry arriving while its first attempt still runs: waits for its answer, or is refused with 409. */
   IN_FLIGHT: oneOf(['wait', 'reject'], 'wait'),
   /** A request while the store is down: 503 (`fail-closed`), or run unprotected (`fail-open`). */
@@ -70,20 +91,32 @@ const schema = z.object({
   IDEMPOTENCY_RETENTION_MS: int(100, 30 * 24 * 3_600_000, 24 * 3_600_000),
   /** The customers: each key, presented as `Authorization: Bearer <key>` or `X-Api-Key: <key>`, names an account. */
   GATEWAY_API_KEYS: apiKeys,
-  ORDERS_URL: url('http://127.0.0.1:3001', 'http:', 'https:'),
+  ORDERS_URL: url('http:', 'https:').default('http://127.0.0.1:3001'),
   /** The service token the gateway presents to orders. */
   ORDERS_TOKEN: token,
   /** Per-attempt timeout and attempt cap of each call to orders. */
   DOWNSTREAM_TIMEOUT_MS: int(1, 600_000, 600),
   DOWNSTREAM_ATTEMPTS: int(1, 10, 2),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  /** Read by the library itself (`hashKey`) and by `tracing.ts`: validated here, so a bad value stops the boot too. */
+  IDEMPOTENCY_KEY_HASH_SECRET: keyHashSecret.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url('http:', 'https:').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url('http:', 'https:').optional(),
 });
 
 /** The validated configuration, as `ConfigService<GatewayConfig, true>` serves it. */
 export type GatewayConfig = z.output<typeof schema>;
 
-/** Variables whose values are (or may hold) secrets: a message names them, never what they hold. */
-const SECRETS: ReadonlySet<string> = new Set(['GATEWAY_API_KEYS', 'ORDERS_TOKEN', 'REDIS_URL', 'DATABASE_URL']);
+/** Variables whose values are (or may hold) secrets: a message names them, never what they hold (an OTLP endpoint may carry credentials). */
+const SECRETS: ReadonlySet<string> = new Set([
+  'GATEWAY_API_KEYS',
+  'ORDERS_TOKEN',
+  'REDIS_URL',
+  'DATABASE_URL',
+  'IDEMPOTENCY_KEY_HASH_SECRET',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+]);
 
 /**
  * The gateway's configuration from `env`.
@@ -98,7 +131,7 @@ export function validateConfig(env: Record<string, unknown>): GatewayConfig {
     const name = String(issue.path[0]);
     const value = set[name];
     const problem = value === undefined ? ' is not set' : SECRETS.has(name) ? ' is not valid' : `=${JSON.stringify(value)} is not valid`;
-    throw new ConfigError(`${name}${problem}: expected ${issue.message}`);
+    throw new ConfigError(`${name}${problem}: expected ${expectation(issue.message)}`);
   }
   const config = parsed.data;
   if (config.GATEWAY_API_KEYS.has(config.ORDERS_TOKEN)) {
@@ -106,4 +139,14 @@ export function validateConfig(env: Record<string, unknown>): GatewayConfig {
     throw new ConfigError(`ORDERS_TOKEN is also a customer's key in GATEWAY_API_KEYS: give each hop a token of its own`);
   }
   return config;
+}
+
+/**
+ * What a variable should hold, from an issue's message: this file's own
+ * texts as they are; zod's ("Invalid input: expected string, received
+ * number") reduced to what it expected, so the line still reads
+ * "<NAME> is not valid: expected …".
+ */
+function expectation(message: string): string {
+  return /^[A-Z][\w ]*: expected (.+?)(?:, received .+)?$/.exec(message)?.[1] ?? message;
 }

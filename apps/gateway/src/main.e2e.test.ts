@@ -53,11 +53,39 @@ describe('the gateway started with a bad environment', () => {
       'IDEMPOTENCY_STORE="disk" is not valid: expected one of memory, redis, postgres',
     ],
     ['ORDERS_URL not http', { ORDERS_URL: 'ftp://orders' }, 'ORDERS_URL="ftp://orders" is not valid: expected a URL (http: or https:)'],
+    ['PORT blank', { PORT: ' ' }, 'PORT=" " is not valid: expected an integer from 0 to 65535'],
+    ['PORT in hex', { PORT: '0x4e20' }, 'PORT="0x4e20" is not valid: expected an integer from 0 to 65535'],
+    [
+      'HOST not a host name',
+      { HOST: 'not a host!' },
+      'HOST="not a host!" is not valid: expected an IP address or a host name of letters, digits, dots and dashes (127.0.0.1, ::, localhost)',
+    ],
+    [
+      "HOST not this machine's",
+      { HOST: '192.0.2.1', LOG_LEVEL: 'silent' }, // the boot got as far as listen: its logs are not the point
+      'cannot listen on HOST="192.0.2.1" PORT=0: listen EADDRNOTAVAIL: address not available 192.0.2.1',
+    ],
+    [
+      'IDEMPOTENCY_KEY_HASH_SECRET too short',
+      { IDEMPOTENCY_KEY_HASH_SECRET: 'hash-secret-of-24-chars' },
+      'IDEMPOTENCY_KEY_HASH_SECRET is not valid: expected at least 32 characters, e.g. from openssl rand -base64 32',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT not a URL',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected a URL (http: or https:)',
+    ],
+    [
+      'GATEWAY_API_KEYS with a number as an account',
+      { GATEWAY_API_KEYS: JSON.stringify({ [KEY]: 7 }) },
+      'GATEWAY_API_KEYS is not valid: expected accounts of 1 to 100 letters, digits or . : @ - _, as JSON strings',
+    ],
   ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
     const ended = await boot({ ...VALID, ...spoiled });
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`gateway: ${message}\n`);
     expect(ended.stdout).toBe('');
     expect(ended.stderr).not.toContain(TOKEN);
+    expect(ended.stderr).not.toContain('hash-secret');
   });
 });

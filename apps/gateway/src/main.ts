@@ -24,7 +24,11 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks();
   drainOnShutdown(app, { afterDrain: flushSpans });
   const config = app.get<ConfigService<GatewayConfig, true>>(ConfigService);
-  await app.listen(config.get('PORT', { infer: true }), config.get('HOST', { infer: true }));
+  const [port, host] = [config.get('PORT', { infer: true }), config.get('HOST', { infer: true })];
+  await app.listen(port, host).catch((error: Error) => {
+    // A host that does not resolve or is not this machine's, a port taken: the environment's to fix.
+    throw new ConfigError(`cannot listen on HOST=${JSON.stringify(host)} PORT=${port}: ${error.message}`);
+  });
 }
 
 // A bad environment is one line naming the variable; any other failed boot, its stack. Both exit 1.

@@ -47,6 +47,28 @@ describe('orders started with a bad environment', () => {
       'CHARGE_QUEUE="a queue" is not valid: expected a name of 1 to 200 letters, digits, dots, colons, dashes or underscores',
     ],
     ['AMQP_URL not amqp', { AMQP_URL: 'http://user:secret@broker' }, 'AMQP_URL is not valid: expected a URL (amqp: or amqps:)'],
+    ['PORT blank', { PORT: ' ' }, 'PORT=" " is not valid: expected an integer from 0 to 65535'],
+    ['PORT in hex', { PORT: '0x4e20' }, 'PORT="0x4e20" is not valid: expected an integer from 0 to 65535'],
+    [
+      'HOST not a host name',
+      { HOST: 'not a host!' },
+      'HOST="not a host!" is not valid: expected an IP address or a host name of letters, digits, dots and dashes (127.0.0.1, ::, localhost)',
+    ],
+    [
+      "HOST not this machine's",
+      { HOST: '192.0.2.1', LOG_LEVEL: 'silent' }, // the boot got as far as listen: its logs are not the point
+      'cannot listen on HOST="192.0.2.1" PORT=0: listen EADDRNOTAVAIL: address not available 192.0.2.1',
+    ],
+    [
+      'IDEMPOTENCY_KEY_HASH_SECRET too short',
+      { IDEMPOTENCY_KEY_HASH_SECRET: 'hash-secret-of-24-chars' },
+      'IDEMPOTENCY_KEY_HASH_SECRET is not valid: expected at least 32 characters, e.g. from openssl rand -base64 32',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT not a URL',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected a URL (http: or https:)',
+    ],
   ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
     const ended = await boot({ ...VALID, ...spoiled });
     expect(ended.code).toBe(1);
