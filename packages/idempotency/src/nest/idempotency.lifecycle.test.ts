@@ -39,6 +39,13 @@ async function boot(store: IdempotencyStore) {
 const run = (coordinator: IdempotencyCoordinator, key = `k-${Math.random()}`) =>
   coordinator.run({ operation: 'op', key, fingerprint: 'f' }, async () => 'done');
 
+/** What a service whose store did not answer at boot shows: the warning, requests refused 503, health down. */
+async function expectFailingClosed({ warnings, coordinator, check }: Awaited<ReturnType<typeof boot>>): Promise<void> {
+  expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
+  await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
+}
+
 /** A proxy in front of a shared server, not listening yet: the server is "down" until `start()`. */
 async function downProxy(target: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
   const url = new URL(target);
@@ -103,12 +110,9 @@ describe('IdempotencyModule and the store lifecycle', () => {
     await server.stop(); // nothing listens on its port any more
     const client = createRedisClient(server.url, { retryStrategy: () => null });
     client.on('error', () => undefined);
-    const { app, check, coordinator, warnings } = await boot(new RedisStore({ client, prefix, ownsClient: true }));
-
-    expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
-    await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
-    await app.close();
+    const booted = await boot(new RedisStore({ client, prefix, ownsClient: true }));
+    await expectFailingClosed(booted);
+    await booted.app.close();
   });
 
   it('PostgreSQL down at boot under migrateOnConnect: fails closed and reports down, then migrates and serves once it is back', async () => {
@@ -116,11 +120,10 @@ describe('IdempotencyModule and the store lifecycle', () => {
     const { proxy, url } = await downProxy(DATABASE_URL, 5432);
     const store = new PostgresStore({ pool: createPostgresPool(url, { max: 4 }), schema, ownsPool: true, migrateOnConnect: true });
     const admin = createPostgresPool(DATABASE_URL, { max: 1 });
-    const { app, check, coordinator, warnings } = await boot(store);
+    const booted = await boot(store);
+    const { app, check, coordinator } = booted;
     try {
-      expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
-      await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
-      expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
+      await expectFailingClosed(booted);
 
       await proxy.start();
       expect(await untilUp(check)).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' } } });
@@ -141,11 +144,10 @@ describe('IdempotencyModule and the store lifecycle', () => {
     const { proxy, url } = await downProxy(REDIS_URL, 6379);
     const client = createRedisClient(url);
     client.on('error', () => undefined);
-    const { app, check, coordinator, warnings } = await boot(new RedisStore({ client, prefix, ownsClient: true }));
+    const booted = await boot(new RedisStore({ client, prefix, ownsClient: true }));
+    const { app, check, coordinator } = booted;
     try {
-      expect(warnings).toEqual([expect.stringContaining('lifecycle: the idempotency store did not answer at boot')]);
-      await expect(run(coordinator)).rejects.toBeInstanceOf(StoreUnavailableError);
-      expect(await check()).toMatchObject({ status: 'error', error: { idempotencyStore: { status: 'down' } } });
+      await expectFailingClosed(booted);
 
       await proxy.start();
       expect(await untilUp(check)).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' } } });
