@@ -176,6 +176,12 @@ export class StoredAnswerUnreadableError extends IdempotencyError {
   readonly httpStatus = 500;
 }
 
+/** How a {@link RecordVersionError} names what it found, for the values that are not a version. */
+const RECORD_FOUND: Readonly<Record<string, string>> = {
+  none: 'carries no format version (it predates them)',
+  damaged: 'is damaged (its layout does not parse)',
+};
+
 /**
  * A store met a record in a format version this library does not read: one
  * written by a newer release of this package, or by an older one from
@@ -190,14 +196,14 @@ export class RecordVersionError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:record-version';
   readonly httpStatus = 500;
   constructor(
-    /** The version the record carries, as found (`none` for a record from before versions). */
+    /** The version the record carries, as found (`none` for a record from before versions, `damaged` for one whose layout does not parse). */
     readonly foundVersion: string,
     /** The version this library reads and writes. */
     readonly supportedVersion: number,
     options?: { cause?: unknown },
   ) {
     super(
-      `An idempotency record ${foundVersion === 'none' ? 'carries no format version (it predates them)' : `is in format version ${foundVersion}`}, ` +
+      `An idempotency record ${RECORD_FOUND[foundVersion] ?? `is in format version ${foundVersion}`}, ` +
         `but this library reads version ${supportedVersion} only: it is neither replayed, executed again nor overwritten`,
       options,
     );

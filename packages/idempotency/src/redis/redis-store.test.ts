@@ -332,4 +332,26 @@ describe('RedisStore record formats', () => {
       await client.set(redisKey(recordKey), '9\nanything', 'PX', RETENTION_MS);
     });
   });
+
+  test.each([
+    ['a length overwritten', (v: string) => `${v.slice(0, 3)}x${v.slice(4)}`],
+    ['a value cut to its version', () => '1\n'],
+    ['a fingerprint length past the end', (v: string) => v.replace(/^1\nc4:/, '1\nc9999:')],
+    ['no line after the epoch', (v: string) => v.slice(0, v.indexOf('\n', 2))],
+  ])('a damaged record (%s) is refused as damaged, never as an outage that fails open', async (_damage, damage) => {
+    const recordKey = newRecordKey();
+    await claimedEpoch(recordKey, 'owner-a');
+    expect(await store.complete(recordKey, 'owner-a', 'the answer', RETENTION_MS)).toBe(true);
+    const value = (await client.get(redisKey(recordKey)))!;
+    await client.set(redisKey(recordKey), damage(value), 'KEEPTTL');
+    await expectRefused(recordKey, 'damaged');
+    const refused = (await claim(recordKey, 'me').catch((error: unknown) => error)) as Error;
+    expect(refused.message).toContain('is damaged');
+  });
+
+  test('the coordinator answers a damaged record with the error, even failing open: no replay, no second execution', async () => {
+    await expectCoordinatorRefuses(store, async (recordKey) => {
+      await client.set(redisKey(recordKey), '1\ncx:fp', 'PX', RETENTION_MS);
+    });
+  });
 });

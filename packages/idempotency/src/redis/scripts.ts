@@ -55,15 +55,20 @@ local function record(key)
   if not value then return nil end
   if type(value) ~= 'string' then return nil, 'none' end
   if string.sub(value, 1, 2) ~= '${RECORD_FORMAT}\\n' then return nil, string.sub(string.match(value, '^[^\\n]*'), 1, 32) end
-  local fpColon = string.find(value, ':', 4, true)
-  local ownerAt = fpColon + 1 + tonumber(string.sub(value, 4, fpColon - 1))
-  local ownerColon = string.find(value, ':', ownerAt, true)
-  local epochAt = ownerColon + 1 + tonumber(string.sub(value, ownerAt, ownerColon - 1))
-  local newline = string.find(value, '\\n', epochAt, true)
+  -- Each length and offset is checked: a damaged record (a byte overwritten, a value cut short) answers
+  -- 'damaged', refused like an unknown version, and never raises a script error, which the store would
+  -- report as an outage and an operation that fails open would answer by running its action again.
+  local state, fpLength, fpAt = string.match(value, '^${RECORD_FORMAT}\\n([pwc])(%d+):()')
+  if not state then return nil, 'damaged' end
+  local ownerLength, ownerAt = string.match(value, '^(%d+):()', fpAt + tonumber(fpLength))
+  if not ownerLength then return nil, 'damaged' end
+  local epochAt = ownerAt + tonumber(ownerLength)
+  local epoch, body = string.match(value, '^(%d*)\\n()', epochAt)
+  if not epoch then return nil, 'damaged' end
   return {
-    state = string.sub(value, 3, 3), fp = string.sub(value, fpColon + 1, ownerAt - 1),
-    owner = string.sub(value, ownerColon + 1, epochAt - 1), epoch = string.sub(value, epochAt, newline - 1),
-    head = string.sub(value, 4, epochAt - 1), value = value, body = newline + 1,
+    state = state, fp = string.sub(value, fpAt, fpAt + tonumber(fpLength) - 1),
+    owner = string.sub(value, ownerAt, epochAt - 1), epoch = epoch,
+    head = string.sub(value, 4, epochAt - 1), value = value, body = body,
   }
 end
 `;
