@@ -38,17 +38,30 @@ export class NestingDepthPipe implements PipeTransform {
   }
 }
 
-/** Whether `value` nests objects or arrays more than `maxDepth` deep; iterative, so any depth is measured. */
+/**
+ * Whether `value` nests objects or arrays more than `maxDepth` deep. It walks
+ * depth first with one frame per level of the current path, never recursion:
+ * any depth is measured, and the memory it takes grows with the depth walked
+ * (at most `maxDepth` frames), not with the size of a large flat body.
+ */
 function nestedDeeper(value: unknown, maxDepth: number): boolean {
-  const pending: Array<{ node: object; depth: number }> = [];
-  if (typeof value === 'object' && value !== null) pending.push({ node: value, depth: 1 });
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    if (next.depth > maxDepth) return true;
-    // A Buffer or a typed array (a raw body) holds numbers, never nesting.
-    if (ArrayBuffer.isView(next.node)) continue;
-    for (const child of Object.values(next.node)) {
-      if (typeof child === 'object' && child !== null) pending.push({ node: child, depth: next.depth + 1 });
+  if (!isNode(value)) return false;
+  const path: Array<Iterator<unknown>> = [children(value)];
+  while (path.length > 0) {
+    const next = path[path.length - 1]!.next();
+    if (next.done) path.pop();
+    else if (isNode(next.value)) {
+      if (path.length >= maxDepth) return true;
+      path.push(children(next.value));
     }
   }
   return false;
+}
+
+const isNode = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/** A node's own enumerable values, one at a time; a Buffer or a typed array (a raw body) holds numbers, never nesting. */
+function* children(node: object): Generator<unknown> {
+  if (ArrayBuffer.isView(node)) return;
+  for (const key in node) if (Object.hasOwn(node, key)) yield (node as Record<string, unknown>)[key];
 }
