@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -12,29 +13,48 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Digits only: `z.coerce.number` would take " " (0), "0x4e20" and "3e4" too. */
 const int = (min: number, max: number, fallback: number) => {
   const expected = `an integer from ${min} to ${max}`;
-  return z.coerce
-    .number({ error: expected })
-    .refine((n) => Number.isInteger(n) && n >= min && n <= max, { error: expected })
+  return z
+    .string({ error: expected })
+    .regex(/^\d{1,16}$/, { error: expected })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, { error: expected })
     .default(fallback);
 };
 
-const url = (fallback: string, ...protocols: string[]) =>
+const url = (...protocols: string[]) =>
   z
     .string()
-    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` })
-    .default(fallback);
+    .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` });
 
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
   z.enum(values, { error: `one of ${values.join(', ')}` }).default(fallback);
+
+/** Where to listen: an IP address, or a host name (RFC 1123 labels), checked before `listen` fails on it. */
+const HOST = 'an IP address or a host name of letters, digits, dots and dashes (127.0.0.1, ::, localhost)';
+const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*$/i;
+const host = z.string({ error: HOST }).refine((value) => isIP(value) !== 0 || HOST_NAME.test(value), { error: HOST });
+
+/**
+ * `IDEMPOTENCY_KEY_HASH_SECRET`, the HMAC key of the key hashes in logs,
+ * metrics and spans (`hashKey`). At least 32 characters: whoever reads the
+ * logs and knows one key (their own request's) can test candidate secrets
+ * offline against its hash, and with the secret recover every guessable
+ * key (an order number) from its hash. 32 characters of
+ * `openssl rand -base64 32` are 192 bits, the strength of the 32 random
+ * bytes a process draws for itself when the variable is unset.
+ */
+const KEY_HASH_SECRET = 'at least 32 characters, e.g. from openssl rand -base64 32';
+const keyHashSecret = z.string({ error: KEY_HASH_SECRET }).min(32, { error: KEY_HASH_SECRET });
 
 /** A token: long enough not to be guessed, printable, no spaces. */
 const TOKEN = 'tokens of 16 to 256 printable characters, no spaces';
 const token = z.string({ error: TOKEN }).regex(/^[\x21-\x7e]{16,256}$/, { error: TOKEN });
 
 const schema = z.object({
-  HOST: z.string().default('127.0.0.1'),
+  HOST: host.default('127.0.0.1'),
   PORT: int(0, 65535, 3002),
   /**
    * Where the idempotency records live: PostgreSQL, and nowhere else. The
@@ -50,7 +70,7 @@ const schema = z.object({
       error: 'postgres, with DATABASE_URL naming the database that keeps the records and the ledger (each charge commits with its record)',
     })
     .default('postgres'),
-  DATABASE_URL: url('postgres://postgres@127.0.0.1:5432/postgres', 'postgres:', 'postgresql:'),
+  DATABASE_URL: url('postgres:', 'postgresql:').default('postgres://postgres@127.0.0.1:5432/postgres'),
   /** A retry arriving while its first attempt still runs: waits for its answer, or is refused with 409. */
   IN_FLIGHT: oneOf(['wait', 'reject'], 'wait'),
   /** A request while the store is down: 503 (`fail-closed`), or run unprotected (`fail-open`). */
@@ -61,19 +81,30 @@ const schema = z.object({
   PAYMENTS_TOKEN: token,
   /** How charges arrive besides `POST /charges`: `amqp` also consumes them from `CHARGE_QUEUE`. */
   CHARGE_TRANSPORT: oneOf(['http', 'amqp'], 'http'),
-  AMQP_URL: url('amqp://guest:guest@127.0.0.1:5672', 'amqp:', 'amqps:'),
+  AMQP_URL: url('amqp:', 'amqps:').default('amqp://guest:guest@127.0.0.1:5672'),
   CHARGE_QUEUE: z
     .string()
     .regex(/^[\w.:-]{1,200}$/, { error: 'a name of 1 to 200 letters, digits, dots, colons, dashes or underscores' })
     .default('payments.charges'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  /** Read by the library itself (`hashKey`) and by `tracing.ts`: validated here, so a bad value stops the boot too. */
+  IDEMPOTENCY_KEY_HASH_SECRET: keyHashSecret.optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url('http:', 'https:').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url('http:', 'https:').optional(),
 });
 
 /** The validated configuration, as `ConfigService<PaymentsConfig, true>` serves it. */
 export type PaymentsConfig = z.output<typeof schema>;
 
-/** Variables whose values are (or may hold) secrets: a message names them, never what they hold. */
-const SECRETS: ReadonlySet<string> = new Set(['PAYMENTS_TOKEN', 'AMQP_URL', 'DATABASE_URL']);
+/** Variables whose values are (or may hold) secrets: a message names them, never what they hold (an OTLP endpoint may carry credentials). */
+const SECRETS: ReadonlySet<string> = new Set([
+  'PAYMENTS_TOKEN',
+  'AMQP_URL',
+  'DATABASE_URL',
+  'IDEMPOTENCY_KEY_HASH_SECRET',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+]);
 
 /**
  * payments' configuration from `env`.
@@ -88,7 +119,17 @@ export function validateConfig(env: Record<string, unknown>): PaymentsConfig {
     const name = String(issue.path[0]);
     const value = set[name];
     const problem = value === undefined ? ' is not set' : SECRETS.has(name) ? ' is not valid' : `=${JSON.stringify(value)} is not valid`;
-    throw new ConfigError(`${name}${problem}: expected ${issue.message}`);
+    throw new ConfigError(`${name}${problem}: expected ${expectation(issue.message)}`);
   }
   return parsed.data;
+}
+
+/**
+ * What a variable should hold, from an issue's message: this file's own
+ * texts as they are; zod's ("Invalid input: expected string, received
+ * number") reduced to what it expected, so the line still reads
+ * "<NAME> is not valid: expected …".
+ */
+function expectation(message: string): string {
+  return /^[A-Z][\w ]*: expected (.+?)(?:, received .+)?$/.exec(message)?.[1] ?? message;
 }

@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from './payments.test-support';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DATABASE_URL, freePort } from './payments.test-support';
 
 /** The built entry: `npm run build` first (`npm test` does, `pretest`). */
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
@@ -53,6 +55,34 @@ describe('payments started with a bad environment', () => {
       { IDEMPOTENCY_LEASE_MS: '5' },
       'IDEMPOTENCY_LEASE_MS="5" is not valid: expected an integer from 100 to 3600000',
     ],
+    ['PORT blank', { PORT: ' ' }, 'PORT=" " is not valid: expected an integer from 0 to 65535'],
+    ['PORT in hex', { PORT: '0x4e20' }, 'PORT="0x4e20" is not valid: expected an integer from 0 to 65535'],
+    ['PORT in exponent form', { PORT: '3e4' }, 'PORT="3e4" is not valid: expected an integer from 0 to 65535'],
+    [
+      'HOST not a host name',
+      { HOST: 'not a host!' },
+      'HOST="not a host!" is not valid: expected an IP address or a host name of letters, digits, dots and dashes (127.0.0.1, ::, localhost)',
+    ],
+    [
+      "HOST not this machine's",
+      { HOST: '192.0.2.1', DATABASE_URL, LOG_LEVEL: 'silent' }, // the boot got as far as listen: its logs are not the point
+      'cannot listen on HOST="192.0.2.1" PORT=0: listen EADDRNOTAVAIL: address not available 192.0.2.1',
+    ],
+    [
+      'IDEMPOTENCY_KEY_HASH_SECRET too short',
+      { IDEMPOTENCY_KEY_HASH_SECRET: 'hash-secret-of-24-chars' },
+      'IDEMPOTENCY_KEY_HASH_SECRET is not valid: expected at least 32 characters, e.g. from openssl rand -base64 32',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT not a URL',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected a URL (http: or https:)',
+    ],
+    [
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT with credentials, not http',
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://user:secret@collector/v1/traces' },
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not valid: expected a URL (http: or https:)',
+    ],
   ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
     const ended = await boot({ ...VALID, ...spoiled });
     expect(ended.code).toBe(1);
@@ -79,5 +109,50 @@ describe('payments started while what it needs does not answer', () => {
     );
     expect(ended.stdout + ended.stderr).not.toContain('secret');
     expect(ended.stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('payments started as main.ts starts it', () => {
+  const child: { process?: ChildProcess; url?: string } = {};
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const env = { PATH: process.env.PATH ?? '', ...VALID, PORT: String(port), DATABASE_URL, LOG_LEVEL: 'silent' };
+    child.process = spawn(process.execPath, [MAIN], { env, stdio: 'ignore' });
+    child.url = `http://127.0.0.1:${port}`;
+    // Up once /health answers; a boot that fails ends the process, and the wait with it.
+    const exited = once(child.process, 'exit').then(() => Promise.reject(new Error('payments exited at boot')));
+    const answering = (async () => {
+      for (;;) {
+        const ok = await fetch(`${child.url}/health`).then(
+          (response) => response.ok,
+          () => false,
+        );
+        if (ok) return;
+        await sleep(50);
+      }
+    })();
+    await Promise.race([answering, exited]);
+  });
+  afterAll(async () => {
+    if (child.process?.exitCode === null) {
+      const exited = once(child.process, 'exit');
+      child.process.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('refuses a body nested thousands deep (under the 64 KiB limit) with 400 problem+json, not a stack overflow', async () => {
+    const body = `{"orderId":"o-deep","account":"acct-7","amountCents":500,"x":${'['.repeat(30_000)}${']'.repeat(30_000)}}`;
+    expect(body.length).toBeLessThan(64 * 1024);
+    const response = await fetch(`${child.url}/charges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'idempotency-key': `"deep-${randomUUID()}"` },
+      body,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({ status: 400, detail: 'The request body is nested deeper than 32 levels' });
+    expect(child.process?.exitCode).toBeNull();
   });
 });

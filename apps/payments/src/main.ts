@@ -1,6 +1,6 @@
 import './tracing'; // first, before any module it instruments
 import 'reflect-metadata';
-import { drainOnShutdown } from '@idempotency-chain/idempotency/nest';
+import { drainOnShutdown, NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { ValidationPipe } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
@@ -19,15 +19,22 @@ async function bootstrap(): Promise<void> {
     { bufferLogs: true },
   );
   app.useLogger(app.get(Logger));
-  // A body (or a message) that is not a valid DTO is refused with 400 (dead-lettered), before any idempotency record is claimed.
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  // A body (or a message) that is not a valid DTO is refused with 400 (dead-lettered), before any idempotency record is claimed;
+  // so is one nested too deep for ValidationPipe to walk (it would overflow the stack: a 500).
+  app.useGlobalPipes(new NestingDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   // SIGTERM: the requests in flight finish, the unfinished executions end and the spans are sent; then the store closes.
   app.enableShutdownHooks();
   drainOnShutdown(app, { afterDrain: flushSpans });
   // CHARGE_TRANSPORT=amqp: charges also arrive from RabbitMQ; the consumer runs before /health answers.
   await consumeChargesWhenQueued(app);
   const config = app.get<ConfigService<PaymentsConfig, true>>(ConfigService);
-  await app.listen(config.get('PORT', { infer: true }), config.get('HOST', { infer: true }));
+  // The store connects (and migrates) in init: a database that does not answer is its own line, not the listen's.
+  await app.init();
+  const [port, host] = [config.get('PORT', { infer: true }), config.get('HOST', { infer: true })];
+  await app.listen(port, host).catch((error: Error) => {
+    // A host that does not resolve or is not this machine's, a port taken: the environment's to fix.
+    throw new ConfigError(`cannot listen on HOST=${JSON.stringify(host)} PORT=${port}: ${error.message}`);
+  });
 }
 
 // A bad environment, or a database or broker that does not answer, is one line; any other failed boot, its stack. All exit 1.

@@ -1,3 +1,4 @@
+import { NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -31,7 +32,7 @@ export interface BootedPayments extends Target {
 export async function bootPayments(env: Record<string, string> = {}): Promise<BootedPayments> {
   const root = await PaymentsModule.forRoot({ LOG_LEVEL: 'silent', PAYMENTS_TOKEN, DATABASE_URL, ...env });
   const app = await NestFactory.create<NestFastifyApplication>(root, new FastifyAdapter({ bodyLimit: 64 * 1024 }), { logger: false });
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalPipes(new NestingDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   await consumeChargesWhenQueued(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
