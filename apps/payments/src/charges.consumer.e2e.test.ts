@@ -1,5 +1,7 @@
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue';
 import { bootPayments, chargeCount, type BootedPayments } from './payments.test-support';
@@ -107,4 +109,77 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     await eventually(deadLettered);
     expect(await charges(body.orderId)).toBe(0);
   });
+});
+
+describe('payments consuming charge requests from RabbitMQ, /health', () => {
+  const queue = `test.payments.charges.${randomUUID()}`;
+  const broker = new URL(AMQP_URL);
+  const upstream = { host: broker.hostname, port: Number(broker.port || 5672) };
+  /** A TCP relay to the broker that the test can cut and restore: the broker going away and coming back. */
+  const relay = { server: createServer(), sockets: new Set<Socket>(), port: 0 };
+  let payments: BootedPayments;
+
+  const listen = async () => {
+    relay.server = createServer((client) => {
+      const server = connectTcp(upstream.port, upstream.host);
+      for (const socket of [client, server]) {
+        relay.sockets.add(socket);
+        socket.on('close', () => relay.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(server).pipe(client);
+    });
+    relay.server.listen(relay.port, '127.0.0.1');
+    await once(relay.server, 'listening');
+    relay.port = (relay.server.address() as { port: number }).port;
+  };
+  const cut = async () => {
+    const closed = new Promise((resolve) => relay.server.close(resolve));
+    for (const socket of relay.sockets) socket.destroy();
+    await closed;
+  };
+  const health = async () => {
+    const response = await fetch(`${payments.url}/health`);
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+  const healthIs = (status: number) => async () => {
+    const answer = await health();
+    return answer.status === status ? answer : undefined;
+  };
+
+  beforeAll(async () => {
+    await listen();
+    broker.port = String(relay.port);
+    payments = await bootPayments({ CHARGE_TRANSPORT: 'amqp', AMQP_URL: broker.href, CHARGE_QUEUE: queue });
+  });
+  afterAll(async () => {
+    await payments?.app.close();
+    if (relay.server.listening) await cut();
+    const cleanup = connect([AMQP_URL]);
+    const channel = cleanup.createChannel({ json: false });
+    await channel.waitForConnect();
+    await channel.deleteQueue(queue);
+    await channel.deleteQueue(deadLetterQueue(queue));
+    await channel.close();
+    await cleanup.close();
+  });
+
+  it("checks the consumer's broker: up while connected, 503 naming it once the connection is lost, up again once it is back", async () => {
+    expect(await health()).toMatchObject({
+      status: 200,
+      json: { status: 'ok', info: { idempotencyStore: { status: 'up' }, broker: { status: 'up' } } },
+    });
+
+    await cut();
+    expect(await eventually(healthIs(503))).toMatchObject({
+      json: {
+        status: 503,
+        detail: 'Health check failed: broker is down',
+        checks: { idempotencyStore: { status: 'up' }, broker: { status: 'down' } },
+      },
+    });
+
+    await listen(); // the same port: the consumer reconnects by itself
+    expect(await eventually(healthIs(200), 30_000)).toMatchObject({ json: { info: { broker: { status: 'up' } } } });
+  }, 60_000);
 });

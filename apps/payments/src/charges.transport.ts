@@ -1,6 +1,8 @@
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Transport, type RmqOptions } from '@nestjs/microservices';
+import type { HealthIndicatorResult } from '@nestjs/terminus';
+import type { Observable } from 'rxjs';
 import { chargeQueueOptions, declareChargeQueues } from './charge-queue';
 import type { PaymentsConfig } from './config';
 
@@ -15,6 +17,36 @@ function chargeConsumerOptions(url: string, queue: string): RmqOptions {
     transport: Transport.RMQ,
     options: { urls: [url], queue, queueOptions: chargeQueueOptions(queue), noAck: false, prefetchCount: 1, persistent: true },
   };
+}
+
+/**
+ * The consumer's connection to the broker, for `/health` under
+ * `CHARGE_TRANSPORT=amqp` (`TRANSPORT_HEALTH_CHECKS`): `watch` follows the
+ * RMQ server's status once `consumeChargesWhenQueued` attaches it.
+ */
+@Injectable()
+export class ChargeConsumerHealth {
+  /** Why no charge is consumed now, from the consumer's last status; `undefined` while connected. */
+  private down: string | undefined = 'not connected to the broker yet';
+
+  /** Follow the consumer's status (`INestMicroservice.status`, replaying the last one). */
+  watch(status: Observable<string>): void {
+    // RmqStatus is a const enum of @nestjs/microservices' types, not a value at runtime: compared as strings.
+    // `blocked` is left out: the broker blocks connections that publish, and the consumer only consumes and acks.
+    status.subscribe((status) => {
+      if (status === 'connected') this.down = undefined;
+      else if (status === 'disconnected') this.down = 'the broker connection is lost';
+    });
+  }
+
+  /**
+   * The broker's health under `key`, for `/health`: `down` while the
+   * consumer is not connected, when charges wait in the queue; `up` once it
+   * is (re)connected.
+   */
+  isHealthy(key = 'broker'): HealthIndicatorResult {
+    return { [key]: this.down === undefined ? { status: 'up' } : { status: 'down', message: this.down } };
+  }
 }
 
 /**
@@ -38,6 +70,7 @@ export async function consumeChargesWhenQueued(app: INestApplication): Promise<v
   const queue = config.get('CHARGE_QUEUE', { infer: true });
   await app.init();
   await declareChargeQueues(url, queue);
-  app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
+  const consumer = app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
+  app.get(ChargeConsumerHealth).watch(consumer.status);
   await app.startAllMicroservices();
 }

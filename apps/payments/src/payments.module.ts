@@ -8,8 +8,9 @@ import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { ChargesConsumer } from './charges.consumer';
 import { ChargeService } from './charges.service';
+import { ChargeConsumerHealth } from './charges.transport';
 import { validateConfig, type PaymentsConfig } from './config';
-import { HealthController } from './health.controller';
+import { HealthController, TRANSPORT_HEALTH_CHECKS } from './health.controller';
 import { ledgerProvider } from './ledger.provider';
 import { jsonLogs } from './logs';
 import { MetricsController } from './metrics.controller';
@@ -70,7 +71,19 @@ export class PaymentsModule {
       ],
       // ChargesConsumer's handler is called only once `consumeChargesWhenQueued` has attached the consumer (`CHARGE_TRANSPORT=amqp`).
       controllers: [PaymentsController, ChargesConsumer, HealthController, MetricsController],
-      providers: [ledgerProvider, ChargeService, { provide: APP_FILTER, useClass: ProblemDetailsFilter }],
+      providers: [
+        ledgerProvider,
+        ChargeService,
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        // Under CHARGE_TRANSPORT=amqp /health checks the consumer's broker too.
+        ChargeConsumerHealth,
+        {
+          provide: TRANSPORT_HEALTH_CHECKS,
+          inject: [ConfigService, ChargeConsumerHealth],
+          useFactory: (config: ConfigService<PaymentsConfig, true>, consumer: ChargeConsumerHealth) =>
+            config.get('CHARGE_TRANSPORT', { infer: true }) === 'amqp' ? [() => consumer.isHealthy('broker')] : [],
+        },
+      ],
     };
   }
 }
