@@ -8,7 +8,8 @@ import type { LabEvent } from './timeline';
 
 // One key-hash secret for every process of a lab and for the runner reading
 // their logs (the services inherit this environment): their hashes correlate.
-process.env[KEY_HASH_SECRET_ENV] ??= 'idempotency-chain-lab';
+// At least 32 characters, as each app's configuration requires of it.
+process.env[KEY_HASH_SECRET_ENV] ??= 'idempotency-chain-lab-key-hash-secret';
 
 /** The three services, outermost first. */
 export const SERVICES = ['gateway', 'orders', 'payments'] as const;
