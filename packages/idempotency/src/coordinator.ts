@@ -5,6 +5,7 @@ import type { AnswerEncryptionOptions } from './encryption-keys';
 import {
   InFlightError,
   isRecordVersionError,
+  isSchemaVersionError,
   KeyReusedError,
   ResultNotStoredError,
   StoredAnswerUnreadableError,
@@ -322,6 +323,8 @@ export class IdempotencyCoordinator {
         // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
         if (isRecordVersionError(error)) throw this.refused(error, report);
         report(IdempotencyOutcome.StoreError, { error });
+        // A store that answers but lacks its schema would let every request through unprotected: refuse instead.
+        if (isSchemaVersionError(error)) throw error;
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
         return { execution: new Execution(store, recordKey, owner, 0, policy, report), waited };

@@ -210,6 +210,36 @@ export class RecordVersionError extends IdempotencyError {
   }
 }
 
+/**
+ * A store's schema is not the one this library needs: PostgreSQL tables from
+ * an older release (a migration not applied yet), or none at all. The store
+ * answers, so this is a deploy to finish, not an outage to ride out: the
+ * request is refused, never run unprotected (not even under `fail-open`),
+ * and the store's `ping()` rejects with it, so its health check is down
+ * until `migrate()` has run. 500.
+ *
+ * @public
+ */
+export class SchemaVersionError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:schema-version';
+  readonly httpStatus = 500;
+  constructor(
+    /** The schema the store was given. */
+    readonly schema: string,
+    /** The newest migration applied to it (0 when it has none). */
+    readonly foundVersion: number,
+    /** The migration this library needs. */
+    readonly requiredVersion: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `The idempotency store's schema "${schema}" is at migration ${foundVersion}, but this library needs ` +
+        `${requiredVersion}: run migrate() (or set migrateOnConnect); requests are refused until then`,
+      options,
+    );
+  }
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -252,6 +282,12 @@ export const isStoredAnswerUnreadableError = is<StoredAnswerUnreadableError>('St
  * @public
  */
 export const isRecordVersionError = is<RecordVersionError>('RecordVersionError');
+/**
+ * True for a `SchemaVersionError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
+export const isSchemaVersionError = is<SchemaVersionError>('SchemaVersionError');
 /**
  * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
  *

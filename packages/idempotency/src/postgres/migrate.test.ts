@@ -72,7 +72,7 @@ describe('migrate', () => {
   test("runs from a store's connect() under migrateOnConnect, and only then", async () => {
     const schema = newSchema();
     const plain = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
-    await plain.connect();
+    await expect(plain.connect()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 0 });
     expect((await pool.query(`SELECT to_regnamespace('"${schema}"') AS s`)).rows[0].s).toBeNull();
     const migrating = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     await migrating.connect();
@@ -107,6 +107,29 @@ describe('migrate', () => {
       await store.close();
       await proxied.end();
       await proxy.stop();
+    }
+  });
+
+  test('gives up on a table lock it would wait for past lockTimeoutMs, changing nothing, and applies once the lock is free', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const holder = await pool.connect();
+    try {
+      // An open transaction that read the table holds a lock the ALTER of migration 2 must wait for.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+      await expect(migrate(pool, { schema, lockTimeoutMs: 100 })).rejects.toMatchObject({ code: '55P03' });
+      expect(await versions(schema)).toEqual([1]);
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    expect(await migrate(pool, { schema, lockTimeoutMs: 100 })).toEqual([2]);
+  });
+
+  test('refuses a lockTimeoutMs that is not a positive integer', async () => {
+    for (const lockTimeoutMs of [0, -1, 1.5, Number.NaN]) {
+      await expect(migrate(pool, { schema: newSchema(), lockTimeoutMs })).rejects.toThrow(RangeError);
     }
   });
 

@@ -9,6 +9,15 @@ import { MIGRATIONS, type Migration } from './migrations';
 export interface MigrateOptions {
   /** The schema that holds the store's tables; created if missing. Default `public`. */
   schema?: string;
+  /**
+   * How long a migration waits for a table lock before it gives up, in
+   * milliseconds. An `ALTER TABLE` waits behind every open transaction on the
+   * table, and every query that comes after waits behind it: on a busy store
+   * an unbounded wait stops all traffic. Given up, `migrate()` rejects and
+   * changes nothing; call it again (under `migrateOnConnect` the next request
+   * does). Default 3000.
+   */
+  lockTimeoutMs?: number;
   /** @internal The migrations to apply (tests); default the package's own. */
   migrations?: readonly Migration[];
 }
@@ -34,11 +43,17 @@ export interface MigrateOptions {
 export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<number[]> {
   const schema = quoteSchema(options.schema ?? 'public');
   const migrations = [...(options.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
+  const lockTimeoutMs = options.lockTimeoutMs ?? 3000;
+  if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs <= 0) {
+    throw new RangeError(`lockTimeoutMs must be a positive integer (got ${String(lockTimeoutMs)})`);
+  }
   const client = await pool.connect();
   let failed: Error | undefined;
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`idempotency-chain:migrate:${schema}`]);
+    // Set once the migrators' turn is ours: a replica waiting for another one's migration is not a lock to give up on.
+    await client.query(`SET LOCAL lock_timeout = ${lockTimeoutMs}`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${schema}.idempotency_schema_versions (
@@ -68,6 +83,28 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   } finally {
     client.release(failed);
   }
+}
+
+/**
+ * The newest migration applied to `schema` (quoted), or 0 when it has none
+ * (no schema, or no versions table).
+ */
+export async function schemaVersion(pool: Pool, schema: string): Promise<number> {
+  try {
+    const { rows } = await pool.query<{ version: number }>(
+      `SELECT coalesce(max(version), 0)::int AS version FROM ${schema}.idempotency_schema_versions`,
+    );
+    return rows[0]?.version ?? 0;
+  } catch (error) {
+    if (isUndefinedObject(error)) return 0;
+    throw error;
+  }
+}
+
+/** PostgreSQL's answer for a schema, table or column that is not there: a schema behind, not a database down. */
+export function isUndefinedObject(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '3F000' || code === '42P01' || code === '42703';
 }
 
 /** A schema name as a quoted identifier; only plain lower-case names, so no quoting surprises. */

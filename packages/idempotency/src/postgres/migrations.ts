@@ -43,3 +43,6 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
+
+/** The newest migration: the schema version this release reads and writes. */
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));

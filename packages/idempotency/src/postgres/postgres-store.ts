@@ -14,9 +14,10 @@ import { queryRetryingConflicts } from './conflicts';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
-import { migrate, quoteSchema } from './migrate';
+import { isUndefinedObject, migrate, quoteSchema, schemaVersion } from './migrate';
+import { SCHEMA_VERSION } from './migrations';
 import { operatorStatements, RECORD_FORMAT, statements, type OperatorStatements, type Statements } from './sql';
-import { RecordVersionError } from '../errors';
+import { RecordVersionError, SchemaVersionError } from '../errors';
 
 /**
  * Options of {@link PostgresStore}.
@@ -66,7 +67,10 @@ export interface PostgresStoreOptions {
    * `ping()`, one attempt at a time, until one succeeds. Until then every
    * operation rejects (requests fail closed) and `ping()` rejects (health
    * down), so a database that comes back after boot is migrated and served
-   * without a restart. Default `false`: the schema is yours to migrate.
+   * without a restart. Default `false`: the schema is yours to migrate, and
+   * the store checks before its first statement that it is at the version
+   * this release needs; while it is not, every operation and `ping()`
+   * reject with `SchemaVersionError` (never fail open on it).
    */
   migrateOnConnect?: boolean;
 }
@@ -162,10 +166,11 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   /** One wait per record however many requests wait on it; `close()` resolves them all. */
   private readonly waits: SignalledWaits;
   private closed = false;
-  /** Whether the schema is ready: migrated under `migrateOnConnect`, yours otherwise. */
-  private migrated: boolean;
-  /** The migration in flight under `migrateOnConnect`, shared by every caller; cleared when it fails. */
-  private migration: Promise<void> | undefined;
+  private readonly migrateOnConnect: boolean;
+  /** Whether the schema was found at {@link SCHEMA_VERSION} (migrated first under `migrateOnConnect`). */
+  private schemaReady = false;
+  /** That check (and migration) in flight, shared by every caller; cleared when it fails. */
+  private readiness: Promise<void> | undefined;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'public';
@@ -178,7 +183,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     this.waits = new SignalledWaits(positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000));
     this.fenceRetentionMs = positiveMs('fenceRetentionMs', options.fenceRetentionMs ?? 24 * 60 * 60 * 1000);
     this.ownsPool = options.ownsPool ?? false;
-    this.migrated = !(options.migrateOnConnect ?? false);
+    this.migrateOnConnect = options.migrateOnConnect ?? false;
     this.schema = schema;
     const pool = this.pool;
     this.listener = new CompletionListener(options.listenClient ?? (() => new Client(pool.options)), `"${this.channel}"`);
@@ -190,8 +195,20 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     }
   }
 
-  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
     await this.ready();
+    try {
+      return await this.claimRecord(request);
+    } catch (error) {
+      // A table or column gone since the check: the coordinator must refuse, not fail open on it.
+      if (!isUndefinedObject(error)) throw error;
+      this.schemaReady = false;
+      const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => 0);
+      throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
+    }
+  }
+
+  private async claimRecord({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
     const lease = positiveMs('leaseMs', leaseMs);
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
       const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease]);
@@ -347,13 +364,13 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   /**
-   * Resolve when the database answers `SELECT 1` and, under
-   * `migrateOnConnect`, the migrations are applied (applying them first when
-   * they were not yet).
+   * Resolve when the database answers and its schema is at the version this
+   * release needs, applying the migrations first under `migrateOnConnect`;
+   * reject with `SchemaVersionError` while it is behind.
    */
   async ping(): Promise<void> {
     await this.ready();
-    await this.pool.query('SELECT 1');
+    await this.checkSchema();
   }
 
   /** Resolve pending waits, stop the sweep, end the LISTEN connection and the renewals' pool, and the pool if owned. */
@@ -368,23 +385,33 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   /**
-   * Refuse a closed store; under `migrateOnConnect`, apply the migrations
-   * unless an earlier call did (one attempt at a time: concurrent callers
-   * share it, and the next caller after a failure tries again).
+   * Refuse a closed store, and one whose schema is behind this release:
+   * under `migrateOnConnect`, apply the migrations first. Done once, one
+   * attempt at a time (concurrent callers share it; the next caller after a
+   * failure tries again).
    */
   private async ready(): Promise<void> {
     if (this.closed) throw new Error('PostgresStore is closed');
-    if (this.migrated) return;
-    this.migration ??= migrate(this.pool, { schema: this.schema }).then(
+    if (this.schemaReady) return;
+    this.readiness ??= (async () => {
+      if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema });
+      await this.checkSchema();
+    })().then(
       () => {
-        this.migrated = true;
+        this.schemaReady = true;
       },
       (error: unknown) => {
-        this.migration = undefined;
+        this.readiness = undefined;
         throw error;
       },
     );
-    await this.migration;
+    await this.readiness;
+  }
+
+  /** Reject with `SchemaVersionError` unless `schema` is at {@link SCHEMA_VERSION} or later. */
+  private async checkSchema(): Promise<void> {
+    const found = await schemaVersion(this.pool, quoteSchema(this.schema));
+    if (found < SCHEMA_VERSION) throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION);
   }
 }
 

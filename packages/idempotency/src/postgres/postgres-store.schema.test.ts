@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { createPostgresPool, migrate, PostgresStore } from '.';
+import { IdempotencyCoordinator } from '../coordinator';
+import { MIGRATIONS } from './migrations';
+import { DATABASE_URL } from '../../test/support/postgres';
+
+// A store whose database answers but whose schema is behind this release must refuse, never run a request
+// unprotected: fail-open is for a store that cannot be reached, and this one would let every request through.
+let pool: Pool;
+const schemas: string[] = [];
+const newSchema = () => {
+  const schema = `idem_schema_${randomBytes(6).toString('hex')}`;
+  schemas.push(schema);
+  return schema;
+};
+
+beforeAll(() => {
+  pool = createPostgresPool(DATABASE_URL, { max: 6 });
+});
+
+afterAll(async () => {
+  for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+});
+
+const failOpen = (store: PostgresStore) =>
+  new IdempotencyCoordinator({ service: 'payments', store, defaults: { onStoreFailure: 'fail-open' } });
+
+const charge = (coordinator: IdempotencyCoordinator, ran: string[], key: string) =>
+  coordinator.run({ operation: 'payments.charge', key, fingerprint: 'f' }, async () => {
+    ran.push(key);
+    return 'charged';
+  });
+
+describe('PostgresStore on a schema behind this release', () => {
+  test('a schema one migration behind: ping is down, a fail-open request is refused and not run, until migrate()', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      const behind = { name: 'SchemaVersionError', schema, foundVersion: 1, requiredVersion: 2, httpStatus: 500 };
+      await expect(store.ping()).rejects.toMatchObject(behind);
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(behind);
+      await expect(store.ping()).rejects.toThrow(`schema "${schema}" is at migration 1, but this library needs 2: run migrate()`);
+      expect(ran).toEqual([]);
+
+      await migrate(pool, { schema });
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('no schema at all: found version 0, nothing created, nothing run', async () => {
+    const schema = newSchema();
+    const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      await expect(store.connect()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 0 });
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError' });
+      expect(ran).toEqual([]);
+      expect((await pool.query(`SELECT to_regnamespace('"${schema}"') AS s`)).rows[0].s).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a table dropped after the check: the claim is refused as a schema error, not failed open', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      const coordinator = failOpen(store);
+      await expect(charge(coordinator, ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      await pool.query(`DROP TABLE "${schema}".idempotency_records`);
+      await expect(charge(coordinator, ran, 'k2')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 2 });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a database that does not answer is still an outage: fail-open runs the request unprotected', async () => {
+    const down = createPostgresPool('postgres://postgres@127.0.0.1:1/postgres', { max: 1 });
+    const store = new PostgresStore({ pool: down, schema: newSchema(), sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+      await down.end();
+    }
+  });
+});
