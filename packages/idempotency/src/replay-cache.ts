@@ -1,5 +1,5 @@
 /**
- * Bounds of a {@link ReplayCache}.
+ * Bounds of the replay cache: the answers this process keeps in memory.
  *
  * @public
  */

@@ -103,6 +103,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   private readonly logger = new Logger('IdempotencyModule');
   private draining: Promise<void> | undefined;
 
+  /** @internal Made by Nest's injector. */
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     private readonly coordinator: IdempotencyCoordinator,
