@@ -1,5 +1,6 @@
 import { deriveHopKey } from '@idempotency-chain/http-client';
 import { IdempotencyCoordinator, MemoryStore, type RequestIdentity } from '@idempotency-chain/idempotency';
+import { redisRecordKey } from '@idempotency-chain/idempotency/redis';
 import type { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { DATABASE_URL } from './pg-tools';
@@ -73,8 +74,11 @@ async function withDatabase<T>(use: (client: Client) => Promise<T>): Promise<T> 
 /** The row of one record: `PostgresStore` keeps one per record key, in `idempotency_records`. */
 const RECORD_ROW = 'FROM idempotency_records WHERE store_key = $1';
 
-/** A record's keys in Redis: `RedisStore` names each after the record key (a hash, so the glob matches no other record's). */
-const redisKeysOf = (recordKey: string) => `*${recordKey}*`;
+/**
+ * A record's keys in Redis, whatever the prefix: `RedisStore` names each after its hash tag, the record key in
+ * base64url (`{<tag>}`, with no character a glob reads as special), so the glob matches no other record's.
+ */
+const redisKeysOf = (recordKey: string) => `*${redisRecordKey(recordKey, '')}*`;
 
 /** The hops whose records are in `store`, with their record keys. */
 const recordsIn = (store: 'redis' | 'postgres', keys: Record<Service, string>) =>

@@ -1,4 +1,4 @@
-import { RedisStore } from '@idempotency-chain/idempotency/redis';
+import { RedisStore, redisRecordKey } from '@idempotency-chain/idempotency/redis';
 import type { Redis } from 'ioredis';
 import { createHash, randomUUID } from 'node:crypto';
 import { startRedisServer, type PrivateRedisServer } from './processes';
@@ -24,8 +24,6 @@ const BATCH = 10_000;
 /** Interleaved rounds: the machine is shared, so many short runs beat a few long ones. */
 const ROUNDS = SETTINGS.quick ? 2 : 8;
 const RUN_S = SETTINGS.quick ? 0.5 : 1;
-/** What the store calls its keys by default. */
-const PREFIX = 'idem:';
 
 const hex = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -102,7 +100,7 @@ export async function liveRecords(log: (line: string) => void): Promise<SectionR
         `on each a \`RedisStore\` on one ioredis connection, and ${CONCURRENCY} concurrent loops (the store case's headline concurrency) of claim (a fresh key) + complete ` +
         `(the ${STORED_ANSWER_BYTES}-byte answer of section 8), ${RUN_S} s per run, ${ROUNDS} rounds alternating which store goes first; the ratio is run by run, then its median. ` +
         `The records are loaded by a Lua script run on the loaded server (\`SET <key> <value> PX <24 h>\` in a loop, ${fmt.int(BATCH)} records per call): the value is copied byte for byte ` +
-        'from a record the store wrote through the coordinator, under keys shaped as the store names them (`idem:{<64 hex digits>}`); a claim of one loaded key is checked to replay the answer.',
+        'from a record the store wrote through the coordinator, under the keys the store names records by (`redisRecordKey`: `idem:{<the record key in base64url>}`); a claim of one loaded key is checked to replay the answer.',
       tables: [
         {
           headers: ['store', 'records before the runs', 'cycles/s', 'vs empty'],
@@ -149,33 +147,30 @@ export async function liveRecords(log: (line: string) => void): Promise<SectionR
 }
 
 /**
- * Writes records `ARGV[4]..ARGV[5]`: the value `ARGV[2]` with a TTL of
- * `ARGV[3]` ms under `<ARGV[1]>{<64 hex digits>}`, a key shaped as the store
- * names a record (the hex digits from SHA-1s of the record's number, which
- * Redis computes itself). Keys a script does not declare: a standalone
- * server of this section's own, never a Cluster.
+ * Writes the value `ARGV[1]` with a TTL of `ARGV[2]` ms under each key of
+ * `ARGV[3]..`: keys a script does not declare, on a standalone server of
+ * this section's own, never a Cluster.
  */
 const LOAD_SCRIPT = `
-for i = tonumber(ARGV[4]), tonumber(ARGV[5]) do
-  local id = redis.sha1hex('live:' .. i)
-  redis.call('SET', ARGV[1] .. '{' .. id .. string.sub(redis.sha1hex(id), 1, 24) .. '}', ARGV[2], 'PX', ARGV[3])
-end
+for i = 3, #ARGV do redis.call('SET', ARGV[i], ARGV[1], 'PX', ARGV[2]) end
 return 1
 `;
 
-/** `PTTL` of the records `LOAD_SCRIPT` wrote as `ARGV[2]..ARGV[3]` under the prefix `ARGV[1]`. */
+/** `PTTL` of each key of `ARGV`. */
 const TOUCH_SCRIPT = `
-for i = tonumber(ARGV[2]), tonumber(ARGV[3]) do
-  local id = redis.sha1hex('live:' .. i)
-  redis.call('PTTL', ARGV[1] .. '{' .. id .. string.sub(redis.sha1hex(id), 1, 24) .. '}')
-end
+for i = 1, #ARGV do redis.call('PTTL', ARGV[i]) end
 return 1
 `;
 
-/** The record key `LOAD_SCRIPT` writes record `i` under. */
+/** The record key of loaded record `i`: 64 hex digits, as the coordinator's. */
 function loadedKey(i: number): string {
   const id = createHash('sha1').update(`live:${i}`).digest('hex');
   return id + createHash('sha1').update(id).digest('hex').slice(0, 24);
+}
+
+/** The Redis keys of loaded records `start` to `end - 1`, as the store names them. */
+function loadedRedisKeys(start: number, end: number): string[] {
+  return Array.from({ length: end - start }, (_, i) => redisRecordKey(loadedKey(start + i)));
 }
 
 /**
@@ -184,10 +179,10 @@ function loadedKey(i: number): string {
  */
 async function load(side: Side): Promise<void> {
   const recordKey = await completeOne(checkoutCoordinator(side.store));
-  const value = await side.client.getBuffer(`${PREFIX}{${recordKey}}`);
+  const value = await side.client.getBuffer(redisRecordKey(recordKey));
   if (!value) throw new Error('the record written through the coordinator is missing');
   for (let start = 1; start < LIVE; start += BATCH) {
-    await side.client.eval(LOAD_SCRIPT, 0, PREFIX, value, String(DAY_MS), String(start), String(Math.min(start + BATCH, LIVE) - 1));
+    await side.client.eval(LOAD_SCRIPT, 0, value, String(DAY_MS), ...loadedRedisKeys(start, Math.min(start + BATCH, LIVE)));
   }
   const replay = await side.store.claim({ recordKey: loadedKey(1), fingerprint: 'x', owner: 'x', leaseMs: LEASE_MS });
   if (replay.status !== 'completed' || replay.result !== STORED_ANSWER) throw new Error(`a loaded record reads as ${replay.status}`);
@@ -207,7 +202,7 @@ async function isRehashing(client: Redis): Promise<boolean> {
  */
 async function settle(client: Redis): Promise<void> {
   for (let start = 1; (await isRehashing(client)) && start < LIVE; start += BATCH) {
-    await client.eval(TOUCH_SCRIPT, 0, PREFIX, String(start), String(Math.min(start + BATCH, LIVE) - 1));
+    await client.eval(TOUCH_SCRIPT, 0, ...loadedRedisKeys(start, Math.min(start + BATCH, LIVE)));
   }
   const deadline = Date.now() + 30_000;
   while (await isRehashing(client)) {

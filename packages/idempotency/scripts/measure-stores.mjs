@@ -11,13 +11,13 @@
 // Env: MEASURE_SECONDS (per throughput run, 3), CONCURRENCY (16),
 // TAKEOVER_ATTEMPTS (50 per mode), KILL_ATTEMPTS (5 per mode).
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { MemoryStore } from '../dist/index.js';
 import { createPostgresPool, migrate, PostgresStore } from '../dist/postgres/index.js';
-import { createRedisClient, createRedisCluster, RedisStore } from '../dist/redis/index.js';
+import { createRedisClient, createRedisCluster, RedisStore, redisRecordKey } from '../dist/redis/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const seconds = Number(process.env.MEASURE_SECONDS ?? 3);
@@ -30,7 +30,7 @@ const CLUSTER_PORT = 7101;
 const clusterEnv = { ...process.env, REDIS_CLUSTER_PORT: String(CLUSTER_PORT), REDIS_CLUSTER_NODE_TIMEOUT: '3000' };
 const cluster = (...args) => execFileSync('bash', [join(root, 'infra/redis-cluster.sh'), ...args], { env: clusterEnv, encoding: 'utf8' });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const newKey = () => randomBytes(16).toString('hex');
+const newKey = () => randomBytes(32).toString('hex');
 
 /** Claim+complete cycles per second over `seconds`, `workers` at a time, and the mean cycle latency. */
 async function throughput(store, workers = concurrency) {
@@ -40,11 +40,11 @@ async function throughput(store, workers = concurrency) {
   await Promise.all(
     Array.from({ length: workers }, async () => {
       while (Date.now() < until) {
-        const storeKey = newKey();
+        const recordKey = newKey();
         const owner = randomUUID();
         const start = performance.now();
-        const claim = await store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs: 10_000 });
-        if (claim.status !== 'claimed' || !(await store.complete(storeKey, owner, '{"statusCode":201}', 60_000)))
+        const claim = await store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs: 10_000 });
+        if (claim.status !== 'claimed' || !(await store.complete(recordKey, owner, '{"statusCode":201}', 60_000)))
           throw new Error('cycle failed');
         busyMs += performance.now() - start;
         cycles += 1;
@@ -96,12 +96,13 @@ async function failover(mode, attempts, waitForReplicas) {
   try {
     for (let i = 0; i < attempts; i += 1) {
       await waitUntil(() => healthy(admin), 20_000, 'a healthy cluster');
-      const storeKey = newKey();
+      const recordKey = newKey();
+      const key = redisRecordKey(recordKey, 'measure:');
       let shard;
       // After a failover the demoted master joins as the replica a moment later.
       await waitUntil(
         async () => {
-          shard = await shardOf(admin, `measure:{${storeKey}}`);
+          shard = await shardOf(admin, key);
           if (!shard.replica) return false;
           const probe = await direct(shard.replica);
           const up = (await probe.info('replication')).includes('master_link_status:up');
@@ -117,7 +118,7 @@ async function failover(mode, attempts, waitForReplicas) {
       const owner = randomUUID();
       let claimed = false;
       try {
-        claimed = (await store.claim({ storeKey, fingerprint: 'fp', owner, leaseMs: 60_000 })).status === 'claimed';
+        claimed = (await store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs: 60_000 })).status === 'claimed';
       } catch {
         result.refused += 1; // not acknowledged: WAIT saw too few replicas
       }
@@ -125,8 +126,9 @@ async function failover(mode, attempts, waitForReplicas) {
       else await replicaClient.cluster('FAILOVER', 'TAKEOVER');
       if (claimed) result.acknowledged += 1;
       await waitUntil(async () => (await replicaClient.role())[0] === 'master', 20_000, 'the promotion');
-      // The record names its owner as `<length>:<owner>` (see scripts.ts).
-      if (claimed && !((await replicaClient.get(`measure:{${storeKey}}`)) ?? '').includes(`${owner.length}:${owner}`)) result.lost += 1;
+      // The record names its owner by the first 8 bytes of its SHA-256, at byte 19 (see scripts.ts).
+      const held = (await replicaClient.getBuffer(key))?.subarray(19, 27);
+      if (claimed && !held?.equals(createHash('sha256').update(owner).digest().subarray(0, 8))) result.lost += 1;
       replicaClient.disconnect();
       if (mode === 'kill') {
         cluster('restart-node', String(master));

@@ -54,8 +54,9 @@ export class UnreadableAnswer extends Error {
  * Encrypts the answers a coordinator stores and decrypts them on replay:
  * each under the keyring's first key with a random IV, and with the key
  * id, the record's identity (its record key, a hash of service, operation,
- * scope and key) and the fingerprint of the request it answers as
- * additional authenticated data. So an answer copied to another record,
+ * scope and key) and the fingerprint of the request it answers (as its
+ * record keeps it: `RedisStore` keeps 128 bits) as additional
+ * authenticated data. So an answer copied to another record,
  * tenant or key, or put back into its own record after the key was used
  * for another request (another body), or changed by one bit, does not
  * decrypt.

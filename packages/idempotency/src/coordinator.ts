@@ -347,7 +347,7 @@ export class IdempotencyCoordinator {
         const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
         // Sealed here, where the fingerprint is known: the store's `complete` is not told it.
         const { encryption } = this;
-        const seal = encryption && ((result: string) => encryption.seal(recordKey, request.fingerprint, result));
+        const seal = encryption && ((result: string) => encryption.seal(recordKey, this.boundFingerprint(request.fingerprint), result));
         return {
           execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember, seal),
           waited,
@@ -402,7 +402,7 @@ export class IdempotencyCoordinator {
    */
   private readable(recordKey: string, fingerprint: string, stored: string, report: ExecutionReport): string {
     try {
-      return openStoredAnswer(this.encryption, recordKey, fingerprint, stored);
+      return openStoredAnswer(this.encryption, recordKey, this.boundFingerprint(fingerprint), stored);
     } catch (error) {
       report(IdempotencyOutcome.Unreadable, { error });
       throw new StoredAnswerUnreadableError(
@@ -410,6 +410,14 @@ export class IdempotencyCoordinator {
         { cause: error },
       );
     }
+  }
+
+  /**
+   * The fingerprint an encrypted answer is bound to: the request's as its
+   * record keeps it, which is what `inspectRecord` finds there.
+   */
+  private boundFingerprint(fingerprint: string): string {
+    return this.store.keptFingerprint?.(fingerprint) ?? fingerprint;
   }
 
   /**

@@ -54,6 +54,11 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
         ...(keys && { encryption: { keys } }),
       });
     const request = (): RunRequest => ({ operation: OPERATION, key: `key-${randomUUID()}`, scope: SCOPE, fingerprint: FINGERPRINT });
+    /** The fingerprint as the store's records keep it, and an inspection reports it. */
+    let keptFingerprint = FINGERPRINT;
+    beforeAll(() => {
+      keptFingerprint = store().keptFingerprint?.(FINGERPRINT) ?? FINGERPRINT;
+    });
     const target = (req: RunRequest) => ({ service: SERVICE, operation: OPERATION, scope: SCOPE, key: req.key });
     const claimed = async (recordKey: string, owner: string): Promise<number> => {
       const claim = await store().claim({ recordKey, fingerprint: FINGERPRINT, owner, leaseMs: LEASE_MS });
@@ -87,7 +92,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       const execution = begun.execution!;
       try {
         const found = await inspectRecord(store(), target(req));
-        expect(found).toMatchObject({ status: 'in_progress', epoch: execution.epoch, ownerPresent: true, fingerprint: FINGERPRINT });
+        expect(found).toMatchObject({ status: 'in_progress', epoch: execution.epoch, ownerPresent: true, fingerprint: keptFingerprint });
         expect(found.leaseRemainingMs).toBeGreaterThan(0);
         expect(found.leaseRemainingMs).toBeLessThanOrEqual(LEASE_MS);
         expect(found.answer).toBeUndefined();
@@ -103,7 +108,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       const ran = await coordinator().run(req, async () => ANSWER);
       const stored = JSON.stringify(ANSWER);
       const found = await inspectRecord(store(), target(req));
-      expect(found).toMatchObject({ status: 'completed', epoch: ran.epoch, ownerPresent: true, fingerprint: FINGERPRINT });
+      expect(found).toMatchObject({ status: 'completed', epoch: ran.epoch, ownerPresent: true, fingerprint: keptFingerprint });
       expect(found.retentionRemainingMs).toBeGreaterThan(0);
       expect(found.retentionRemainingMs).toBeLessThanOrEqual(RETENTION_MS);
       expect(found.leaseRemainingMs).toBeUndefined();

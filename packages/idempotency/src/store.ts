@@ -126,6 +126,18 @@ export interface IdempotencyStore {
 
   /** Resolve when the store answers a round trip, reject when it does not: what a health check asks. */
   ping?(): Promise<void>;
+
+  /**
+   * What the store's records keep of a request's `fingerprint`, when that is
+   * less than the fingerprint itself: `RedisStore` keeps its first 128 bits
+   * (32 hex digits). A store that keeps the whole fingerprint leaves it out.
+   * An encrypted answer is bound to this, the fingerprint its record
+   * carries, so `inspectRecord` opens it from the record alone. Whatever
+   * the store keeps, a claim must answer a record of the same request with
+   * the request's own `fingerprint`, and a record of another request with a
+   * fingerprint that differs from it.
+   */
+  keptFingerprint?(fingerprint: string): string;
 }
 
 /**
@@ -185,7 +197,7 @@ export interface StoredRecord {
   ownerPresent: boolean;
   /** Lease left while in progress, retention left once completed, in milliseconds; `undefined` when the store cannot tell. */
   remainingMs?: number;
-  /** The request fingerprint the record was claimed for. */
+  /** The request fingerprint the record was claimed for, as the store keeps it (see `IdempotencyStore.keptFingerprint`). */
   fingerprint: string;
   /** The stored answer as the store keeps it (maybe encrypted), once completed. */
   result?: string;

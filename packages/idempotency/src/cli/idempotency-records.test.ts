@@ -16,7 +16,7 @@ import { createTestSchema, DATABASE_URL, type TestSchema } from '../../test/supp
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
 import { isLeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
-import { RedisStore } from '../redis';
+import { RedisStore, redisRecordKey } from '../redis';
 import { connect, deleteKeys, REDIS_URL, sharedRedisStore, waitUntil } from '../redis/redis.test-support';
 import { hashKey } from '../key-hash';
 import { operatorReleaseScript } from '../redis/scripts';
@@ -79,8 +79,14 @@ beforeAll(() => {
     throw new Error(`${CLI} is missing: build the package first (npx turbo run build --filter=@idempotency-chain/idempotency)`);
 });
 
-/** The cases every store answers alike; `storeArgs` name the store the way an operator would. */
-function describeCli(name: string, setup: () => { store: IdempotencyStore; storeArgs: string[]; service: string }): void {
+/**
+ * The cases every store answers alike; `storeArgs` name the store the way an operator would, `redisPrefix` the
+ * prefix of a Redis store's keys (none for PostgreSQL).
+ */
+function describeCli(
+  name: string,
+  setup: () => { store: IdempotencyStore; storeArgs: string[]; service: string; redisPrefix?: string },
+): void {
   describe(`idempotency-records on ${name}`, () => {
     const coordinator = (encrypted = false) => {
       const { store, service } = setup();
@@ -102,6 +108,11 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
       expect(run.stdout).toContain(`record       ${recordKey}`);
       expect(run.stdout).toContain('status       completed');
       expect(run.stdout).toContain(`epoch        ${ran.epoch}`);
+      // The fingerprint as the record keeps it (Redis: its first 128 bits), and where Redis keeps the record.
+      expect(run.stdout).toContain(`fingerprint  ${setup().store.keptFingerprint?.('fp-cli') ?? 'fp-cli'}\n`);
+      const { redisPrefix } = setup();
+      if (redisPrefix === undefined) expect(run.stdout).not.toContain('redis key');
+      else expect(run.stdout).toContain(`redis key    ${redisRecordKey(recordKey, redisPrefix)}\n`);
       expect(run.stdout).toContain(`answer       clear, ${Buffer.byteLength(JSON.stringify(ANSWER))} bytes`);
       expect(run.stdout).not.toContain('ch_cli'); // no body unless asked
       expect(run.audit).toMatchObject({
@@ -242,7 +253,12 @@ function describeCli(name: string, setup: () => { store: IdempotencyStore; store
 
 describe('Redis', () => {
   const redis = sharedRedisStore();
-  describeCli('Redis', () => ({ store: redis.store(), storeArgs: ['--store', REDIS_URL, '--prefix', redis.prefix], service: 'payments' }));
+  describeCli('Redis', () => ({
+    store: redis.store(),
+    storeArgs: ['--store', REDIS_URL, '--prefix', redis.prefix],
+    service: 'payments',
+    redisPrefix: redis.prefix,
+  }));
 });
 
 describe('Redis Cluster', () => {
@@ -259,7 +275,12 @@ describe('Redis Cluster', () => {
     await cluster.quit();
   });
   const nodes = () => clusterNodes().map(({ host, port }) => `${host}:${port}`);
-  describeCli('Redis Cluster', () => ({ store, storeArgs: ['--cluster', nodes().join(','), '--prefix', prefix], service: 'payments' }));
+  describeCli('Redis Cluster', () => ({
+    store,
+    storeArgs: ['--cluster', nodes().join(','), '--prefix', prefix],
+    service: 'payments',
+    redisPrefix: prefix,
+  }));
 });
 
 describe('PostgreSQL', () => {
@@ -521,7 +542,7 @@ describe('idempotency-records against one node of a Redis Cluster', () => {
     const cluster = await connectCluster();
     try {
       const recordKey = randomBytes(32).toString('hex');
-      const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', `idem:{${recordKey}}`));
+      const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', redisRecordKey(recordKey)));
       const owners = new Set(cluster.slots[slot]);
       const elsewhere = clusterNodes().find(({ host, port }) => !owners.has(`${host}:${port}`));
       if (!elsewhere) throw new Error('every node given serves the slot: give REDIS_CLUSTER_NODES masters of several shards');

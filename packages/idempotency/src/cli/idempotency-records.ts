@@ -92,6 +92,8 @@ interface Command {
 /** A store and how to let go of it. */
 interface OpenStore {
   store: InspectableStore;
+  /** Redis: the key a record is kept under, for `redis-cli` (it is not the record key spelled out). */
+  redisKey?(recordKey: string): string;
   close(): Promise<void>;
 }
 
@@ -231,7 +233,7 @@ async function openStore({ address, values, timeoutMs }: Command): Promise<OpenS
     }
     return { store, close: () => store.close() };
   }
-  const { RedisStore, createRedisClient, createRedisCluster } = await import('../redis/index.js');
+  const { RedisStore, createRedisClient, createRedisCluster, redisRecordKey } = await import('../redis/index.js');
   const url = address.kind === 'cluster' ? address.url : undefined;
   const bounds = { commandTimeout: timeoutMs, connectTimeout: timeoutMs };
   const client =
@@ -261,7 +263,7 @@ async function openStore({ address, values, timeoutMs }: Command): Promise<OpenS
     throw cause ?? error;
   }
   const store = new RedisStore({ client, ownsClient: true, ...(values.prefix !== undefined && { prefix: values.prefix }) });
-  return { store, close: () => store.close() };
+  return { store, redisKey: (recordKey) => redisRecordKey(recordKey, values.prefix), close: () => store.close() };
 }
 
 function safeUrl(value: string): URL {
@@ -299,7 +301,8 @@ async function execute(command: Command, open: OpenStore): Promise<Outcome> {
       ...(command.encryption && { encryption: command.encryption }),
     });
     const { audit, ...report } = found;
-    return { code: found.status === 'absent' ? 1 : 0, stdout: values.json ? JSON.stringify(report) : describeInspection(report), audit };
+    const stdout = values.json ? JSON.stringify(report) : describeInspection(report, open.redisKey?.(found.recordKey));
+    return { code: found.status === 'absent' ? 1 : 0, stdout, audit };
   }
   const released = await releaseRecord(open.store, command.target, {
     force: values.force === true,
@@ -311,12 +314,13 @@ async function execute(command: Command, open: OpenStore): Promise<Outcome> {
   return { code, stdout, audit, ...(released.outcome === 'forced' && { warning: REPLAY_CACHE_WARNING }) };
 }
 
-function describeInspection(found: Omit<RecordInspection, 'audit'>): string {
+function describeInspection(found: Omit<RecordInspection, 'audit'>, redisKey: string | undefined): string {
   if (found.status === 'absent') {
     return `record ${found.recordKey}: absent (never claimed, released, or its lease or retention ran out)`;
   }
   const lines = [
     `record       ${found.recordKey}`,
+    ...(redisKey === undefined ? [] : [`redis key    ${redisKey}`]),
     `status       ${found.status}`,
     `epoch        ${found.epoch}`,
     `owner        ${found.ownerPresent ? 'present' : 'none'}`,

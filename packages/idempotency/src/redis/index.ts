@@ -2,6 +2,6 @@
  * The Redis store, its own subpath (`@idempotency-chain/idempotency/redis`)
  * so that the core never loads ioredis. A single `Redis` or a `Cluster`.
  */
-export { RedisStore, type RedisStoreOptions } from './redis-store';
+export { RedisStore, redisRecordKey, type RedisStoreOptions } from './redis-store';
 export type { PubSubMode } from './completion-channels';
 export { FAIL_FAST_REDIS_OPTIONS, createRedisClient, createRedisCluster } from './redis-client';

@@ -24,7 +24,7 @@ export class LuaScript {
   }
 
   /** Run the script with `args`, its keys first: one round trip, two when Redis had to be sent the script. */
-  run(client: Redis | Cluster, args: string[]): Promise<unknown> {
+  run(client: Redis | Cluster, args: ScriptArgument[]): Promise<unknown> {
     return client.evalsha(this.sha, this.numberOfKeys, ...args).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       return client.eval(this.lua, this.numberOfKeys, ...args);
@@ -32,10 +32,13 @@ export class LuaScript {
   }
 
   /** Queue the script on `pipeline`, by its SHA or, with `full`, whole. */
-  queue(pipeline: ChainableCommander, args: string[], full: boolean): ChainableCommander {
+  queue(pipeline: ChainableCommander, args: ScriptArgument[], full: boolean): ChainableCommander {
     return full ? pipeline.eval(this.lua, this.numberOfKeys, ...args) : pipeline.evalsha(this.sha, this.numberOfKeys, ...args);
   }
 }
+
+/** A key or argument of a script: text, or raw bytes (sent as they are, never as UTF-8). */
+export type ScriptArgument = string | Buffer;
 
 /** Whether Redis refused an `EVALSHA` because it does not have the script (nothing ran). */
 export function isNoScript(error: unknown): boolean {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
+import { RECORD_FORMAT } from './scripts';
 import { RecordVersionError } from '../errors';
 import { connectCluster, deleteClusterKeys } from '../../test/support/redis-cluster';
 import { connect, deleteKeys, newRecordKey, track, waitUntil } from './redis.test-support';
@@ -24,7 +25,7 @@ afterAll(async () => {
   await cluster.quit();
 });
 
-const record = (recordKey: string) => `${prefix}{${recordKey}}`;
+const record = (recordKey: string) => redisRecordKey(recordKey, prefix);
 /** Subscribers of a shard channel, asked of the master that owns its slot. */
 async function shardSubscribers(channel: string): Promise<number> {
   let total = 0;
@@ -135,18 +136,20 @@ describe('RedisStore on a Redis Cluster', () => {
     });
   });
 
-  test('a record of an unknown format version, on any shard, is refused by claim and wait and left as it is', async () => {
+  test('a record of format 1 (earlier 0.x releases) or of an unknown version, on any shard, is refused by claim and wait and left as it is', async () => {
+    const values = { '1': `1\nc2:fp1:o1764000000000\n"r"`, '3': '3\nc{"from":"a later release"}' };
     for (let i = 0; i < 6; i += 1) {
       const recordKey = newRecordKey();
-      await cluster.set(record(recordKey), '3\nc{"from":"a later release"}', 'PX', 60_000);
+      const [foundVersion, value] = Object.entries(values)[i % 2]!;
+      await cluster.set(record(recordKey), value, 'PX', 60_000);
       await expect(store.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 30_000 })).rejects.toMatchObject({
         constructor: RecordVersionError,
-        foundVersion: '3',
-        supportedVersion: 1,
+        foundVersion,
+        supportedVersion: RECORD_FORMAT,
       });
       await expect(store.waitForChange(recordKey, WAIT_MS)).rejects.toBeInstanceOf(RecordVersionError);
       expect(await store.complete(recordKey, 'o', '"r"', 60_000)).toBe(false);
-      expect(await cluster.get(record(recordKey))).toBe('3\nc{"from":"a later release"}');
+      expect(await cluster.get(record(recordKey))).toBe(value);
     }
   });
 });
@@ -168,7 +171,7 @@ describe('RedisStore with sharded pub/sub on a single Redis 7', () => {
       const recordKey = newRecordKey();
       await sharded.claim({ recordKey, fingerprint: 'fp', owner: 'o', leaseMs: 60_000 });
       const waiter = track(sharded.waitForChange(recordKey, WAIT_MS));
-      const channel = `${singlePrefix}{${recordKey}}:done`;
+      const channel = `${redisRecordKey(recordKey, singlePrefix)}:done`;
       await waitUntil(async () => Number(((await client.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]) === 1);
       expect(waiter.settled).toBe(false);
       const start = Date.now();

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { IdempotencyCoordinator } from '../coordinator';
 import { Recorder } from '../../test/support/recorder';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
 import { connect, deleteKeys, newRecordKey, readRecord, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
 
 /**
@@ -113,7 +113,7 @@ describe('RedisStore calls ioredis resends after a reconnect', () => {
 
   test('a claim resent by its owner answers claimed with the same epoch, not in_progress', async () => {
     const recordKey = newRecordKey();
-    const record = `${prefix}{${recordKey}}`;
+    const record = redisRecordKey(recordKey, prefix);
     proxy.dropReplies();
     const answer = store.claim({ recordKey, fingerprint: 'fp', owner: 'owner-a', leaseMs: 30_000 });
     await waitUntil(async () => (await admin.exists(record)) === 1, 5_000, 'the claim to land');
@@ -126,7 +126,7 @@ describe('RedisStore calls ioredis resends after a reconnect', () => {
     const recorder = new Recorder();
     const coordinator = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, replayCache: false });
     const request = { operation: OPERATION, key: `order-${newRecordKey()}`, fingerprint: 'fp' };
-    const record = `${prefix}{${coordinator.recordKey(OPERATION, '', request.key)}}`;
+    const record = redisRecordKey(coordinator.recordKey(OPERATION, '', request.key), prefix);
     let charges = 0;
     const charge = async () => {
       charges += 1;

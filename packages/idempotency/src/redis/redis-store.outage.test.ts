@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { connect, deleteKeys, newRecordKey, track, uniquePrefix, waitUntil } from './redis.test-support';
 
@@ -68,7 +68,8 @@ describe('RedisStore when Redis goes away', () => {
       // Settled as soon as the connection goes, possibly before the server's stop returns.
       const waiting = polling.waitForChange(request.recordKey, 30_000).then(() => Date.now());
       await waitUntil(
-        async () => Number(((await client.pubsub('NUMSUB', `${prefix}{${request.recordKey}}:done`)) as [string, number])[1]) === 1,
+        async () =>
+          Number(((await client.pubsub('NUMSUB', `${redisRecordKey(request.recordKey, prefix)}:done`)) as [string, number])[1]) === 1,
       );
       const stoppedAt = Date.now();
       await redis.stop();

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { latch, within } from '../../test/support/async';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
 import { connect, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
@@ -41,7 +41,7 @@ describe('RedisStore when only its subscriber connection is lost', () => {
     await redis.stop();
   });
 
-  const channelOf = (key: string) => `${prefix}{${coordinator.recordKey(OPERATION, '', key)}}:done`;
+  const channelOf = (key: string) => `${redisRecordKey(coordinator.recordKey(OPERATION, '', key), prefix)}:done`;
   const subscribers = async (keys: string[]) => {
     const reply = (await admin.pubsub('NUMSUB', ...keys.map(channelOf))) as Array<string | number>;
     return reply.filter((_, i) => i % 2 === 1).map(Number);

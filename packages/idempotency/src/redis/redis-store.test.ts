@@ -1,9 +1,13 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RedisStore } from './redis-store';
-import { isRecordVersionError, RecordVersionError } from '../errors';
+import { RedisStore, redisRecordKey } from './redis-store';
+import { IdempotencyCoordinator } from '../coordinator';
+import { isRecordVersionError, KeyReusedError, RecordVersionError } from '../errors';
+import { requestFingerprint } from '../fingerprint';
 import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
-import { connect, deleteKeys, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
+import { HEADER_BYTES, RECORD_FORMAT } from './scripts';
+import { connect, deleteKeys, keptOwner, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
 const LEASE_MS = 30_000;
@@ -22,7 +26,7 @@ afterAll(async () => {
   await client.quit();
 });
 
-const redisKey = (recordKey: string) => `${prefix}{${recordKey}}`;
+const redisKey = (recordKey: string) => redisRecordKey(recordKey, prefix);
 const claim = (recordKey: string, owner: string, leaseMs = LEASE_MS, fingerprint = 'fp-1') =>
   store.claim({ recordKey, fingerprint, owner, leaseMs });
 const serverTimeMs = async () => {
@@ -48,8 +52,8 @@ describe('RedisStore records', () => {
     expect(epoch).toBeGreaterThanOrEqual(before);
     expect(await readRecord(client, redisKey(recordKey))).toEqual({
       status: 'in_progress',
-      fp: 'fp-1',
-      owner: 'owner-a',
+      fp: store.keptFingerprint('fp-1'),
+      owner: keptOwner('owner-a'),
       epoch: String(epoch),
     });
     // A key never released needs no counter: the path of nearly every request writes one key.
@@ -59,15 +63,15 @@ describe('RedisStore records', () => {
     expect(pttl).toBeLessThanOrEqual(LEASE_MS);
   });
 
-  test('a second claim sees in_progress with the first fingerprint and leaseRemainingMs <= leaseMs', async () => {
+  test('a second claim sees in_progress with the first fingerprint (as kept) and leaseRemainingMs <= leaseMs', async () => {
     const recordKey = newRecordKey();
     await claimedEpoch(recordKey, 'owner-a');
     const second = await claim(recordKey, 'owner-b', LEASE_MS, 'fp-other');
-    expect(second).toEqual({ status: 'in_progress', fingerprint: 'fp-1', leaseRemainingMs: expect.any(Number) });
+    expect(second).toEqual({ status: 'in_progress', fingerprint: store.keptFingerprint('fp-1'), leaseRemainingMs: expect.any(Number) });
     if (second.status !== 'in_progress') throw new Error('unreachable');
     expect(second.leaseRemainingMs).toBeGreaterThan(0);
     expect(second.leaseRemainingMs).toBeLessThanOrEqual(LEASE_MS);
-    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe('owner-a');
+    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe(keptOwner('owner-a'));
   });
 
   test('100 concurrent claims of one key: exactly one is claimed, the rest see in_progress', async () => {
@@ -77,16 +81,16 @@ describe('RedisStore records', () => {
     expect(claimed).toHaveLength(1);
     expect(results.filter((r) => r.status === 'in_progress')).toHaveLength(99);
     const winner = results.findIndex((r) => r.status === 'claimed');
-    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe(`owner-${winner}`);
+    expect((await readRecord(client, redisKey(recordKey)))?.owner).toBe(keptOwner(`owner-${winner}`));
   });
 
-  test('complete by the owner: later claims replay the byte-identical result and fingerprint; retention is the TTL', async () => {
+  test('complete by the owner: later claims replay the byte-identical result and (kept) fingerprint; retention is the TTL', async () => {
     const recordKey = newRecordKey();
     const result = JSON.stringify({ status: 201, body: { note: 'ünïcødé ✓ "quoted"\n\ttab', card: '💳', pad: 'x'.repeat(100_000) } });
     await claimedEpoch(recordKey, 'owner-a');
     expect(await store.complete(recordKey, 'owner-a', result, RETENTION_MS)).toBe(true);
     const replay = await claim(recordKey, 'owner-b', LEASE_MS, 'fp-other');
-    expect(replay).toEqual({ status: 'completed', fingerprint: 'fp-1', result, remainingMs: expect.any(Number) });
+    expect(replay).toEqual({ status: 'completed', fingerprint: store.keptFingerprint('fp-1'), result, remainingMs: expect.any(Number) });
     expect((replay as { remainingMs: number }).remainingMs).toBeGreaterThan(RETENTION_MS - 5_000);
     if (replay.status !== 'completed') throw new Error('unreachable');
     expect(Buffer.from(replay.result).equals(Buffer.from(result))).toBe(true);
@@ -135,7 +139,7 @@ describe('RedisStore records', () => {
     expect(await store.complete(recordKey, 'stale', 'late', RETENTION_MS)).toBe(false);
     expect(await store.release(recordKey, 'stale')).toBe(false);
     expect(await store.renew(recordKey, 'stale', LEASE_MS)).toBe(false);
-    expect(await readRecord(client, redisKey(recordKey))).toMatchObject({ status: 'in_progress', owner: 'fresh' });
+    expect(await readRecord(client, redisKey(recordKey))).toMatchObject({ status: 'in_progress', owner: keptOwner('fresh') });
     expect(await store.complete(recordKey, 'fresh', 'ok', RETENTION_MS)).toBe(true);
   });
 
@@ -272,50 +276,132 @@ describe('RedisStore record formats', () => {
     const refused = await claim(recordKey, 'me').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RecordVersionError);
     expect(isRecordVersionError(refused)).toBe(true);
-    expect(refused).toMatchObject({ foundVersion, supportedVersion: 1, httpStatus: 500 });
+    expect(refused).toMatchObject({ foundVersion, supportedVersion: RECORD_FORMAT, httpStatus: 500 });
     await expect(store.waitForChange(recordKey, 30_000)).rejects.toBeInstanceOf(RecordVersionError);
     expect(await store.complete(recordKey, 'other', 'r', RETENTION_MS)).toBe(false);
     expect(await store.renew(recordKey, 'other', LEASE_MS)).toBe(false);
     expect(await store.release(recordKey, 'other')).toBe(false);
     // An operator neither misreads it nor ends it, even by force.
-    await expect(inspectRecord(store, { recordKey })).rejects.toMatchObject({ foundVersion, supportedVersion: 1 });
+    await expect(inspectRecord(store, { recordKey })).rejects.toMatchObject({ foundVersion, supportedVersion: RECORD_FORMAT });
     await expect(releaseRecord(store, { recordKey }, { force: true })).rejects.toBeInstanceOf(RecordVersionError);
     expect(await client.type(key)).toBe(type);
     expect(await client.dump(key)).toEqual(dump);
     expect(await expiresAt(key)).toBe(ttl);
   }
 
-  test('the record is one string that starts with its format version', async () => {
-    const recordKey = newRecordKey();
-    const epoch = await claimedEpoch(recordKey, 'owner-a');
-    expect(await client.type(redisKey(recordKey))).toBe('string');
-    expect(await client.get(redisKey(recordKey))).toBe(`1\np4:fp-17:owner-a${epoch}\n`);
-    expect(await store.complete(recordKey, 'owner-a', 'the answer', RETENTION_MS)).toBe(true);
-    expect(await client.get(redisKey(recordKey))).toBe(`1\nc4:fp-17:owner-a${epoch}\nthe answer`);
+  test('the record is one string: a 33-byte header (version, state, 16 bytes of fingerprint, 8 of owner, 6 of epoch), then the answer', async () => {
+    const recordKey = createHash('sha256').update('a record').digest('hex');
+    const fingerprint = createHash('sha256').update('a request').digest('hex');
+    const key = redisKey(recordKey);
+    // The key: the record key's 32 bytes in base64url as the hash tag, 45 characters after the prefix.
+    expect(key).toBe(`${prefix}{${Buffer.from(recordKey, 'hex').toString('base64url')}}`);
+    expect(key.length - prefix.length).toBe(45);
+    const claimed = await store.claim({ recordKey, fingerprint, owner: 'owner-a', leaseMs: LEASE_MS });
+    if (claimed.status !== 'claimed') throw new Error(`expected claimed, got ${claimed.status}`);
+    expect(await client.type(key)).toBe('string');
+    const header = Buffer.concat([
+      Buffer.from('2\np', 'latin1'),
+      Buffer.from(fingerprint.slice(0, 32), 'hex'),
+      Buffer.from(keptOwner('owner-a'), 'hex'),
+      Buffer.alloc(6),
+    ]);
+    header.writeUIntBE(claimed.epoch, 27, 6);
+    expect(HEADER_BYTES).toBe(33);
+    expect(await client.getBuffer(key)).toEqual(header);
+    const answer = '{"statusCode":201,"body":"✓"}';
+    expect(await store.complete(recordKey, 'owner-a', answer, RETENTION_MS)).toBe(true);
+    const completed = (await client.getBuffer(key))!;
+    expect(completed.length).toBe(HEADER_BYTES + Buffer.byteLength(answer));
+    expect(completed.subarray(0, HEADER_BYTES)).toEqual(Buffer.concat([Buffer.from('2\nc', 'latin1'), header.subarray(3)]));
+    expect(completed.subarray(HEADER_BYTES).toString('utf8')).toBe(answer);
+    // A retry of the request gets its own fingerprint back; the record keeps 32 hex digits of it.
+    expect(await store.claim({ recordKey, fingerprint, owner: 'owner-b', leaseMs: LEASE_MS })).toMatchObject({
+      fingerprint,
+      result: answer,
+    });
+    expect(store.keptFingerprint(fingerprint)).toBe(fingerprint.slice(0, 32));
+    expect((await store.inspect(recordKey))?.fingerprint).toBe(fingerprint.slice(0, 32));
   });
 
-  test('a fingerprint and an owner with any bytes (separators, newlines, digits, UTF-8) read back as written', async () => {
+  test('any fingerprint and owner (separators, newlines, NUL, UTF-8) is told from another: same request, same owner, or not', async () => {
     const other = newRecordKey();
-    const [fingerprint, owner] = ['12:\n3:fp\n✓', '7:öwner\n:'];
-    const first = await store.claim({ recordKey: other, fingerprint, owner, leaseMs: LEASE_MS });
-    expect(first.status).toBe('claimed');
-    expect(await store.claim({ recordKey: other, fingerprint: 'x', owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
+    const [fingerprint, owner] = ['12:\n3:fp\n\0✓', '7:öwner\n:\0'];
+    expect((await store.claim({ recordKey: other, fingerprint, owner, leaseMs: LEASE_MS })).status).toBe('claimed');
+    expect(await store.claim({ recordKey: other, fingerprint, owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
       status: 'in_progress',
       fingerprint,
     });
-    expect(await store.complete(other, owner, 'r\n1:', RETENTION_MS)).toBe(true);
+    const kept = store.keptFingerprint(fingerprint);
+    expect(kept).toMatch(/^[0-9a-f]{32}$/);
     expect(await store.claim({ recordKey: other, fingerprint: 'x', owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
+      status: 'in_progress',
+      fingerprint: kept,
+    });
+    // What a claim reports of another request's record is never taken for a request's own fingerprint: a
+    // fingerprint of 32 hex digits is kept as it is, so it equals the record's only when it is the same request.
+    expect(store.keptFingerprint(kept)).toBe(kept);
+    expect(await store.complete(other, 'y', 'not mine', RETENTION_MS)).toBe(false);
+    expect(await store.complete(other, owner, 'r\n1:\0', RETENTION_MS)).toBe(true);
+    expect(await store.claim({ recordKey: other, fingerprint, owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
       status: 'completed',
       fingerprint,
-      result: 'r\n1:',
+      result: 'r\n1:\0',
     });
+    expect(await store.claim({ recordKey: other, fingerprint: 'x', owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
+      status: 'completed',
+      fingerprint: kept,
+    });
+  });
+
+  test('a record key that is not SHA-256 in hex is hashed to 32 bytes for its tag; a prefix with a brace is refused', async () => {
+    const recordKey = 'not-a-hash {with braces}';
+    const key = redisRecordKey(recordKey, prefix);
+    expect(key).toBe(`${prefix}{${createHash('sha256').update(recordKey).digest('base64url')}}`);
+    expect(await claimedEpoch(recordKey, 'owner-a')).toBeGreaterThan(0);
+    expect(await client.exists(key)).toBe(1);
+    expect(redisRecordKey(newRecordKey())).toMatch(/^idem:\{[A-Za-z0-9_-]{43}\}$/);
+    expect(() => redisRecordKey(recordKey, 'a{b}:')).toThrow(RangeError);
+    expect(() => redisRecordKey('')).toThrow(RangeError);
+  });
+
+  test('an encrypted answer is bound to the fingerprint the record keeps: replayed to its request, opened by inspectRecord', async () => {
+    const encryption = { keys: [{ id: 'k1', key: randomBytes(32) }] };
+    const coordinator = new IdempotencyCoordinator({ service: 'format', store, replayCache: false, encryption });
+    const request = {
+      operation: 'charge',
+      key: `k-${randomUUID()}`,
+      fingerprint: requestFingerprint({ method: 'POST', path: '/c', body: 1 }),
+    };
+    await coordinator.run(request, async () => ({ charged: true }));
+    expect(await coordinator.run(request, async () => ({ charged: 'twice' }))).toMatchObject({ value: { charged: true }, replayed: true });
+    const recordKey = coordinator.recordKey(request.operation, '', request.key);
+    const found = await inspectRecord(store, { recordKey }, { body: true, encryption });
+    expect(found).toMatchObject({
+      fingerprint: request.fingerprint.slice(0, 32),
+      answer: { status: 'decrypted', body: '{"charged":true}' },
+    });
+    const other = { ...request, fingerprint: requestFingerprint({ method: 'POST', path: '/c', body: 2 }) };
+    await expect(coordinator.run(other, async () => ({ charged: 'other' }))).rejects.toBeInstanceOf(KeyReusedError);
+  });
+
+  test('a record of format 1, as earlier 0.x releases wrote it, is refused as version 1 and left as it is', async () => {
+    const recordKey = newRecordKey();
+    await client.set(
+      redisKey(recordKey),
+      `1\nc64:${'a'.repeat(64)}38:${'o'.repeat(38)}1764000000000\n{"statusCode":201}`,
+      'PX',
+      RETENTION_MS,
+    );
+    await expectRefused(recordKey, '1');
+    const refused = (await claim(recordKey, 'me').catch((error: unknown) => error)) as Error;
+    expect(refused.message).toContain('format version 1');
   });
 
   test('a record of an unknown format version is refused by claim and wait, and left as it is', async () => {
     const recordKey = newRecordKey();
     // A completed record as a later release might write it.
-    await client.set(redisKey(recordKey), '2\nc{"fp":"fp-1","answer":"x"}', 'PX', RETENTION_MS);
-    await expectRefused(recordKey, '2');
+    await client.set(redisKey(recordKey), '3\nc{"fp":"fp-1","answer":"x"}', 'PX', RETENTION_MS);
+    await expectRefused(recordKey, '3');
   });
 
   test('a record from before format versions (a hash) is refused as carrying none', async () => {
@@ -334,15 +420,14 @@ describe('RedisStore record formats', () => {
   });
 
   test.each([
-    ['a length overwritten', (v: string) => `${v.slice(0, 3)}x${v.slice(4)}`],
-    ['a value cut to its version', () => '1\n'],
-    ['a fingerprint length past the end', (v: string) => v.replace(/^1\nc4:/, '1\nc9999:')],
-    ['no line after the epoch', (v: string) => v.slice(0, v.indexOf('\n', 2))],
+    ['its state byte overwritten', (v: Buffer) => Buffer.concat([v.subarray(0, 2), Buffer.from('x'), v.subarray(3)])],
+    ['a value cut to its version', () => Buffer.from('2\n')],
+    ['a header cut short', (v: Buffer) => v.subarray(0, HEADER_BYTES - 1)],
   ])('a damaged record (%s) is refused as damaged, never as an outage that fails open', async (_damage, damage) => {
     const recordKey = newRecordKey();
     await claimedEpoch(recordKey, 'owner-a');
     expect(await store.complete(recordKey, 'owner-a', 'the answer', RETENTION_MS)).toBe(true);
-    const value = (await client.get(redisKey(recordKey)))!;
+    const value = (await client.getBuffer(redisKey(recordKey)))!;
     await client.set(redisKey(recordKey), damage(value), 'KEEPTTL');
     await expectRefused(recordKey, 'damaged');
     const refused = (await claim(recordKey, 'me').catch((error: unknown) => error)) as Error;
@@ -351,7 +436,7 @@ describe('RedisStore record formats', () => {
 
   test('the coordinator answers a damaged record with the error, even failing open: no replay, no second execution', async () => {
     await expectCoordinatorRefuses(store, async (recordKey) => {
-      await client.set(redisKey(recordKey), '1\ncx:fp', 'PX', RETENTION_MS);
+      await client.set(redisKey(recordKey), '2\ncx:fp', 'PX', RETENTION_MS);
     });
   });
 });

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import {
   RecordStatus,
@@ -12,7 +13,7 @@ import { positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
-import { isNoScript, LuaScript } from './lua-script';
+import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
   CLAIM_SCRIPT,
   completeScript,
@@ -99,20 +100,28 @@ interface StoreScripts {
  * keys share a hash tag, so they live in one Cluster slot and the scripts
  * stay legal there.
  *
- * Key layout, for a `recordKey` that is already a hash (no user text):
- * - `<prefix>{<recordKey>}`: the record, one string that starts with its
- *   format version (see `scripts.ts`). Its TTL is the lease while in
- *   progress, so a crashed holder's claim vanishes after one lease, and the
- *   retention once completed. A record of another format version, or the
- *   hash of a release from before versions, is refused
- *   (`RecordVersionError`), never read or written over.
- * - `<prefix>{<recordKey>}:epoch`: the fencing counter, left by a release
- *   (a key never released has none; see `CLAIM_SCRIPT`).
- * - `<prefix>{<recordKey>}:released`: the owner that released the key, until
- *   its lease would have ended or the next claim, so the same release sent
+ * Key layout, for a `recordKey` that is already a hash (no user text), its
+ * 32 bytes in base64url as the hash tag (`<tag>`, 43 characters; see
+ * {@link redisRecordKey}):
+ * - `<prefix>{<tag>}`: the record, one string that starts with its format
+ *   version (see `scripts.ts`). Its TTL is the lease while in progress, so
+ *   a crashed holder's claim vanishes after one lease, and the retention
+ *   once completed. A record of another format version (format 1, of
+ *   earlier 0.x releases), or the hash of a release from before versions,
+ *   is refused (`RecordVersionError`), never read or written over.
+ * - `<prefix>{<tag>}:epoch`: the fencing counter, left by a release (a key
+ *   never released has none; see `CLAIM_SCRIPT`).
+ * - `<prefix>{<tag>}:released`: the owner that released the key, until its
+ *   lease would have ended or the next claim, so the same release sent
  *   twice (resent after a reconnect) answers as the first did.
- * - `<prefix>{<recordKey>}:done`: the channel completion and release publish
- *   on, once a waiter has marked the record.
+ * - `<prefix>{<tag>}:done`: the channel completion and release publish on,
+ *   once a waiter has marked the record.
+ *
+ * A record keeps the first 128 bits of the request's fingerprint and 64
+ * bits of a hash of the owner token (see `scripts.ts`): a claim of the same
+ * request is answered with the request's own fingerprint, one of another
+ * request with the 32 hex digits the record keeps (`keptFingerprint`,
+ * what `inspect` reports too).
  *
  * Waiters share one subscriber connection, created with `client.duplicate()`
  * on the first wait and always closed by `close()`. On a `Cluster` the
@@ -160,9 +169,7 @@ export class RedisStore implements InspectableStore {
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
-    this.prefix = options.prefix ?? 'idem:';
-    // A brace in the prefix would become the hash tag and split a record's keys across slots.
-    if (/[{}]/.test(this.prefix)) throw new RangeError('RedisStore prefix must not contain { or }');
+    this.prefix = checkedPrefix(options.prefix ?? DEFAULT_PREFIX);
     this.waits = new SignalledWaits(positiveMs('pollIntervalMs', options.pollIntervalMs ?? 1000));
     this.ownsClient = options.ownsClient ?? false;
     const client = options.client;
@@ -197,26 +204,27 @@ export class RedisStore implements InspectableStore {
     const keys = this.keys(recordKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
-    const args = [keys.record, keys.epoch, keys.released, fingerprint, owner, String(lease), epochTtl];
-    if (!this.waitForReplicas) return toClaimResult(await this.scripts.claim.run(this.client, args));
-    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim'));
+    const args = [keys.record, keys.epoch, keys.released, keptFingerprintBytes(fingerprint), ownerBytes(owner), String(lease), epochTtl];
+    if (!this.waitForReplicas) return toClaimResult(await this.scripts.claim.run(this.client, args), fingerprint);
+    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim'), fingerprint);
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const { record, channel } = this.keys(recordKey);
-    const args = [record, owner, result, String(positiveMs('retentionMs', retentionMs)), channel];
+    const args = [record, ownerBytes(owner), result, String(positiveMs('retentionMs', retentionMs)), channel];
     if (!this.waitForReplicas) return (await this.scripts.complete.run(this.client, args)) === 1;
     return (await this.replicated(this.scripts.complete, args, 'completion')) === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
     const { record, epoch, released, channel } = this.keys(recordKey);
-    return (await this.scripts.release.run(this.client, [record, epoch, released, owner, channel, String(EPOCH_TTL_FLOOR_MS)])) === 1;
+    const args = [record, epoch, released, ownerBytes(owner), channel, String(EPOCH_TTL_FLOOR_MS)];
+    return (await this.scripts.release.run(this.client, args)) === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     const { record } = this.keys(recordKey);
-    return (await this.scripts.renew.run(this.client, [record, owner, String(positiveMs('leaseMs', leaseMs))])) === 1;
+    return (await this.scripts.renew.run(this.client, [record, ownerBytes(owner), String(positiveMs('leaseMs', leaseMs))])) === 1;
   }
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -231,6 +239,15 @@ export class RedisStore implements InspectableStore {
       timeoutMs,
       signal,
     );
+  }
+
+  /**
+   * What a record keeps of a request's fingerprint, and `inspect` reports:
+   * 32 hex digits, the first 128 bits of a SHA-256 fingerprint in hex (see
+   * `IdempotencyStore.keptFingerprint`).
+   */
+  keptFingerprint(fingerprint: string): string {
+    return keptFingerprint(fingerprint);
   }
 
   /** The live record at `recordKey`, read by one script (see `InspectableStore`). */
@@ -268,7 +285,7 @@ export class RedisStore implements InspectableStore {
    * Run one script and `WAIT` in one pipeline: same connection, same node,
    * one round trip. Rejects when fewer replicas than asked acknowledged.
    */
-  private async replicated(script: LuaScript, args: string[], what: string, full = false): Promise<unknown> {
+  private async replicated(script: LuaScript, args: ScriptArgument[], what: string, full = false): Promise<unknown> {
     const { replicas, timeoutMs } = this.waitForReplicas as { replicas: number; timeoutMs: number };
     const replies = (await script.queue(this.client.pipeline(), args, full).call('WAIT', String(replicas), String(timeoutMs)).exec()) ?? [];
     const [[scriptError, reply] = [], [waitError, acknowledged] = []] = replies;
@@ -285,11 +302,82 @@ export class RedisStore implements InspectableStore {
   private keys(recordKey: string): { record: string; epoch: string; released: string; channel: string } {
     if (this.closed) throw new Error('RedisStore is closed');
     this.writes.hold();
-    // The store key must not end the hash tag early; it is a hash, so this never trips in use.
-    if (recordKey.length === 0 || /[{}]/.test(recordKey)) throw new RangeError('Invalid store key');
-    const record = `${this.prefix}{${recordKey}}`;
+    if (recordKey.length === 0) throw new RangeError('Invalid store key');
+    const record = `${this.prefix}{${hashTag(recordKey)}}`;
     return { record, epoch: `${record}:epoch`, released: `${record}:released`, channel: `${record}:done` };
   }
+}
+
+/** What `RedisStore` names its keys with when given no `prefix`. */
+const DEFAULT_PREFIX = 'idem:';
+
+/** A record key as the coordinator makes it: SHA-256, in hex. */
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** A fingerprint as a record keeps it: 128 bits, in hex. */
+const KEPT_HEX = /^[0-9a-f]{32}$/;
+/** The owner of a record that names none. */
+const NO_OWNER = Buffer.alloc(8);
+
+/** `prefix`, unless it holds a brace: it would become the hash tag and split a record's keys across slots. */
+function checkedPrefix(prefix: string): string {
+  if (/[{}]/.test(prefix)) throw new RangeError('RedisStore prefix must not contain { or }');
+  return prefix;
+}
+
+/**
+ * The hash tag of a record's keys: the record key's 32 bytes in base64url
+ * (43 characters, where its hex took 64), all 256 bits of it, so two
+ * records never share one. A record key that is not SHA-256 in hex (a
+ * store used without the coordinator) is hashed to 32 bytes first.
+ */
+function hashTag(recordKey: string): string {
+  const bytes = SHA256_HEX.test(recordKey) ? Buffer.from(recordKey, 'hex') : hash('sha256', recordKey, 'buffer');
+  return bytes.toString('base64url');
+}
+
+/**
+ * The Redis key `RedisStore` keeps the record of `recordKey` under, with
+ * the store's `prefix` (default `idem:`): `<prefix>{<the record key's 32
+ * bytes in base64url>}`. For an operator who looks the record up in Redis
+ * itself (`redis-cli GET`, `TTL`, `CLUSTER KEYSLOT`); the record's other
+ * keys add `:epoch`, `:released` and `:done` to it.
+ *
+ * @example
+ * redisRecordKey(execution.recordKey); // 'idem:{P6HCc...}'
+ *
+ * @public
+ */
+export function redisRecordKey(recordKey: string, prefix = DEFAULT_PREFIX): string {
+  if (recordKey.length === 0) throw new RangeError('Invalid store key');
+  return `${checkedPrefix(prefix)}{${hashTag(recordKey)}}`;
+}
+
+/**
+ * What a record keeps of a request's fingerprint, in hex: the first 128
+ * bits of a SHA-256 fingerprint in hex (what `requestFingerprint` makes),
+ * a fingerprint already that short as it is, and the first 128 bits of
+ * SHA-256 of any other. 128 bits tell the request that claimed a record
+ * from another one sent with its key: to be taken for it, a request needs
+ * a second preimage of its fingerprint's first half.
+ */
+function keptFingerprint(fingerprint: string): string {
+  if (SHA256_HEX.test(fingerprint)) return fingerprint.slice(0, 32);
+  if (KEPT_HEX.test(fingerprint)) return fingerprint;
+  return hash('sha256', fingerprint, 'hex').slice(0, 32);
+}
+
+/** `keptFingerprint` as the 16 bytes the record holds. */
+function keptFingerprintBytes(fingerprint: string): Buffer {
+  return Buffer.from(keptFingerprint(fingerprint), 'hex');
+}
+
+/**
+ * The owner token as the record holds it: the first 64 bits of its
+ * SHA-256, which tell the claimers of one key apart (an owner token is
+ * unique per claim); eight zero bytes for none.
+ */
+function ownerBytes(owner: string): Buffer {
+  return owner === '' ? NO_OWNER : hash('sha256', owner, 'buffer').subarray(0, 8);
 }
 
 /** `isCluster` rather than `instanceof`, which fails when two copies of ioredis are loaded. */
@@ -303,13 +391,19 @@ function refuseOtherFormat(reply: unknown): unknown {
   return reply;
 }
 
-function toClaimResult(reply: unknown): ClaimResult {
+/**
+ * A claim's answer, its fingerprint the request's own when the record's is
+ * (the script answers `''` then), else the record's in hex: 32 digits, never
+ * equal to a fingerprint whose kept form is another.
+ */
+function toClaimResult(reply: unknown, requested: string): ClaimResult {
   const [status, first, second, third] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (status === 'claimed' && Number.isSafeInteger(Number(first))) return { status, epoch: Number(first) };
-  if (status === 'in_progress') return { status, fingerprint: String(first ?? ''), leaseRemainingMs: Number(second) };
+  const fingerprint = first === '' ? requested : String(first ?? '');
+  if (status === 'in_progress') return { status, fingerprint, leaseRemainingMs: Number(second) };
   if (status === 'completed') {
     const remainingMs = Number(third);
-    return { status, fingerprint: String(first ?? ''), result: String(second ?? ''), ...(remainingMs > 0 && { remainingMs }) };
+    return { status, fingerprint, result: String(second ?? ''), ...(remainingMs > 0 && { remainingMs }) };
   }
   throw new Error('Unexpected reply from the idempotency claim script');
 }

@@ -1,6 +1,6 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { Redis } from 'ioredis';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
 import { connect, deleteKeys, newRecordKey, readRecord, track, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
@@ -24,7 +24,7 @@ afterAll(async () => {
   await client.quit();
 });
 
-const channel = (recordKey: string) => `${prefix}{${recordKey}}:done`;
+const channel = (recordKey: string) => `${redisRecordKey(recordKey, prefix)}:done`;
 const subscribers = async (recordKey: string) => {
   const [, count] = (await client.pubsub('NUMSUB', channel(recordKey))) as [string, number];
   return Number(count);
@@ -84,7 +84,7 @@ describe('RedisStore.waitForChange', () => {
     expect(await elapsed(waiter.promise)).toBeLessThan(PROMPTLY_MS);
     await expect(store.waitForChange(recordKey, WAIT_MS, AbortSignal.abort())).resolves.toBeUndefined();
     await subscribed(recordKey, 0);
-    expect((await readRecord(client, `${prefix}{${recordKey}}`))?.status).toBe('in_progress');
+    expect((await readRecord(client, redisRecordKey(recordKey, prefix)))?.status).toBe('in_progress');
   });
 
   test('resolves, without rejecting, when the timeout passes first', async () => {
@@ -103,7 +103,7 @@ describe('RedisStore.waitForChange', () => {
       await claimed(recordKey, 'crashed', 300);
       const took = await elapsed(polling.waitForChange(recordKey, WAIT_MS));
       expect(took).toBeLessThan(PROMPTLY_MS);
-      expect(await client.exists(`${prefix}{${recordKey}}`)).toBe(0);
+      expect(await client.exists(redisRecordKey(recordKey, prefix))).toBe(0);
     } finally {
       await polling.close();
     }
@@ -137,9 +137,11 @@ describe('RedisStore.waitForChange', () => {
     try {
       const recordKey = newRecordKey();
       expect((await resp2.claim({ recordKey, fingerprint: 'fp', owner: 'owner-a', leaseMs: LEASE_MS })).status).toBe('claimed');
-      expect(await client.exists(`${prefix}kp:idem:{${recordKey}}`)).toBe(1);
+      expect(await client.exists(`${prefix}kp:${redisRecordKey(recordKey)}`)).toBe(1);
       const waiter = track(resp2.waitForChange(recordKey, WAIT_MS));
-      await waitUntil(async () => Number(((await client.pubsub('NUMSUB', `idem:{${recordKey}}:done`)) as [string, number])[1]) === 1);
+      await waitUntil(
+        async () => Number(((await client.pubsub('NUMSUB', `${redisRecordKey(recordKey)}:done`)) as [string, number])[1]) === 1,
+      );
       expect(waiter.settled).toBe(false);
       expect(await resp2.complete(recordKey, 'owner-a', 'r', 60_000)).toBe(true);
       expect(await elapsed(waiter.promise)).toBeLessThan(PROMPTLY_MS);

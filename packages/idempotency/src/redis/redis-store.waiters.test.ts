@@ -7,7 +7,7 @@ import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
 import { isInFlightError } from '../errors';
 import type { OperationPolicy } from '../policy';
 import { LuaScript } from './lua-script';
-import { RedisStore } from './redis-store';
+import { RedisStore, redisRecordKey } from './redis-store';
 import { connect, readRecord, uniquePrefix } from './redis.test-support';
 import { WAITING_SCRIPT } from './scripts';
 
@@ -79,7 +79,7 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
         ),
     );
     await eventually(() => recorder.claims >= DUPLICATES + 1, 'every duplicate to find the key held', { timeoutMs: 30_000 });
-    const record = `${prefix}{${coordinator.recordKey(OPERATION, '', request.key)}}`;
+    const record = redisRecordKey(coordinator.recordKey(OPERATION, '', request.key), prefix);
     await eventually(
       async () => Number(((await admin.pubsub('NUMSUB', `${record}:done`)) as [string, number])[1]) === 1,
       'the subscription',

@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { createRedisClient } from './redis-client';
 import { RedisStore } from './redis-store';
+import { HEADER_BYTES } from './scripts';
 
 /** The shared test Redis; never stopped by a test. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -17,8 +18,11 @@ export async function connect(url = REDIS_URL, options: RedisOptions = {}): Prom
 /** A key prefix no other test file or run shares. */
 export const uniquePrefix = (): string => `test:${randomUUID()}:`;
 
-/** A store key shaped like the coordinator's: a hex hash. */
-export const newRecordKey = (): string => randomBytes(16).toString('hex');
+/** A record key shaped like the coordinator's: SHA-256 in hex. */
+export const newRecordKey = (): string => randomBytes(32).toString('hex');
+
+/** An owner token as a record keeps it, in hex: the first 64 bits of its SHA-256 (see `scripts.ts`). */
+export const keptOwner = (owner: string): string => hash('sha256', owner, 'hex').slice(0, 16);
 
 /** Delete every key under `prefix`. */
 export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
@@ -63,41 +67,42 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
 
 export { track } from '../../test/support/async';
 
-/** A format 1 record (see `scripts.ts`) split into its parts; `bodyAt` is where its result starts. */
-function parseRecord(value: string): { state: string; fp: string; owner: string; epoch: string; bodyAt: number } {
-  if (!value.startsWith('1\n')) throw new Error(`not a format 1 record: ${JSON.stringify(value.slice(0, 40))}`);
-  let at = 3;
-  const netstring = (): string => {
-    const colon = value.indexOf(':', at);
-    at = colon + 1 + Number(value.slice(at, colon));
-    return value.slice(colon + 1, at);
+/** A format 2 record (see `scripts.ts`) split into its parts, the fingerprint and owner in hex. */
+function parseRecord(value: Buffer): { state: string; fp: string; owner: string; epoch: string; result: string } {
+  if (value.length < HEADER_BYTES || value.toString('latin1', 0, 2) !== '2\n') {
+    throw new Error(`not a format 2 record: ${JSON.stringify(value.toString('latin1', 0, 40))}`);
+  }
+  return {
+    state: value.toString('latin1', 2, 3),
+    fp: value.toString('hex', 3, 19),
+    owner: value.toString('hex', 19, 27),
+    epoch: String(value.readUIntBE(27, 6)),
+    result: value.toString('utf8', HEADER_BYTES),
   };
-  const [fp, owner] = [netstring(), netstring()];
-  const newline = value.indexOf('\n', at);
-  return { state: value[2] ?? '', fp, owner, epoch: value.slice(at, newline), bodyAt: newline + 1 };
 }
 
 /**
  * The record at `key` by field, as the hash of earlier releases named them
- * (`status`, `fp`, `owner`, `epoch`, `result`, `w`); `undefined` when there
- * is none.
+ * (`status`, `fp`, `owner`, `epoch`, `result`, `w`; the fingerprint and the
+ * owner as the record keeps them, in hex); `undefined` when there is none.
  */
 export async function readRecord(client: Redis | Cluster, key: string): Promise<Record<string, string> | undefined> {
-  const value = await client.get(key);
+  const value = await client.getBuffer(key);
   if (value === null) return undefined;
-  const { state, fp, owner, epoch, bodyAt } = parseRecord(value);
+  const { state, fp, owner, epoch, result } = parseRecord(value);
   return {
     status: state === 'c' ? 'completed' : 'in_progress',
     fp,
     owner,
-    ...(epoch && { epoch }),
-    ...(state === 'c' && { result: value.slice(bodyAt) }),
+    epoch,
+    ...(state === 'c' && { result }),
     ...(state === 'w' && { w: '1' }),
   };
 }
 
 /** Put `result` in place of the completed record's at `key`, keeping its TTL (a store written by someone else). */
 export async function replaceResult(client: Redis | Cluster, key: string, result: string): Promise<void> {
-  const value = (await client.get(key)) ?? '';
-  await client.set(key, `${value.slice(0, parseRecord(value).bodyAt)}${result}`, 'KEEPTTL');
+  const value = (await client.getBuffer(key)) ?? Buffer.alloc(0);
+  parseRecord(value);
+  await client.set(key, Buffer.concat([value.subarray(0, HEADER_BYTES), Buffer.from(result, 'utf8')]), 'KEEPTTL');
 }

@@ -6,31 +6,41 @@
  * script touches share one hash tag, so the script stays legal (one slot)
  * on Redis Cluster.
  *
- * A record is one string, format version 1 (see `RECORD`):
+ * A record is one string, format version 2 (see `RECORD`): a fixed header
+ * of 33 bytes, then the result.
  *
  * ```text
- * 1\n<state><len>:<fingerprint><len>:<owner><epoch>\n<result>
+ * offset  0  '2' '\n'      the format version, as a line: a release that reads format 1 refuses it as version 2
+ *         2  state          one byte: p in progress, w in progress with a waiter listening for its end, c completed
+ *         3  fingerprint    16 bytes: the first 128 bits of the request's (see `keptFingerprint` in redis-store.ts)
+ *        19  owner          8 bytes: the first 64 bits of SHA-256 of the owner token
+ *        27  epoch          6 bytes, big-endian: the fencing epoch (server milliseconds, up to 2^48)
+ *        33  result         the stored answer, once completed; nothing while in progress
  * ```
  *
- * `state` is one byte: `p` in progress, `w` in progress with a waiter
- * listening for its end, `c` completed. The fingerprint and the owner are
- * length-prefixed, so they may hold any byte; the owner and the epoch are
- * kept once completed, and the result follows the first newline after
- * them. The key's TTL is the lease while in progress and the
- * retention once completed. One string rather than a hash: a hash holding
- * a result longer than 64 bytes leaves Redis's compact encoding for a
- * table of one entry per field, which cost a record about twice its
- * answer; a string costs its bytes.
+ * Fixed offsets, so the scripts read every field with `string.sub` and
+ * `struct` whatever bytes it holds (the fingerprint and the owner arrive as
+ * raw bytes, sent by ioredis as Buffers), and the header costs 33 bytes
+ * where format 1 spelled out a 64-hex fingerprint, the owner token and the
+ * epoch in decimal (some 130): a completed record of a 276-byte answer fits
+ * one allocation of 320 bytes instead of 448. The fingerprint only tells the
+ * request that claimed a record from another one sent with its key, and
+ * the owner only one claimer of the key from another: 128 and 64 bits do
+ * that. The owner and the epoch are kept once completed. The key's TTL is
+ * the lease while in progress and the retention once completed. One string
+ * rather than a hash: a hash holding a result longer than 64 bytes leaves
+ * Redis's compact encoding for a table of one entry per field, which cost
+ * a record about twice its answer; a string costs its bytes.
  *
  * Each script is idempotent for its own owner: ioredis resends a command
  * whose reply a dropped connection lost (`autoResendUnfulfilledCommands`),
  * and the second run answers as the first did (see `IdempotencyStore`).
  *
- * A value of any other version, or of another type (a hash: the layout
- * before versions), is never read as a record nor written over: the claim
- * and the waiting script answer `{'version', found}`, which the store
- * raises as `RecordVersionError`, and completion, release and renewal
- * answer 0.
+ * A value of any other version (format 1, written by earlier 0.x
+ * releases), or of another type (a hash: the layout before versions), is
+ * never read as a record nor written over: the claim and the waiting
+ * script answer `{'version', found}`, which the store raises as
+ * `RecordVersionError`, and completion, release and renewal answer 0.
  *
  * Each `redis.call` inside a script costs Redis a few microseconds, a new
  * key with an expiry several more: on the path every request takes (a claim
@@ -39,15 +49,23 @@
  */
 
 /** The record format version the scripts write and read. */
-export const RECORD_FORMAT = 1;
+export const RECORD_FORMAT = 2;
+
+/** Bytes before a record's result: version line, state, fingerprint, owner, epoch. */
+export const HEADER_BYTES = 33;
+
+/** The epochs a header holds: 6 bytes. */
+const EPOCH_LIMIT = 2 ** 48;
 
 /**
  * What every script that reads a record starts with: `record(key)`, the
  * record at `key` parsed, `nil` when there is none, or `nil, found` for a
- * value of another format (`found` its version, `none` for another type).
- * A record is `{state, fp, owner, epoch, head, value, body}`: `head` the
- * length-prefixed fingerprint and owner as they are stored, and the result
- * is `value` from `body` on.
+ * value of another format (`found` its version, `none` for another type,
+ * `damaged` for a header that does not parse). A record is `{state, fp,
+ * owner, epoch, head, value}`: `fp` and `owner` the raw bytes, `epoch` in
+ * decimal, `head` the fingerprint, owner and epoch as they are stored; the
+ * result is `value` from byte `HEADER_BYTES + 1` on. `hex(fp)` is a
+ * fingerprint as the store reports it.
  */
 const RECORD = `
 local function record(key)
@@ -55,22 +73,18 @@ local function record(key)
   if not value then return nil end
   if type(value) ~= 'string' then return nil, 'none' end
   if string.sub(value, 1, 2) ~= '${RECORD_FORMAT}\\n' then return nil, string.sub(string.match(value, '^[^\\n]*'), 1, 32) end
-  -- Each length and offset is checked: a damaged record (a byte overwritten, a value cut short) answers
-  -- 'damaged', refused like an unknown version, and never raises a script error, which the store would
-  -- report as an outage and an operation that fails open would answer by running its action again.
-  local state, fpLength, fpAt = string.match(value, '^${RECORD_FORMAT}\\n([pwc])(%d+):()')
-  if not state then return nil, 'damaged' end
-  local ownerLength, ownerAt = string.match(value, '^(%d+):()', fpAt + tonumber(fpLength))
-  if not ownerLength then return nil, 'damaged' end
-  local epochAt = ownerAt + tonumber(ownerLength)
-  local epoch, body = string.match(value, '^(%d*)\\n()', epochAt)
-  if not epoch then return nil, 'damaged' end
+  -- A damaged record (a byte overwritten, a value cut short) answers 'damaged', refused like an unknown
+  -- version, and never raises a script error, which the store would report as an outage and an operation
+  -- that fails open would answer by running its action again.
+  local state = string.sub(value, 3, 3)
+  if #value < ${HEADER_BYTES} or (state ~= 'p' and state ~= 'w' and state ~= 'c') then return nil, 'damaged' end
   return {
-    state = state, fp = string.sub(value, fpAt, fpAt + tonumber(fpLength) - 1),
-    owner = string.sub(value, ownerAt, epochAt - 1), epoch = epoch,
-    head = string.sub(value, 4, epochAt - 1), value = value, body = body,
+    state = state, fp = string.sub(value, 4, 19), owner = string.sub(value, 20, 27),
+    epoch = string.format('%.0f', (struct.unpack('>I6', value, 28))), head = string.sub(value, 4, ${HEADER_BYTES}), value = value,
   }
 end
+local function hex(fp) return string.format('%08x%08x%08x%08x', struct.unpack('>I4I4I4I4', fp)) end
+local function result(held) return string.sub(held.value, ${HEADER_BYTES + 1}) end
 `;
 
 /**
@@ -99,10 +113,13 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
 /**
  * Create the record or report the one that is there.
  *
- * KEYS: record, epoch counter, released-by key. ARGV: fingerprint, owner,
- * leaseMs, epoch counter TTL in ms. Returns `{'claimed', epoch}` (also to
- * the same owner's claim run again), `{'in_progress', fp, pttl}`,
- * `{'completed', fp, result, pttl}` or `{'version', found}`.
+ * KEYS: record, epoch counter, released-by key. ARGV: fingerprint (16
+ * bytes), owner (8 bytes), leaseMs, epoch counter TTL in ms. Returns
+ * `{'claimed', epoch}` (also to the same owner's claim run again),
+ * `{'in_progress', fp, pttl}`, `{'completed', fp, result, pttl}` or
+ * `{'version', found}`; `fp` is `''` when the record's fingerprint is
+ * ARGV's, else the record's in hex (so the common answer, a retry of the
+ * same request, carries no fingerprint back).
  *
  * Atomic because the existence check and the SET happen inside one script:
  * of any number of concurrent claims exactly one sees no record.
@@ -121,16 +138,19 @@ export const CLAIM_SCRIPT = `${RECORD}
 local held, found = record(KEYS[1])
 if found then return {'version', found} end
 if held and held.state == 'c' then
-  return {'completed', held.fp, string.sub(held.value, held.body), redis.call('PTTL', KEYS[1])}
+  return {'completed', held.fp == ARGV[1] and '' or hex(held.fp), result(held), redis.call('PTTL', KEYS[1])}
 end
 if held and held.owner == ARGV[2] then return {'claimed', held.epoch} end
 if held then
-  return {'in_progress', held.fp, math.max(redis.call('PTTL', KEYS[1]), 0)}
+  return {'in_progress', held.fp == ARGV[1] and '' or hex(held.fp), math.max(redis.call('PTTL', KEYS[1]), 0)}
 end
 ${CLOCK}
 local previous = tonumber(redis.call('GET', KEYS[2]))
-local epoch = string.format('%.0f', math.max((previous or 0) + 1, now))
-redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. #ARGV[1] .. ':' .. ARGV[1] .. #ARGV[2] .. ':' .. ARGV[2] .. epoch .. '\\n')
+local issued = math.max((previous or 0) + 1, now)
+-- Never wrapped round to a smaller epoch: only a counter written by hand gets this far.
+if issued >= ${EPOCH_LIMIT} then return redis.error_reply('ERR idempotency epoch counter beyond 2^48') end
+local epoch = string.format('%.0f', issued)
+redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. ARGV[1] .. ARGV[2] .. struct.pack('>I6', issued))
 redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
 if previous then
   redis.call('SET', KEYS[2], epoch)
@@ -143,9 +163,9 @@ return {'claimed', epoch}
 /**
  * Store the result if `owner` still holds the lease, then wake waiters.
  *
- * KEYS: record. ARGV: owner, result, retentionMs, completion channel.
- * Returns 1 (also when `owner` had completed it already: the first result
- * stays), or 0 with nothing changed.
+ * KEYS: record. ARGV: owner (8 bytes), result, retentionMs, completion
+ * channel. Returns 1 (also when `owner` had completed it already: the
+ * first result stays), or 0 with nothing changed.
  *
  * Atomic because the owner check and the write are one step: a holder whose
  * lease ran out, and whose key someone else claimed since, fails the check
@@ -161,7 +181,7 @@ local held = record(KEYS[1])
 if not held or held.owner ~= ARGV[1] then return 0 end
 if held.state == 'c' then return 1 end
 ${CLOCK}
-redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\nc' .. held.head .. held.epoch .. '\\n' .. ARGV[2])
+redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\nc' .. held.head .. ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], at(held.epoch, ARGV[3]))
 if held.state == 'w' then redis.call('${publish}', ARGV[4], 'completed') end
 return 1
@@ -171,8 +191,8 @@ return 1
  * Delete the in-progress record if `owner` still holds it, leave its epoch
  * in the counter, then wake waiters.
  *
- * KEYS: record, epoch counter, released-by key. ARGV: owner, completion
- * channel, epoch counter TTL in ms. Returns 1 or 0.
+ * KEYS: record, epoch counter, released-by key. ARGV: owner (8 bytes),
+ * completion channel, epoch counter TTL in ms. Returns 1 or 0.
  *
  * Atomic for the same reason as completion: a stale holder cannot delete a
  * record that a newer claim created under the same key. The counter keeps
@@ -198,7 +218,7 @@ return 1
 /**
  * Extend the lease to `leaseMs` from now if `owner` still holds it.
  *
- * KEYS: record. ARGV: owner, leaseMs. Returns 1 or 0; 1 without a change
+ * KEYS: record. ARGV: owner (8 bytes), leaseMs. Returns 1 or 0; 1 without a change
  * when `owner` has completed the record (its renewal arriving late).
  *
  * Atomic so a heartbeat that fires just after its lease ran out cannot
@@ -243,17 +263,17 @@ return 'in_progress'
  * Read a record for an operator, changing nothing.
  *
  * KEYS: record. Returns `{}` when there is no record, `{'version', found}`
- * for a value of another format, else `{state, fp, owner present ('1' |
- * '0'), epoch, pttl, result}` (`state` is `in_progress` or `completed`; the
- * result is `''` while in progress).
+ * for a value of another format, else `{state, fp (hex), owner present
+ * ('1' | '0': eight zero bytes name none), epoch, pttl, result}` (`state`
+ * is `in_progress` or `completed`; the result is `''` while in progress).
  */
 export const INSPECT_SCRIPT = `${RECORD}
 local held, found = record(KEYS[1])
 if found then return {'version', found} end
 if not held then return {} end
 local completed = held.state == 'c'
-return {completed and 'completed' or 'in_progress', held.fp, #held.owner > 0 and '1' or '0', held.epoch,
-  redis.call('PTTL', KEYS[1]), completed and string.sub(held.value, held.body) or ''}
+return {completed and 'completed' or 'in_progress', hex(held.fp), held.owner ~= string.rep('\\0', 8) and '1' or '0', held.epoch,
+  redis.call('PTTL', KEYS[1]), completed and result(held) or ''}
 `;
 
 /**
