@@ -137,8 +137,8 @@ export async function encryptionCost(log: (line: string) => void): Promise<Secti
       ],
       targets: [],
       notes: [
-        'An encrypted answer is stored as `enc1:<key id>:` and the base64 of IV (12 bytes), ciphertext and tag (16 bytes): ' +
-          `${Math.ceil((12 + ANSWER_BYTES + 16) / 3) * 4 + 'enc1:k2:'.length} characters for this ${ANSWER_BYTES}-byte answer.`,
+        'An encrypted answer is stored as `enc2:<key id>:` and the base64 of IV (12 bytes), ciphertext and tag (16 bytes): ' +
+          `${Math.ceil((12 + ANSWER_BYTES + 16) / 3) * 4 + 'enc2:k2:'.length} characters for this ${ANSWER_BYTES}-byte answer.`,
       ],
       profiles: [],
       charts: [],
