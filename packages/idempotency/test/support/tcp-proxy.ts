@@ -45,8 +45,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     stop() {
       stopped ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        for (const socket of sockets) socket.resetAndDestroy();
-        await closed;
+        const gone = [...sockets].map(closedOrResetRefused);
+        for (const socket of sockets) cut(socket);
+        await Promise.all([closed, ...gone]);
       })();
       return stopped;
     },
@@ -57,4 +58,26 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       stopped = undefined;
     },
   };
+}
+
+/**
+ * Cut a connection as a dying server does: with a reset. A socket already
+ * closing (its peer ended, so the pipe or Node ended it too) is destroyed
+ * instead: Node refuses to reset a socket whose shutdown is still pending
+ * (EINVAL) and then never closes its handle, and a handle left open keeps
+ * the process from exiting once the tests are over.
+ */
+function cut(socket: Socket): void {
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
+/** Resolves once `socket` is closed; rejects if its reset is refused, which would leave it open. */
+function closedOrResetRefused(socket: Socket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.once('close', () => resolve());
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.syscall === 'reset') reject(error);
+    });
+  });
 }
