@@ -28,7 +28,7 @@ export default tseslint.config(
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,mts}'],
     extends: [tseslint.configs.recommended],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

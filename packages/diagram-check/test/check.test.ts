@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkDiagramTexts } from '../src';
 
 // Mermaid runs in a child process; give a loaded machine room.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 describe('diagram-check, with Mermaid itself', () => {
   it('passes a diagram whose every message and note reads whole', async () => {

@@ -15,10 +15,10 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
     ({ server, client, log } = await startClient(script, options));
   }
 
-  beforeEach(() => jest.useFakeTimers(FAKE_TIMERS));
+  beforeEach(() => vi.useFakeTimers(FAKE_TIMERS));
   afterEach(async () => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
+    vi.useRealTimers();
+    vi.restoreAllMocks();
     await client.close();
     await server.close();
   });
@@ -37,11 +37,11 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
     );
     for (let n = 1; ; n++) {
       await server.received(n); // attempt n is on the wire
-      await jest.advanceTimersByTimeAsync(server.seen[n - 1]!.timeoutMs!); // ...and times out
+      await vi.advanceTimersByTimeAsync(server.seen[n - 1]!.timeoutMs!); // ...and times out
       await log.reached(n);
       const event = log.events[n - 1]!;
       if (!event.retried) break;
-      await jest.advanceTimersByTimeAsync(event.waitMs!);
+      await vi.advanceTimersByTimeAsync(event.waitMs!);
     }
     const error = await call;
 
@@ -67,7 +67,7 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
     );
     await server.received(1);
     expect(server.seen[0]!.timeoutMs).toBe(300);
-    await jest.advanceTimersByTimeAsync(300);
+    await vi.advanceTimersByTimeAsync(300);
     const error = await call;
 
     expect(error).toMatchObject({ name: 'DeadlineExceededError', limit: 'inbound-deadline', attempts: 1, lastOutcome: 'deadline' });
@@ -87,7 +87,7 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
   });
 
   it('stops at once when the backoff would outlive the deadline', async () => {
-    jest.spyOn(Math, 'random').mockReturnValue(0.5); // first jittered wait ≈ 0.9 × initialMs
+    vi.spyOn(Math, 'random').mockReturnValue(0.5); // first jittered wait ≈ 0.9 × initialMs
     await setup(() => ({ status: 503 }), { deadlineMs: 1000, backoff: { initialMs: 5000, maxMs: 5000 } });
     const error = (await client.get('/x').catch((e: unknown) => e)) as DeadlineExceededError;
     expect(error).toMatchObject({ limit: 'deadline', attempts: 1, lastStatus: 503 });

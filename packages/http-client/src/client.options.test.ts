@@ -21,12 +21,12 @@ describe('IdempotentHttpClient: options a timer can keep', () => {
   const outOfRange = [0, -1, Number.NaN, Number.POSITIVE_INFINITY, NODE_TIMER_LIMIT + 1, 2 ** 40];
 
   describe.each(timerOptions)('%s', (name, options) => {
-    it.each(outOfRange)('refuses %p with a RangeError naming the option', async (ms) => {
+    it.each(outOfRange)('refuses %s with a RangeError naming the option', async (ms) => {
       await expect(build(options(ms))).rejects.toThrow(RangeError);
       await expect(build(options(ms))).rejects.toThrow(new RegExp(`^${name.replace('.', '\\.')} must be .*<= ${NODE_TIMER_LIMIT}`));
     });
 
-    it.each([0.5, 1, NODE_TIMER_LIMIT])('accepts %p', async (ms) => {
+    it.each([0.5, 1, NODE_TIMER_LIMIT])('accepts %s', async (ms) => {
       await expect(build(options(ms))).resolves.toBeUndefined();
     });
   });

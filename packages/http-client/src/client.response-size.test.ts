@@ -47,7 +47,7 @@ describe('IdempotentHttpClient: response bodies are capped', () => {
     expect(response.body.length).toBe(DEFAULT_MAX_RESPONSE_BYTES);
   });
 
-  it.each([0, -1, 1.5, Number.POSITIVE_INFINITY])('refuses maxResponseBytes %p', (maxResponseBytes) => {
+  it.each([0, -1, 1.5, Number.POSITIVE_INFINITY])('refuses maxResponseBytes %s', (maxResponseBytes) => {
     expect(() => new IdempotentHttpClient({ baseUrl: 'http://127.0.0.1:1', maxResponseBytes })).toThrow(/maxResponseBytes/);
   });
 });

@@ -14,9 +14,9 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     ({ server, client, log } = await startClient(script, options));
   }
 
-  beforeEach(() => jest.useFakeTimers(FAKE_TIMERS));
+  beforeEach(() => vi.useFakeTimers(FAKE_TIMERS));
   afterEach(async () => {
-    jest.useRealTimers();
+    vi.useRealTimers();
     await client.close();
     await server.close();
   });
@@ -41,9 +41,9 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     await log.reached(1);
     expect(log.events[0]).toMatchObject({ outcome: 'http-error', status: 409, retried: true, waitMs: 1000 });
 
-    await jest.advanceTimersByTimeAsync(999);
+    await vi.advanceTimersByTimeAsync(999);
     expect(server.seen).toHaveLength(1); // the backoff (≤ 2 s, often ~100 ms) would have fired by now
-    await jest.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(1);
     const response = await call;
 
     const [first, second] = log.events;
@@ -78,7 +78,7 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     const call = client.post('/charges', {}, { key: 'k' });
     await log.reached(1);
     expect(log.events[0]).toMatchObject({ outcome: 'http-error', status, retried: true, waitMs: 2000 });
-    await jest.advanceTimersByTimeAsync(2000);
+    await vi.advanceTimersByTimeAsync(2000);
     expect(await call).toMatchObject({ status: 201, attempts: 2 });
     expect(server.keys()).toEqual(['k', 'k']);
   });
@@ -106,7 +106,7 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     await setup((_request, index) => (index === 0 ? { hang: true } : { status: 200 }), { attemptTimeoutMs: 500 });
     const call = client.get('/slow');
     await server.received(1);
-    await jest.advanceTimersByTimeAsync(500); // the attempt timeout fires
+    await vi.advanceTimersByTimeAsync(500); // the attempt timeout fires
     const response = await settle(call, log);
 
     expect(response).toMatchObject({ status: 200, attempts: 2 });

@@ -24,10 +24,10 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
     );
 
   // A whole second, so an HTTP-date (whole seconds) an hour ahead is exactly 3 600 000 ms ahead.
-  beforeEach(() => jest.useFakeTimers({ ...FAKE_TIMERS, now: Date.UTC(2025, 0, 1) }));
+  beforeEach(() => vi.useFakeTimers({ ...FAKE_TIMERS, now: Date.UTC(2025, 0, 1) }));
   afterEach(async () => {
-    jest.restoreAllMocks(); // first: the setTimeout spy wraps the fake timer
-    jest.useRealTimers();
+    vi.restoreAllMocks(); // first: the setTimeout spy wraps the fake timer
+    vi.useRealTimers();
     await client.close();
     await server.close();
   });
@@ -57,7 +57,7 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
     const call = client.post('/charges', {});
     await log.reached(1);
     expect(log.events[0]).toMatchObject({ retried: true, waitMs: 5000 });
-    await jest.advanceTimersByTimeAsync(5000);
+    await vi.advanceTimersByTimeAsync(5000);
     expect(await call).toMatchObject({ status: 201, attempts: 2 });
   });
 
@@ -84,11 +84,11 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
   });
 
   it("never hands setTimeout more than Node's longest timer, which would fire after 1 ms", async () => {
-    const timers = jest.spyOn(globalThis, 'setTimeout');
+    const timers = vi.spyOn(globalThis, 'setTimeout');
     // 2 147 484 s is just past the limit; before the cap existed this retried 1 ms later.
     await setup(() => reply(503, { 'retry-after': '2147484' }), { backoff: { maxRetryAfterMs: NODE_TIMER_LIMIT } });
     const call = failure(client.get('/x'));
-    await jest.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(1);
     const error = await call;
 
     expect(error).toMatchObject({ name: 'RetriesExhaustedError', attempts: 1 });
@@ -104,7 +104,7 @@ describe('IdempotentHttpClient: a Retry-After is honoured only when it leads som
     const call = client.get('/x');
     await log.reached(1);
     expect(log.events[0]).toMatchObject({ retried: true, waitMs: 2_147_483_000 });
-    await jest.advanceTimersByTimeAsync(2_147_483_000);
+    await vi.advanceTimersByTimeAsync(2_147_483_000);
     expect(await call).toMatchObject({ status: 200, attempts: 2 });
 
     // An overflowing timer would have fired 1 ms into the advance.

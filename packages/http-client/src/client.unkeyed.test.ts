@@ -18,9 +18,9 @@ describe('IdempotentHttpClient: an unsafe method without a key is not retried', 
     ({ server, client, log } = await startClient(script, { backoff: { initialMs: 1, maxMs: 1 }, ...options }));
   }
 
-  beforeEach(() => jest.useFakeTimers(FAKE_TIMERS));
+  beforeEach(() => vi.useFakeTimers(FAKE_TIMERS));
   afterEach(async () => {
-    jest.useRealTimers();
+    vi.useRealTimers();
     await client.close();
     await server.close();
   });
@@ -43,7 +43,7 @@ describe('IdempotentHttpClient: an unsafe method without a key is not retried', 
     await setup((_request, index) => (index === 0 ? { hang: true } : reply(200)), { keyPolicy: 'none', attemptTimeoutMs: 500 });
     const call = client.request({ method: 'PATCH', path: '/orders/1', body: {} }).catch((e: unknown) => e);
     await server.received(1);
-    await jest.advanceTimersByTimeAsync(500);
+    await vi.advanceTimersByTimeAsync(500);
     expect(await call).toMatchObject({ name: 'OutcomeUnknownError', attempts: 1, lastOutcome: 'timeout' });
     expect(server.seen).toHaveLength(1);
   });

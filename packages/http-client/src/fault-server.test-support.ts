@@ -144,8 +144,14 @@ export class AttemptLog {
   }
 }
 
-/** Timers the socket layer needs for real; everything the client waits on is faked. */
-export const FAKE_TIMERS: Parameters<typeof jest.useFakeTimers>[0] = { doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] };
+/**
+ * Everything the client waits on is faked; what the socket layer needs runs
+ * for real: setImmediate, and nextTick and queueMicrotask (Vitest fakes those
+ * two only when asked).
+ */
+export const FAKE_TIMERS: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'hrtime', 'performance'],
+};
 
 /**
  * Under fake timers, drive a call whose attempts end on their own (a status, a
@@ -162,7 +168,7 @@ export async function settle<T>(call: Promise<T>, log: AttemptLog): Promise<T> {
     await Promise.race([log.reached(n), done]);
     const event = log.events[n - 1];
     if (settled || !event?.retried) break;
-    await jest.advanceTimersByTimeAsync(event.waitMs ?? 0);
+    await vi.advanceTimersByTimeAsync(event.waitMs ?? 0);
   }
   return call;
 }

@@ -14,7 +14,7 @@ describe('parseHttpDate (RFC 9110 §5.6.7)', () => {
   });
 
   it('reads asctime as GMT, whatever the local time zone', () => {
-    // jest.config.js runs these tests away from UTC, where Date.parse reads asctime as local time.
+    // vitest.config.mts runs these tests away from UTC, where Date.parse reads asctime as local time.
     expect(new Date(nov6).getTimezoneOffset()).not.toBe(0);
     expect(Date.parse('Sun Nov  6 08:49:37 1994')).not.toBe(nov6);
     expect(parseHttpDate('Sun Nov  6 08:49:37 1994', now)).toBe(nov6);

@@ -28,7 +28,7 @@ describe('parseRetryAfter', () => {
   });
 
   it.each([undefined, '', '-1', '1.5', 'soon', '2025-01-01', 'Wednesday, 01 Jan 2025 00:00:05 GMT', '\u00a05', '5\u3000', '\n5'])(
-    'ignores %p',
+    'ignores %o',
     (value) => {
       expect(parseRetryAfter(value, now)).toBeUndefined();
     },

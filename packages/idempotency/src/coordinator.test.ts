@@ -53,7 +53,7 @@ describe('fail-open', () => {
   it('never runs next to a live holder: a wait that fails after the key was seen in progress fails closed', async () => {
     const gate = latch();
     const holder = coordinator.run(request(), async () => (await gate.promise, ok()));
-    jest.spyOn(store, 'waitForChange').mockRejectedValue(new Error('ECONNRESET'));
+    vi.spyOn(store, 'waitForChange').mockRejectedValue(new Error('ECONNRESET'));
     let ran = false;
     const error = await coordinator
       .run(request({ policy: { onStoreFailure: 'fail-open' } }), async () => ((ran = true), ok()))
@@ -71,7 +71,7 @@ describe('fail-open', () => {
     const holder = coordinator.run(request(), async () => (await gate.promise, ok()));
     const claim = store.claim.bind(store);
     let claims = 0;
-    jest.spyOn(store, 'claim').mockImplementation(async (claimRequest) => {
+    vi.spyOn(store, 'claim').mockImplementation(async (claimRequest) => {
       claims += 1;
       if (claims === 2) throw new Error('ECONNRESET'); // the duplicate's claim after its wait
       return claim(claimRequest);
@@ -111,12 +111,12 @@ describe('policies', () => {
   });
 
   it('refuses a route policy that would run one key twice before anything is claimed', async () => {
-    const claim = jest.spyOn(store, 'claim');
+    const claim = vi.spyOn(store, 'claim');
     await expect(coordinator.run(request({ policy: { leaseMs: 100, heartbeatMs: 100 } }), ok)).rejects.toThrow(InvalidPolicyError);
     expect(claim).not.toHaveBeenCalled();
   });
 
-  it.each([0, -1, 2.5, Number.NaN, Infinity])('refuses maxWaiters %p at construction, naming the option', (maxWaiters) => {
+  it.each([0, -1, 2.5, Number.NaN, Infinity])('refuses maxWaiters %s at construction, naming the option', (maxWaiters) => {
     expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(InvalidPolicyError);
     expect(() => new IdempotencyCoordinator({ service: 'payments', store, maxWaiters })).toThrow(
       /payments: maxWaiters must be a whole number from 1/,
@@ -135,7 +135,7 @@ describe('the end of an execution', () => {
     const renewStarted = latch();
     const renew = store.renew.bind(store);
     const renewals: Array<Promise<boolean>> = [];
-    jest.spyOn(store, 'renew').mockImplementation((...args) => {
+    vi.spyOn(store, 'renew').mockImplementation((...args) => {
       const renewal = (async () => {
         renewStarted.open();
         await landed.promise;
@@ -207,7 +207,7 @@ describe('the end of an execution', () => {
 
 describe('the replay cache', () => {
   it('answers the replays after a record’s first one from memory, without a claim', async () => {
-    const claim = jest.spyOn(store, 'claim');
+    const claim = vi.spyOn(store, 'claim');
     const first = await coordinator.run(request(), ok);
     const replays = [];
     for (let i = 0; i < 3; i += 1) replays.push(await coordinator.run(request(), neverRuns));
@@ -235,28 +235,28 @@ describe('the replay cache', () => {
   it('refuses a key reused for another request from memory too (422)', async () => {
     await coordinator.run(request(), ok);
     await coordinator.run(request(), neverRuns); // replayed once: now in memory
-    const claim = jest.spyOn(store, 'claim');
+    const claim = vi.spyOn(store, 'claim');
     const error = await coordinator.run(request({ fingerprint: 'fp-other' }), neverRuns).catch((e: unknown) => e);
     expect(isKeyReusedError(error)).toBe(true);
     expect(claim).not.toHaveBeenCalled();
   });
 
   it('learns a completion from the store, and keeps it no longer than the store does', async () => {
-    jest.useFakeTimers();
+    vi.useFakeTimers();
     try {
       const other = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, defaults: { retentionMs: 10_000 } });
       await coordinator.run(request({ policy: { retentionMs: 10_000 } }), ok); // another replica completed it
-      const claim = jest.spyOn(store, 'claim');
+      const claim = vi.spyOn(store, 'claim');
       await other.run(request(), neverRuns); // a round trip, then remembered
       await other.run(request(), neverRuns); // from memory
       expect(claim).toHaveBeenCalledTimes(1);
-      jest.advanceTimersByTime(10_001); // the retention ended: memory forgot it before the store did
+      vi.advanceTimersByTime(10_001); // the retention ended: memory forgot it before the store did
       let runs = 0;
       await other.run(request(), async () => ((runs += 1), ok()));
       expect(claim).toHaveBeenCalledTimes(2);
       expect(runs).toBe(1);
     } finally {
-      jest.useRealTimers();
+      vi.useRealTimers();
     }
   });
 
@@ -264,7 +264,7 @@ describe('the replay cache', () => {
     const first = await coordinator.run(request(), ok);
     expect(coordinator.replayFromMemory(request())).toBeUndefined(); // completed here, never replayed: only the store knows
     const fromStore = await coordinator.begin(request());
-    const claim = jest.spyOn(store, 'claim');
+    const claim = vi.spyOn(store, 'claim');
 
     const known = coordinator.replayFromMemory(request());
     expect(known).toBe(fromStore.replay);
@@ -281,7 +281,7 @@ describe('the replay cache', () => {
 
   it('can be turned off', async () => {
     const uncached = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
-    const claim = jest.spyOn(store, 'claim');
+    const claim = vi.spyOn(store, 'claim');
     await uncached.run(request(), ok);
     await uncached.run(request(), neverRuns);
     await uncached.run(request(), neverRuns);
@@ -467,7 +467,7 @@ describe('observer events', () => {
     // The first renewal stalls (a slow store) until the lease has lapsed and an intruder took the key.
     const stalled = latch();
     const renew = store.renew.bind(store);
-    jest.spyOn(store, 'renew').mockImplementation(async (...args) => (await stalled.promise, renew(...args)));
+    vi.spyOn(store, 'renew').mockImplementation(async (...args) => (await stalled.promise, renew(...args)));
     const policy = { leaseMs: 100, heartbeatMs: 50 };
     let signal: AbortSignal | undefined;
     const run = coordinator.run(request({ policy }), async (context) => {
@@ -564,21 +564,21 @@ describe('drain', () => {
   });
 
   it('gives up after timeoutMs with false, and waits for good under Infinity', async () => {
-    jest.useFakeTimers();
+    vi.useFakeTimers();
     try {
       const execution = await begin('k-1');
       const bounded = coordinator.drain(1_000);
       let unbounded: boolean | undefined;
       void coordinator.drain(Infinity).then((result) => (unbounded = result));
-      await jest.advanceTimersByTimeAsync(1_000);
+      await vi.advanceTimersByTimeAsync(1_000);
       expect(await bounded).toBe(false);
-      await jest.advanceTimersByTimeAsync(24 * 60 * 60_000); // a day later, still waiting
+      await vi.advanceTimersByTimeAsync(24 * 60 * 60_000); // a day later, still waiting
       expect(unbounded).toBeUndefined();
       await execution.release();
-      await jest.advanceTimersByTimeAsync(0);
+      await vi.advanceTimersByTimeAsync(0);
       expect(unbounded).toBe(true);
     } finally {
-      jest.useRealTimers();
+      vi.useRealTimers();
     }
   });
 
@@ -646,7 +646,7 @@ describe('drain', () => {
       observer: recorder,
       defaults: { leaseMs: 1_201 },
     });
-    jest.useFakeTimers();
+    vi.useFakeTimers();
     const executions = await Promise.all(
       ['k-1', 'k-2'].map(async (key) => {
         const begun = await failingCoordinator.begin(request({ key }));
@@ -659,10 +659,10 @@ describe('drain', () => {
       const completing = (executions[0] as Execution).complete('"done"');
       await (executions[1] as Execution).release();
       expect(failingCoordinator.runningExecutions).toBe(1); // the completion is retried for its lease
-      await jest.advanceTimersByTimeAsync(1_201);
+      await vi.advanceTimersByTimeAsync(1_201);
       expect(await completing).toBe(false);
     } finally {
-      jest.useRealTimers();
+      vi.useRealTimers();
     }
 
     expect(recorder.count('store_error')).toBeGreaterThan(2);

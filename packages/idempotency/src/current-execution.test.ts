@@ -1,7 +1,7 @@
 import { currentExecution, runInExecution, trackCurrentExecution } from './current-execution';
 import type { Execution } from './execution';
 
-// Tracking is per process (one Jest file: one process-like context), and stays on once asked for.
+// Tracking is per process (each test file loads its own copy of this module), and stays on once asked for.
 describe('currentExecution', () => {
   const execution = { epoch: 7 } as Execution;
 

@@ -38,10 +38,10 @@ class FlakyStore extends MemoryStore {
 
 let recorder: Recorder;
 beforeEach(() => {
-  jest.useFakeTimers();
+  vi.useFakeTimers();
   recorder = new Recorder();
 });
-afterEach(() => jest.useRealTimers());
+afterEach(() => vi.useRealTimers());
 
 function setup(store: FlakyStore, replayCache = false) {
   const coordinator = new IdempotencyCoordinator({
@@ -66,7 +66,7 @@ async function settle<T>(promise: Promise<T>, ms = 60_000): Promise<T> {
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-  await jest.advanceTimersByTimeAsync(ms);
+  await vi.advanceTimersByTimeAsync(ms);
   const outcome = await settled;
   if ('error' in outcome) throw outcome.error;
   return outcome.value;
@@ -106,7 +106,7 @@ describe('Execution completion when the store fails', () => {
     const recordKey = coordinator.recordKey(OPERATION, '', 'order-7');
 
     const first = coordinator.run({ ...request(leaseMs), policy: { leaseMs, heartbeatMs: 1_000 } }, charge);
-    await jest.advanceTimersByTimeAsync(2_400);
+    await vi.advanceTimersByTimeAsync(2_400);
     expect(store.completions).toBe(6);
     // Without renewals the claim's lease would have 603 ms left by now.
     const probe = await store.claim({ recordKey, fingerprint: 'fp', owner: 'probe', leaseMs });
@@ -131,7 +131,7 @@ describe('Execution completion when the store fails', () => {
     const first = await settle(coordinator.run(failing, charge), 2_000);
     const retry = await settle(coordinator.run(failing, charge), 1_000);
     expect(coordinator.runningExecutions).toBe(1); // still trying, the key still held
-    await jest.advanceTimersByTimeAsync(30_000);
+    await vi.advanceTimersByTimeAsync(30_000);
 
     expect(first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
     expect(retry).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
@@ -153,9 +153,9 @@ describe('Execution completion when the store fails', () => {
     expect(first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
     expect(coordinator.runningExecutions).toBe(1);
     // Past the lease the claim had: still held by the heartbeat, so another process is told to wait.
-    await jest.advanceTimersByTimeAsync(1_600);
+    await vi.advanceTimersByTimeAsync(1_600);
     await expect(other.run(held, charge)).rejects.toMatchObject({ name: 'InFlightError' });
-    await jest.advanceTimersByTimeAsync(10_000);
+    await vi.advanceTimersByTimeAsync(10_000);
 
     expect(await settle(other.run(held, charge))).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
     expect(runs()).toBe(1);
@@ -169,7 +169,7 @@ describe('Execution completion when the store fails', () => {
     const store = new FlakyStore(-1);
     const { coordinator, charge } = setup(store);
     const leaseMs = 2_005;
-    jest.spyOn(store, 'renew').mockResolvedValue(false);
+    vi.spyOn(store, 'renew').mockResolvedValue(false);
 
     const first = settle(coordinator.run({ ...request(leaseMs), policy: { leaseMs, heartbeatMs: 500 } }, charge));
     const error = await first.catch((e: unknown) => e);

@@ -1,8 +1,8 @@
 import { heartbeat, type Beating } from './heartbeat';
 
 describe('heartbeat', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
 
   const member = (beats: number[]): Beating => {
     const m: Beating = {
@@ -18,11 +18,11 @@ describe('heartbeat', () => {
   it('renews a long execution no later than one interval after its claim or last renewal', () => {
     const beats: number[] = [];
     const started = performance.now();
-    jest.advanceTimersByTime(137); // the shared timer's phase is unrelated to the claim
+    vi.advanceTimersByTime(137); // the shared timer's phase is unrelated to the claim
     const long = member(beats);
     const claimedAt = performance.now();
     heartbeat(1_000).add(long);
-    jest.advanceTimersByTime(10_000);
+    vi.advanceTimersByTime(10_000);
     heartbeat(1_000).delete(long);
 
     const gaps = [beats[0]! - claimedAt, ...beats.slice(1).map((at, i) => at - beats[i]!)];
@@ -35,9 +35,9 @@ describe('heartbeat', () => {
     const beats: number[] = [];
     const short = member(beats);
     heartbeat(2_000).add(short);
-    jest.advanceTimersByTime(400);
+    vi.advanceTimersByTime(400);
     heartbeat(2_000).delete(short);
-    jest.advanceTimersByTime(10_000);
+    vi.advanceTimersByTime(10_000);
     expect(beats).toEqual([]);
   });
 
@@ -46,10 +46,10 @@ describe('heartbeat', () => {
     const b = member([]);
     heartbeat(3_000).add(a);
     heartbeat(3_000).add(b);
-    expect(jest.getTimerCount()).toBe(1);
+    expect(vi.getTimerCount()).toBe(1);
     heartbeat(3_000).delete(a);
     heartbeat(3_000).delete(b);
-    jest.advanceTimersByTime(1_500);
-    expect(jest.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(1_500);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -4,12 +4,12 @@ import { MemoryStore } from './memory-store';
 let store: MemoryStore;
 
 beforeEach(() => {
-  jest.useFakeTimers();
+  vi.useFakeTimers();
   store = new MemoryStore({ sweepIntervalMs: 1_000 });
 });
 afterEach(async () => {
   await store.close();
-  jest.useRealTimers();
+  vi.useRealTimers();
 });
 
 const claim = (recordKey: string, leaseMs = 60_000, owner = 'owner') => store.claim({ recordKey, fingerprint: 'fp', owner, leaseMs });
@@ -25,15 +25,15 @@ describe('MemoryStore sweep', () => {
     await claim('live', 5_000);
     expect(store.size).toBe(3);
 
-    jest.advanceTimersByTime(1_000);
+    vi.advanceTimersByTime(1_000);
     expect(store.size).toBe(1);
-    jest.advanceTimersByTime(5_000);
+    vi.advanceTimersByTime(5_000);
     expect(store.size).toBe(0);
   });
 
   it('stops sweeping after close()', async () => {
     await store.close();
-    expect(jest.getTimerCount()).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
@@ -48,7 +48,7 @@ describe('MemoryStore claims', () => {
 
   it('reports the lease remaining on an in-progress record', async () => {
     await claim('key', 1_000);
-    jest.advanceTimersByTime(400);
+    vi.advanceTimersByTime(400);
     expect(await claim('key', 1_000, 'other')).toEqual({ status: 'in_progress', fingerprint: 'fp', leaseRemainingMs: 600 });
   });
 });
@@ -62,13 +62,13 @@ describe('MemoryStore waiters', () => {
       store.waitForChange('key', 10_000),
       store.waitForChange('key', 10_000),
     ];
-    expect(jest.getTimerCount()).toBe(SWEEPER + 3);
+    expect(vi.getTimerCount()).toBe(SWEEPER + 3);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
     expect(parkedWaiters()).toBe(1);
 
     await store.complete('key', 'owner', '"done"', 60_000);
     await Promise.all(waits);
-    expect(jest.getTimerCount()).toBe(SWEEPER);
+    expect(vi.getTimerCount()).toBe(SWEEPER);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     expect(parkedWaiters()).toBe(0);
   });
@@ -78,7 +78,7 @@ describe('MemoryStore waiters', () => {
     const wait = store.waitForChange('key', 10_000);
     await store.release('key', 'owner');
     await wait;
-    expect(jest.getTimerCount()).toBe(SWEEPER);
+    expect(vi.getTimerCount()).toBe(SWEEPER);
     expect(parkedWaiters()).toBe(0);
   });
 
@@ -87,12 +87,12 @@ describe('MemoryStore waiters', () => {
     const caller = new AbortController();
     let woken = false;
     const wait = store.waitForChange('key', 1_000, caller.signal).then(() => (woken = true));
-    jest.advanceTimersByTime(999);
+    vi.advanceTimersByTime(999);
     await Promise.resolve();
     expect(woken).toBe(false);
-    jest.advanceTimersByTime(1);
+    vi.advanceTimersByTime(1);
     await wait;
-    expect(jest.getTimerCount()).toBe(SWEEPER);
+    expect(vi.getTimerCount()).toBe(SWEEPER);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     expect(parkedWaiters()).toBe(0);
   });
@@ -104,7 +104,7 @@ describe('MemoryStore waiters', () => {
     const other = store.waitForChange('key', 10_000);
     caller.abort();
     await aborted;
-    expect(jest.getTimerCount()).toBe(SWEEPER + 1);
+    expect(vi.getTimerCount()).toBe(SWEEPER + 1);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     expect(parkedWaiters()).toBe(1);
     await store.complete('key', 'owner', '"done"', 60_000);
@@ -119,7 +119,7 @@ describe('MemoryStore waiters', () => {
     await store.waitForChange('done', 10_000);
     await claim('busy');
     await store.waitForChange('busy', 10_000, AbortSignal.abort());
-    expect(jest.getTimerCount()).toBe(SWEEPER);
+    expect(vi.getTimerCount()).toBe(SWEEPER);
     expect(parkedWaiters()).toBe(0);
   });
 
@@ -129,7 +129,7 @@ describe('MemoryStore waiters', () => {
     const waits = [store.waitForChange('a', 60_000), store.waitForChange('b', 60_000)];
     await store.close();
     await Promise.all(waits);
-    expect(jest.getTimerCount()).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
     expect(parkedWaiters()).toBe(0);
   });
 });

@@ -2,18 +2,18 @@ import { retainedBytes } from '../test/support/heap';
 import { ReplayCache } from './replay-cache';
 
 describe('ReplayCache', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
 
   it('keeps a completed record a little less long than the store does', () => {
     const cache = new ReplayCache();
     cache.set('a', 'fp', 'result', 20_000);
-    jest.advanceTimersByTime(18_999);
+    vi.advanceTimersByTime(18_999);
     expect(cache.get('a')).toEqual(expect.objectContaining({ fingerprint: 'fp', result: 'result' }));
-    jest.advanceTimersByTime(2);
+    vi.advanceTimersByTime(2);
     expect(cache.get('a')).toBeUndefined(); // a second before the store's end
     cache.set('b', 'fp', 'result', 500);
-    jest.advanceTimersByTime(451);
+    vi.advanceTimersByTime(451);
     expect(cache.get('b')).toBeUndefined(); // a tenth before, for short retentions
   });
 

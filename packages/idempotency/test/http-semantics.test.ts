@@ -609,7 +609,7 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       const first = await send('gzip');
       await first.arrayBuffer();
       // What the decoder produces, chunk by chunk, of this replay.
-      const pushed = jest.spyOn(Gunzip.prototype, 'push');
+      const pushed = vi.spyOn(Gunzip.prototype, 'push');
       const plain = await send('identity');
       const body = Buffer.from(await plain.arrayBuffer());
       const decoded = pushed.mock.calls.reduce((bytes, [chunk]) => bytes + (Buffer.isBuffer(chunk) ? chunk.length : 0), 0);
@@ -643,11 +643,11 @@ describe.each<Adapter>(['fastify', 'express'])('a replay is the exact answer to 
       // Every decompression starts when the gate opens, so that all of them are in flight at once; the decoder's output is counted.
       const end = Gunzip.prototype.end;
       const gated: (() => void)[] = [];
-      const ending = jest.spyOn(Gunzip.prototype, 'end').mockImplementation(function (this: Gunzip, ...args: unknown[]) {
+      const ending = vi.spyOn(Gunzip.prototype, 'end').mockImplementation(function (this: Gunzip, ...args: unknown[]) {
         gated.push(() => (end as (...args: unknown[]) => void).apply(this, args));
         return this;
       });
-      const pushed = jest.spyOn(Gunzip.prototype, 'push');
+      const pushed = vi.spyOn(Gunzip.prototype, 'push');
       const replays = 12;
       let answered = 0;
       const burst = Array.from({ length: replays }, () => send('identity').finally(() => (answered += 1)));

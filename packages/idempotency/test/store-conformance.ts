@@ -2,7 +2,7 @@ import { storeConformanceCases, type ConformanceOptions, type Harness } from '@i
 
 /**
  * The public conformance suite (`@idempotency-chain/idempotency/testing`)
- * registered with Jest for one of this package's stores, as a user registers
+ * registered with Vitest for one of this package's stores, as a user registers
  * it for theirs.
  */
 export function describeStoreConformance(name: string, harness: Harness, options: ConformanceOptions = {}): void {

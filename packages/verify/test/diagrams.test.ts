@@ -7,7 +7,7 @@ import { markdownReport } from '../src/reports/markdown';
 import type { RunReport, ScenarioReport } from '../src/run/report';
 
 // Mermaid runs in a child process; give a loaded machine room.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 /** Text Mermaid reads as syntax, or that is merely awkward: every field a label can be drawn from gets it. */
 const HOSTILE = [

@@ -65,7 +65,7 @@ describe('IdempotentHttpClient in a Nest app shutting down gracefully', () => {
     const caller = new Agent();
     const answer = request(`${url}/checkout`, { method: 'POST', dispatcher: caller });
     await entered.promise;
-    const close = jest.spyOn(IdempotentHttpClient.prototype, 'close');
+    const close = vi.spyOn(IdempotentHttpClient.prototype, 'close');
     const closed = app.close();
     await shuttingDown.promise;
     // Nest has run its destroy hooks; the server now waits for this request, which calls the next hop.

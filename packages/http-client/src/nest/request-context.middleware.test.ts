@@ -72,7 +72,7 @@ describe.each([
   });
 
   afterAll(async () => {
-    const close = jest.spyOn(IdempotentHttpClient.prototype, 'close');
+    const close = vi.spyOn(IdempotentHttpClient.prototype, 'close');
     await app.close();
     expect(close).toHaveBeenCalledTimes(1); // Nest's onApplicationShutdown closed the client's agent
     close.mockRestore();

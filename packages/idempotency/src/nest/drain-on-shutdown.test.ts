@@ -18,7 +18,7 @@ async function createApp(module: object, afterDrain?: () => Promise<void>): Prom
 }
 
 // A shutdown that waits out a keep-alive timeout takes 72 s; one that ends takes milliseconds.
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 const ENDS_WITHIN_MS = 20_000;
 
 /** The handler runs until the test lets it answer. */

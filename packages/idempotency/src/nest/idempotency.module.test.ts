@@ -28,7 +28,7 @@ class ConfigModule {}
 describe('IdempotencyModule', () => {
   it('forRootAsync builds the coordinator from injected config, fans events out, and closes the store only when asked', async () => {
     const store = new MemoryStore();
-    const close = jest.spyOn(store, 'close');
+    const close = vi.spyOn(store, 'close');
     const events: IdempotencyEvent[] = [];
     const observer: IdempotencyObserver = { record: (event) => events.push(event) };
     const registry = new Registry();
@@ -56,7 +56,7 @@ describe('IdempotencyModule', () => {
 
   it('leaves a shared store open on shutdown by default', async () => {
     const store = new MemoryStore();
-    const close = jest.spyOn(store, 'close');
+    const close = vi.spyOn(store, 'close');
     const moduleRef = await Test.createTestingModule({
       imports: [IdempotencyModule.forRoot({ service: 's', store, metrics: false })],
       controllers: [PingController],

@@ -23,7 +23,7 @@ describe('RedisStore when Redis goes away', () => {
     redis = await startPrivateRedis();
     // Closing a client whose server is gone leaves ioredis's own socket-end
     // timer (disconnectTimeout, 2 s by default) running; keep it short so
-    // Jest exits promptly. The subscriber inherits it through duplicate().
+    // the test file ends promptly. The subscriber inherits it through duplicate().
     client = await connect(redis.url, { disconnectTimeout: 100 });
     store = new RedisStore({ client, prefix, ownsClient: true });
   });

@@ -255,15 +255,15 @@ describe('RedisStore records', () => {
 
 describe('RedisStore writes', () => {
   test('commands sent in one turn of the event loop leave in one socket write, in order, each answered', async () => {
-    const socket = (client as unknown as { stream: { _writev?: (chunks: unknown[], cb: () => void) => void } }).stream;
-    const writev = jest.spyOn(socket, '_writev' as never);
+    const socket = (client as unknown as { stream: { _writev: (chunks: unknown[], cb: () => void) => void } }).stream;
+    const writev = vi.spyOn(socket, '_writev');
     const keys = Array.from({ length: 40 }, () => newRecordKey());
     const claims = keys.map((recordKey, i) => claim(recordKey, `owner-${i}`));
     const results = await Promise.all(claims);
 
     expect(results.map((result) => result.status)).toEqual(keys.map(() => 'claimed'));
     expect(writev).toHaveBeenCalledTimes(1);
-    expect((writev.mock.calls[0] as unknown as [unknown[]])[0]).toHaveLength(40);
+    expect(writev.mock.calls[0]?.[0]).toHaveLength(40);
     writev.mockRestore();
   });
 });
