@@ -6,7 +6,7 @@ import { startConsole, type RunningConsole } from './console-server';
 import type { Snapshot } from './snapshot';
 
 // A console starts three services and a Redis or two: a loaded machine needs room.
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const NO_FAULTS = { slowFirstAttempt: false, lostReplies: [], paymentsCrash: false, storeDown: false };
 

@@ -1,7 +1,7 @@
 import { pings } from '@idempotency-chain/scenarios';
 import { ConsoleStore } from './console-store';
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 function portOf(url: string | undefined): number {
   return Number(new URL(url ?? '').port);

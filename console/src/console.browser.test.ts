@@ -5,7 +5,7 @@ import { openBrowser, type OpenBrowser } from './browser.test-support';
 import { startConsole, type RunningConsole } from './console-server';
 
 // Real services, a real Redis and a real browser on a shared 2-core machine: every wait is on the page's state, bounded generously.
-jest.setTimeout(600_000);
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 /** One checkout: its policy's services may start first (three Node processes), then the press settles. */
 const CHECKOUT_BOUND_MS = 240_000;
 /** Four policies, each on a fresh lab, as `npm run scenarios` plays them. */

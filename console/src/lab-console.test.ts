@@ -4,7 +4,7 @@ import { LabConsole } from './lab-console';
 import type { Snapshot } from './snapshot';
 
 // Real services on Redis: a restart of payments and a store outage, on a loaded machine.
-jest.setTimeout(300_000);
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 const SETTLE_BOUND_MS = 240_000;
 
 const NO_FAULTS: FaultChoice = { slowFirstAttempt: false, lostReplies: [], paymentsCrash: false, storeDown: false };

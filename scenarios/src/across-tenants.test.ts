@@ -1,7 +1,7 @@
 import { Lab } from './lab-processes';
 
 // Three real Node processes (gateway -> orders -> payments) on a shared 2-core machine.
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 interface Checkout {
   status: number;

@@ -4,7 +4,7 @@ import { freePort, track } from '@idempotency-chain/local-processes';
 
 /** Bound on a process booting and giving up, on a loaded 2-core machine. */
 const EXIT_BOUND_MS = 60_000;
-jest.setTimeout(2 * EXIT_BOUND_MS);
+vi.setConfig({ testTimeout: 2 * EXIT_BOUND_MS, hookTimeout: 2 * EXIT_BOUND_MS });
 
 interface Ended {
   code: number | null;

@@ -1,7 +1,7 @@
 import { chargesChart, sideOf, type ChargeBar } from './charts';
 import { renderChartInChild } from './cli.test-support';
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const BARS: ChargeBar[] = [
   { label: 'naive: no key', charges: 50, side: 'naive' },

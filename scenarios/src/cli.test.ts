@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { runCommand, tempRoot } from './cli.test-support';
 import { SCENARIO_IDS } from './selection';
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 describe('the runner command line', () => {
   it('--list prints every scenario id and runs nothing', async () => {

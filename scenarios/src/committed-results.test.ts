@@ -7,7 +7,7 @@ import type { ResultsFile } from './results-file';
 import { chaosChartId, readChaosFile } from './chaos/chaos-section';
 import { DOCUMENT_SECTIONS } from './selection';
 
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 // The committed write-up, as GitHub shows it: read only, never written by a test.
 describe('the committed RESULTS.md', () => {

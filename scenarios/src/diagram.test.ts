@@ -3,7 +3,7 @@ import { attemptLabel, firstEpoch, mermaidText, sequenceDiagram, sequenceSteps }
 import type { LabEvent } from './timeline';
 
 // Mermaid runs in a child process; give a loaded machine room.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const T0 = 1_800_000_000_000;
 const KEY_A = 'a1b2c3d4e5f6';

@@ -2,7 +2,7 @@ import { Lab } from './lab-processes';
 import type { LabEvent } from './timeline';
 
 // Six real Node processes on a shared 2-core machine.
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 function portsOf(lab: Lab): number[] {
   return (['gateway', 'orders', 'payments'] as const).map((service) => Number(new URL(lab.url(service)).port));

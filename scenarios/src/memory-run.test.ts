@@ -4,7 +4,7 @@ import { resultsUnder, runCommand, tempRoot, type CommandResult } from './cli.te
 import type { ResultsFile } from './results-file';
 
 // Every scenario that can run on the in-memory store: minutes on a loaded machine.
-jest.setTimeout(900_000);
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 900_000 });
 
 /** The scenarios that cannot run without a shared store, and must say so rather than fail. */
 const NEED_REDIS = ['replicas', 'crash-after-side-effect', 'lease-lost', 'store-outage', 'queue-redelivery'];

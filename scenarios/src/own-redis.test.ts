@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resultsUnder, runCommand, startCommand, tempRoot } from './cli.test-support';
 import { pings } from '@idempotency-chain/local-processes';
 
-jest.setTimeout(300_000);
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 /** The port of the redis-server the run says it started. */
 function ownRedisPort(stderr: string): number {

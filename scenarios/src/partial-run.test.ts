@@ -5,7 +5,7 @@ import { chartLink } from './output-paths';
 import { parseSections } from './results-document';
 
 // Three short runs of real services.
-jest.setTimeout(300_000);
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 describe('a run of a selection', () => {
   const root = tempRoot('partial');

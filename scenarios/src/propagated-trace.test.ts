@@ -7,7 +7,7 @@ import { OtlpReceiver, SpanKindNumber, type ReceivedSpan } from './otlp-receiver
 import { budgets, callerFor, press, SETUP } from './write-up';
 
 // Three service processes and a slow first charge: well within this bound on a loaded machine.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 /** The store of the write-up, as every Redis test here finds it. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

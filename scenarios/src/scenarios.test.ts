@@ -8,7 +8,7 @@ import type { ResultsFile } from './results-file';
 import { SCENARIO_IDS } from './selection';
 
 // The real services as separate processes, every scenario: minutes on a loaded machine.
-jest.setTimeout(900_000);
+vi.setConfig({ testTimeout: 900_000, hookTimeout: 900_000 });
 
 /** An arrow's text names its attempt and its key; a note does not (a charge, or the steps left out). */
 const ATTEMPT_AND_KEY = /attempt \d+, (key [0-9a-f]{6}|no key)/;

@@ -4,7 +4,7 @@ import { OtlpReceiver } from './otlp-receiver.test-support';
 import { callerFor, press } from './write-up';
 
 // Three service processes, one checkout and a graceful stop: well within this bound on a loaded machine.
-jest.setTimeout(120_000);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 /** Longer than the test: no span leaves on the exporter's schedule, only when a service shuts down. */
 const NEVER_MS = '600000';

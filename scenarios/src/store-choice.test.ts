@@ -1,7 +1,7 @@
 import { pings } from '@idempotency-chain/local-processes';
 import { chooseStore } from './store-choice';
 
-jest.setTimeout(60_000);
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 /** Run `body` with these environment variables (undefined: unset), then put them back. */
 async function withEnv<T>(vars: Record<string, string | undefined>, body: () => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@ import type { ChaosFile } from './chaos-record';
 import { FAULT_KINDS } from './fault-schedule';
 
 // Three soaks of 30 s per store: about four minutes in all on a loaded 2-core machine.
-jest.setTimeout(300_000);
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 const SECONDS = '30';
 /** The seed every CI run replays, beside a fresh one per run. */
