@@ -15,6 +15,7 @@ const STEP_TIMEOUT_MS = 600_000;
 
 /** A package.json as far as a copy reads it. */
 interface Manifest {
+  scripts?: Record<string, string>;
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
 }
@@ -92,6 +93,14 @@ export class AppCopy {
   /** `npm install`, from the registry but for the tarballs. */
   install(): Promise<string> {
     return this.npm('install', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error']);
+  }
+
+  /** The command of the copy's own `<script>`, as its package.json has it. */
+  async script(script: string): Promise<string> {
+    const manifest = JSON.parse(await readFile(join(this.folder, 'package.json'), 'utf8')) as Manifest;
+    const command = manifest.scripts?.[script];
+    if (command === undefined) throw new Error(`apps/${this.app}/package.json has no "${script}" script`);
+    return command;
   }
 
   /** `npm run <script>` with the services the app's tests reach. */

@@ -52,7 +52,8 @@ describe('each app copied alone out of the workspace', () => {
     it('builds with its own scripts and configuration, and passes its own tests against Redis, PostgreSQL and RabbitMQ', async () => {
       await copy.run('build');
       const output = await copy.run('test', SERVICES);
-      expect(output).toMatch(/^> jest --runInBand$/m);
+      // npm echoes the script it runs: the app's own test command, whatever its runner.
+      expect(output.split('\n')).toContain(`> ${await copy.script('test')}`);
     }, 600_000);
 
     it("starts with its README's command and answers GET /health", async () => {
