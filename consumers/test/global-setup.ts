@@ -1,14 +1,21 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PACKED_LIBRARIES_ENV, packLibraries } from './library-tarballs';
+import type { TestProject } from 'vitest/node';
+import { packLibraries } from './library-tarballs';
 
 /**
  * Packs the two libraries once for every test file of this workspace (packing
- * rebuilds each one), into a temp folder that `global-teardown.ts` removes.
- * The tests read where the tarballs are through `packedLibraries()`.
+ * rebuilds each one), into a temp folder removed once the run is over. The
+ * tests read where the tarballs are through `packedLibraries()`.
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(project: TestProject): Promise<() => Promise<void>> {
   const folder = await mkdtemp(join(tmpdir(), 'idempotency-tarballs-'));
-  process.env[PACKED_LIBRARIES_ENV] = JSON.stringify({ folder, tarballs: await packLibraries(folder) });
+  try {
+    project.provide('packedLibraries', await packLibraries(folder));
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+  return () => rm(folder, { recursive: true, force: true });
 }

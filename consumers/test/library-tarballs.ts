@@ -1,5 +1,6 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
 import { runCommand } from './command';
 
 /** The root of this repository, where `npm pack --workspace` runs. */
@@ -11,14 +12,18 @@ export const LIBRARIES = ['@idempotency-chain/idempotency', '@idempotency-chain/
 /** A published package's name. */
 export type LibraryName = (typeof LIBRARIES)[number];
 
-/** Where `global-setup.ts` tells the test files what it packed. */
-export const PACKED_LIBRARIES_ENV = 'IDEMPOTENCY_CHAIN_PACKED_LIBRARIES';
+declare module 'vitest' {
+  /** What `global-setup.ts` hands the test files. */
+  export interface ProvidedContext {
+    packedLibraries: Record<LibraryName, string>;
+  }
+}
 
 /** The tarball of each library, packed once for this run by `global-setup.ts`. */
 export function packedLibraries(): Record<LibraryName, string> {
-  const packed = process.env[PACKED_LIBRARIES_ENV];
-  if (!packed) throw new Error(`${PACKED_LIBRARIES_ENV} is not set: run this workspace's tests through its jest.config.js`);
-  return (JSON.parse(packed) as { tarballs: Record<LibraryName, string> }).tarballs;
+  const packed = inject('packedLibraries');
+  if (!packed) throw new Error("the libraries are not packed: run this workspace's tests through its vitest.config.mts");
+  return packed;
 }
 
 /**

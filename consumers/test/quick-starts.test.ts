@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { runCommand } from './command';
 import { codeLines, MAX_QUICK_START_LINES, printedLines, quickStart, writeQuickStart, type CodeBlock } from './quick-start';
 
-jest.setTimeout(180_000);
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const PACKAGES = resolve(__dirname, '../../packages');
 const TSC = require.resolve('typescript/bin/tsc');
