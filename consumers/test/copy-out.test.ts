@@ -54,6 +54,7 @@ describe('each app copied alone out of the workspace', () => {
       const output = await copy.run('test', SERVICES);
       // npm echoes the script it runs: the app's own test command, whatever its runner.
       expect(output.split('\n')).toContain(`> ${await copy.script('test')}`);
+      expect(output).toMatch(/^> vitest run$/m);
     }, 600_000);
 
     it("starts with its README's command and answers GET /health", async () => {

@@ -8,7 +8,6 @@ import { ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
-import { Logger } from 'nestjs-pino';
 import { declaredProvider, decorateProvider } from './decorate-provider';
 import { FaultyLedger } from './faults/faulty-ledger';
 import { LabFaults } from './faults/lab-faults';
@@ -64,6 +63,9 @@ export async function createLabApp(service: ServiceName, chain: ChainApp, lab: L
   if (service === 'payments') overrideLedger(builder, root, labStore, lab);
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter({ bodyLimit: 64 * 1024 }), { bufferLogs: true });
+  // nestjs-pino ships CommonJS and ES module builds, each with its own classes: the apps' LoggerModule provides
+  // the ES module's `Logger`, which `import()` loads (a `require` from here would load the other build's).
+  const { Logger } = await import('nestjs-pino');
   app.useLogger(app.get(Logger));
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.enableShutdownHooks();

@@ -5,7 +5,6 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
-import { NestInstrumentation } from '@opentelemetry/instrumentation-nestjs-core';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -26,8 +25,10 @@ const UNTRACED_PATHS = new Set(['/health', '/metrics']);
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; otherwise do nothing at all,
  * so `@opentelemetry/api` stays a no-op and the libraries' tracing costs
  * nothing. Call it before anything else is loaded: the instrumentations
- * patch `http`, `@nestjs/core`, `ioredis`, `pg` and `amqplib` as they are
- * required (undici is followed through its diagnostics channels).
+ * patch `http`, `ioredis`, `pg` and `amqplib` as they are required (undici
+ * is followed through its diagnostics channels). NestJS 12 has none yet
+ * (`@opentelemetry/instrumentation-nestjs-core` patches NestJS before 12
+ * only): a request's server span is `http`'s.
  *
  * What a trace shows: the W3C `traceparent` the undici instrumentation
  * sends next to the idempotency key, one client span per attempt with its
@@ -55,7 +56,6 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
         headersToSpanAttributes: { server: { requestHeaders: [HeaderName.RequestAttempt] } },
       }),
       new UndiciInstrumentation({ startSpanHook: attemptSpanAttributes }),
-      new NestInstrumentation(),
       // The command's name only: a script's arguments carry record hashes, owner
       // tokens and the ledger's charge (an account, an amount), none of which belong in a trace.
       new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),

@@ -1,5 +1,5 @@
 import { type CanActivate, type ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
-import type { Customer } from './api-key.guard';
+import type { Customer } from './api-key.guard.js';
 
 /**
  * A checkout pays from the caller's own account: one whose body names

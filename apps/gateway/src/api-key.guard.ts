@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { GatewayConfig } from './config';
+import type { GatewayConfig } from './config.js';
 
 /** The authenticated customer, as `ApiKeyGuard` leaves it on the request (`request.user`, the Passport convention). */
 export interface Customer {

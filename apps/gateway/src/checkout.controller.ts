@@ -2,10 +2,10 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Body, Controller, Post, Req, UseGuards } from '@nestjs/common';
-import { AccountGuard } from './account.guard';
-import { ApiKeyGuard, type Customer } from './api-key.guard';
-import { CheckoutDto } from './checkout.dto';
-import type { OrderPayment, PaidOrder } from './orders.client';
+import { AccountGuard } from './account.guard.js';
+import { ApiKeyGuard, type Customer } from './api-key.guard.js';
+import { CheckoutDto } from './checkout.dto.js';
+import type { OrderPayment, PaidOrder } from './orders.client.js';
 
 /**
  * The edge of the chain. Only an authenticated customer reaches it

@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { GatewayModule } from './gateway.module';
+import { GatewayModule } from './gateway.module.js';
 
 const KEY_A = `key-a-${randomUUID()}`;
 

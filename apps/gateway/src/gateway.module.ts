@@ -7,13 +7,13 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
-import { CheckoutController } from './checkout.controller';
-import { validateConfig, type GatewayConfig } from './config';
-import { HealthController } from './health.controller';
-import { jsonLogs } from './logs';
-import { MetricsController } from './metrics.controller';
-import { ordersClient } from './orders.client';
-import { idempotencyStore } from './store';
+import { CheckoutController } from './checkout.controller.js';
+import { validateConfig, type GatewayConfig } from './config.js';
+import { HealthController } from './health.controller.js';
+import { jsonLogs } from './logs.js';
+import { MetricsController } from './metrics.controller.js';
+import { ordersClient } from './orders.client.js';
+import { idempotencyStore } from './store.js';
 
 /** gateway: `POST /checkout`, where the customer's intent enters the chain; calls orders. */
 @Module({})

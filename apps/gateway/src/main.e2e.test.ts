@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The built entry: `npm run build` first. */
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
+const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 const KEY = 'customer-key-of-acct-7';
 const TOKEN = 'service-token-to-orders';

@@ -1,4 +1,4 @@
-import './tracing'; // first, before any module it instruments
+import './tracing.js'; // first, before any module it instruments
 import 'reflect-metadata';
 import { drainOnShutdown, NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
@@ -7,8 +7,8 @@ import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { ConfigError, type GatewayConfig } from './config';
-import { GatewayModule } from './gateway.module';
+import { ConfigError, type GatewayConfig } from './config.js';
+import { GatewayModule } from './gateway.module.js';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -32,9 +32,11 @@ async function bootstrap(): Promise<void> {
 }
 
 // A bad environment is one line naming the variable; any other failed boot, its stack. Both exit 1.
-bootstrap().catch((error: unknown) => {
+try {
+  await bootstrap();
+} catch (error) {
   process.stderr.write(
     `gateway: ${error instanceof ConfigError ? error.message : `cannot start: ${(error as Error).stack ?? String(error)}`}\n`,
   );
   process.exit(1);
-});
+}

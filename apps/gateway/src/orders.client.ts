@@ -2,8 +2,8 @@ import { IdempotentHttpClient, type IdempotentClientOptions } from '@idempotency
 import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PinoLogger } from 'nestjs-pino';
-import type { GatewayConfig } from './config';
-import { logAttempts } from './logs';
+import type { GatewayConfig } from './config.js';
+import { logAttempts } from './logs.js';
 
 /** What the gateway asks orders for: `POST /orders`. */
 export interface OrderPayment {

@@ -6,8 +6,8 @@ import { connect, type AmqpConnectionManager, type ChannelWrapper } from 'amqp-c
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { CHARGE_PATTERN } from './charge-queue';
-import { QueuedOrdersModule } from './queued-orders.module';
+import { CHARGE_PATTERN } from './charge-queue.js';
+import { QueuedOrdersModule } from './queued-orders.module.js';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ. */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';

@@ -6,9 +6,9 @@ import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
 import { lastValueFrom, timeout } from 'rxjs';
-import { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue';
-import type { OrdersConfig } from './config';
-import type { OrderPaymentDto } from './order-payment.dto';
+import { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue.js';
+import type { OrdersConfig } from './config.js';
+import type { OrderPaymentDto } from './order-payment.dto.js';
 
 /** Longest wait for the broker to confirm a charge request; past it the order answers 503 and may be retried. */
 const CONFIRM_TIMEOUT_MS = 5000;

@@ -4,9 +4,9 @@
  * messages carry, and the queue contract payments must declare alike.
  * `./main` starts it as a process.
  */
-export { ChargePublisher } from './charge-publisher';
-export { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue';
-export { ConfigError } from './config';
-export { OrdersModule } from './orders.module';
-export { PAYMENTS_CLIENT_OPTIONS } from './payments.client';
-export { QueuedOrdersModule } from './queued-orders.module';
+export { ChargePublisher } from './charge-publisher.js';
+export { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue.js';
+export { ConfigError } from './config.js';
+export { OrdersModule } from './orders.module.js';
+export { PAYMENTS_CLIENT_OPTIONS } from './payments.client.js';
+export { QueuedOrdersModule } from './queued-orders.module.js';

@@ -6,11 +6,11 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
-import { validateConfig, type OrdersConfig } from './config';
-import { HealthController } from './health.controller';
-import { jsonLogs } from './logs';
-import { MetricsController } from './metrics.controller';
-import { idempotencyStore } from './store';
+import { validateConfig, type OrdersConfig } from './config.js';
+import { HealthController } from './health.controller.js';
+import { jsonLogs } from './logs.js';
+import { MetricsController } from './metrics.controller.js';
+import { idempotencyStore } from './store.js';
 
 /**
  * What orders is, however it sends charges to payments: its configuration

@@ -2,9 +2,9 @@ import { IdempotentHttpClient } from '@idempotency-chain/http-client';
 import { relayAnswer } from '@idempotency-chain/http-client/nest';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Body, Controller, Post, UseGuards } from '@nestjs/common';
-import { OrderPaymentDto, type PaidOrder } from './order-payment.dto';
-import type { Charge } from './payments.client';
-import { ServiceTokenGuard } from './service-token.guard';
+import { OrderPaymentDto, type PaidOrder } from './order-payment.dto.js';
+import type { Charge } from './payments.client.js';
+import { ServiceTokenGuard } from './service-token.guard.js';
 
 /**
  * Places an order and charges it; the key it got travels on to payments.

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { OrdersModule } from './orders.module';
+import { OrdersModule } from './orders.module.js';
 
 const ORDERS_TOKEN = `orders-token-${randomUUID()}`;
 

@@ -1,8 +1,8 @@
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { ordersApp } from './orders-app';
-import { OrdersController } from './orders.controller';
-import { paymentsClient } from './payments.client';
+import { ordersApp } from './orders-app.js';
+import { OrdersController } from './orders.controller.js';
+import { paymentsClient } from './payments.client.js';
 
 /**
  * orders: `POST /orders` places an order and charges it through payments

@@ -2,8 +2,8 @@ import { IdempotentHttpClient, type IdempotentClientOptions } from '@idempotency
 import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PinoLogger } from 'nestjs-pino';
-import type { OrdersConfig } from './config';
-import { logAttempts } from './logs';
+import type { OrdersConfig } from './config.js';
+import { logAttempts } from './logs.js';
 
 /** What payments answers once it charged an order. */
 export interface Charge {

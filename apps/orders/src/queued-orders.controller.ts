@@ -1,8 +1,8 @@
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import { ChargePublisher } from './charge-publisher';
-import { OrderPaymentDto } from './order-payment.dto';
-import { ServiceTokenGuard } from './service-token.guard';
+import { ChargePublisher } from './charge-publisher.js';
+import { OrderPaymentDto } from './order-payment.dto.js';
+import { ServiceTokenGuard } from './service-token.guard.js';
 
 /** An order whose charge is on its way to payments. */
 export interface ChargingOrder {

@@ -1,9 +1,9 @@
 import { RequestContextMiddleware } from '@idempotency-chain/http-client/nest';
 import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { ChargePublisher } from './charge-publisher';
-import { TRANSPORT_HEALTH_CHECKS } from './health.controller';
-import { ordersApp } from './orders-app';
-import { QueuedOrdersController } from './queued-orders.controller';
+import { ChargePublisher } from './charge-publisher.js';
+import { TRANSPORT_HEALTH_CHECKS } from './health.controller.js';
+import { ordersApp } from './orders-app.js';
+import { QueuedOrdersController } from './queued-orders.controller.js';
 
 /**
  * orders, charging through RabbitMQ: `POST /orders` places an order and

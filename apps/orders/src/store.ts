@@ -4,7 +4,7 @@ import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/re
 import { Logger } from '@nestjs/common';
 import type { ConfigService } from '@nestjs/config';
 import type { Redis } from 'ioredis';
-import type { OrdersConfig } from './config';
+import type { OrdersConfig } from './config.js';
 
 /**
  * The store `IDEMPOTENCY_STORE` names, owning its connection:

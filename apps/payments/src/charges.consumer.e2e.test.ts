@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue';
-import { bootPayments, chargeCount, type BootedPayments } from './payments.test-support';
+import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
+import { bootPayments, chargeCount, type BootedPayments } from './payments.test-support.js';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';

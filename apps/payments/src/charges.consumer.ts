@@ -2,10 +2,10 @@ import type { Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
-import { CHARGE_PATTERN } from './charge-queue';
-import { ChargeService } from './charges.service';
-import { MessageAckInterceptor } from './message-ack.interceptor';
-import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto';
+import { CHARGE_PATTERN } from './charge-queue.js';
+import { ChargeService } from './charges.service.js';
+import { MessageAckInterceptor } from './message-ack.interceptor.js';
+import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto.js';
 
 /**
  * Takes charge requests from RabbitMQ (`CHARGE_TRANSPORT=amqp`): the same
@@ -21,7 +21,8 @@ import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto';
 export class ChargesConsumer {
   constructor(private readonly charges: ChargeService) {}
 
-  @EventPattern(CHARGE_PATTERN)
+  // A plain pattern (`<string>`): NestJS 12's typed overload would type every argument after the payload `unknown`.
+  @EventPattern<string>(CHARGE_PATTERN)
   @Idempotent('payments.charge')
   async charge(@Payload() order: OrderPaymentDto, @CurrentExecution() execution?: Execution): Promise<CapturedCharge> {
     return this.charges.charge(order, execution);

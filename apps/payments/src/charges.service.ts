@@ -1,9 +1,9 @@
 import type { Execution } from '@idempotency-chain/idempotency';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { StaleWriteError, type Fence, type Ledger } from './ledger';
-import { LEDGER } from './ledger.provider';
-import type { CapturedCharge, OrderPaymentDto } from './order-payment.dto';
+import { StaleWriteError, type Fence, type Ledger } from './ledger.js';
+import { LEDGER } from './ledger.provider.js';
+import type { CapturedCharge, OrderPaymentDto } from './order-payment.dto.js';
 
 const staleWrites = new Counter({
   name: 'ledger_stale_writes_refused_total',

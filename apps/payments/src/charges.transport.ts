@@ -3,8 +3,8 @@ import { ConfigService } from '@nestjs/config';
 import { Transport, type RmqOptions } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import type { Observable } from 'rxjs';
-import { chargeQueueOptions, declareChargeQueues } from './charge-queue';
-import type { PaymentsConfig } from './config';
+import { chargeQueueOptions, declareChargeQueues } from './charge-queue.js';
+import type { PaymentsConfig } from './config.js';
 
 /**
  * The consumer's transport: manual acknowledgement (`noAck: false`), one

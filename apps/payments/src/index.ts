@@ -4,12 +4,12 @@
  * too), by which the lab decorates payments' ledger or replaces it. `./main`
  * starts it as a process.
  */
-export { CHARGE_PATTERN, chargeQueueOptions, deadLetterQueue } from './charge-queue';
-export { consumeChargesWhenQueued } from './charges.transport';
-export { ConfigError } from './config';
-export { LEDGER } from './ledger.provider';
-export { ledgerUnavailable, newCharge, StaleWriteError } from './ledger';
-export type { Charge, ChargeEntry, Fence, Ledger } from './ledger';
-export type { Delivery } from './message-ack.interceptor';
-export { PaymentsModule } from './payments.module';
-export { UnreachableError } from './unreachable';
+export { CHARGE_PATTERN, chargeQueueOptions, deadLetterQueue } from './charge-queue.js';
+export { consumeChargesWhenQueued } from './charges.transport.js';
+export { ConfigError } from './config.js';
+export { LEDGER } from './ledger.provider.js';
+export { ledgerUnavailable, newCharge, StaleWriteError } from './ledger.js';
+export type { Charge, ChargeEntry, Fence, Ledger } from './ledger.js';
+export type { Delivery } from './message-ack.interceptor.js';
+export { PaymentsModule } from './payments.module.js';
+export { UnreachableError } from './unreachable.js';

@@ -1,9 +1,9 @@
 import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
 import type { FactoryProvider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { PaymentsConfig } from './config';
-import type { Ledger } from './ledger';
-import { PostgresLedger } from './postgres-ledger';
+import type { PaymentsConfig } from './config.js';
+import type { Ledger } from './ledger.js';
+import { PostgresLedger } from './postgres-ledger.js';
 
 /** Injection token of the ledger: the lab decorates or replaces payments' ledger by it. */
 export const LEDGER = Symbol('LEDGER');

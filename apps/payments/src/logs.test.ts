@@ -1,5 +1,5 @@
 import { IdempotencyCoordinator, KEY_HASH_SECRET_ENV, LoggingObserver, MemoryStore } from '@idempotency-chain/idempotency';
-import { jsonLogs } from './logs';
+import { jsonLogs } from './logs.js';
 
 type RequestSerializer = (req: { method: string; url: string; headers: Record<string, string | undefined> }) => { keyHash?: string };
 

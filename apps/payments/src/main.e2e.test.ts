@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATABASE_URL, freePort } from './payments.test-support';
+import { DATABASE_URL, freePort } from './payments.test-support.js';
 
 /** The built entry: `npm run build` first (`npm test` does, `pretest`). */
-const MAIN = join(__dirname, '..', 'dist', 'main.js');
+const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 const TOKEN = 'service-token-to-payments';
 /** A configuration payments boots with; each case spoils one variable of it. */

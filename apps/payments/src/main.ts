@@ -1,4 +1,4 @@
-import './tracing'; // first, before any module it instruments
+import './tracing.js'; // first, before any module it instruments
 import 'reflect-metadata';
 import { drainOnShutdown, NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
@@ -7,10 +7,10 @@ import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { consumeChargesWhenQueued } from './charges.transport';
-import { ConfigError, type PaymentsConfig } from './config';
-import { PaymentsModule } from './payments.module';
-import { UnreachableError } from './unreachable';
+import { consumeChargesWhenQueued } from './charges.transport.js';
+import { ConfigError, type PaymentsConfig } from './config.js';
+import { PaymentsModule } from './payments.module.js';
+import { UnreachableError } from './unreachable.js';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -38,8 +38,10 @@ async function bootstrap(): Promise<void> {
 }
 
 // A bad environment, or a database or broker that does not answer, is one line; any other failed boot, its stack. All exit 1.
-bootstrap().catch((error: unknown) => {
+try {
+  await bootstrap();
+} catch (error) {
   const oneLine = error instanceof ConfigError || error instanceof UnreachableError;
   process.stderr.write(`payments: ${oneLine ? error.message : `cannot start: ${(error as Error).stack ?? String(error)}`}\n`);
   process.exit(1);
-});
+}

@@ -8,8 +8,8 @@ import {
   StoredAnswerUnreadableError,
 } from '@idempotency-chain/idempotency';
 import { BadRequestException, HttpException, ServiceUnavailableException } from '@nestjs/common';
-import { StaleWriteError } from './ledger';
-import { settlementOf } from './message-ack.interceptor';
+import { StaleWriteError } from './ledger.js';
+import { settlementOf } from './message-ack.interceptor.js';
 
 describe('settlementOf', () => {
   it.each([

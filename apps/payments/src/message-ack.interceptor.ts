@@ -12,7 +12,7 @@ import type { RmqContext } from '@nestjs/microservices';
 import { PinoLogger } from 'nestjs-pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
-import { StaleWriteError } from './ledger';
+import { StaleWriteError } from './ledger.js';
 
 /** The parts of an amqplib delivery this file reads. */
 export interface Delivery {

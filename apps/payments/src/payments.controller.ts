@@ -1,11 +1,11 @@
 import type { Execution } from '@idempotency-chain/idempotency';
 import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nest';
 import { Body, ConflictException, Controller, Get, Inject, Post, Query, UseGuards } from '@nestjs/common';
-import { ChargeService } from './charges.service';
-import { StaleWriteError, type Charge, type Ledger } from './ledger';
-import { LEDGER } from './ledger.provider';
-import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto';
-import { ServiceTokenGuard } from './service-token.guard';
+import { ChargeService } from './charges.service.js';
+import { StaleWriteError, type Charge, type Ledger } from './ledger.js';
+import { LEDGER } from './ledger.provider.js';
+import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto.js';
+import { ServiceTokenGuard } from './service-token.guard.js';
 
 /**
  * Takes the money: the one place in the chain where a duplicate costs the

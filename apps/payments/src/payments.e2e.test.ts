@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigError } from './config';
-import { PaymentsModule } from './payments.module';
-import { bootPayments, chargeCount, post, type BootedPayments } from './payments.test-support';
+import { ConfigError } from './config.js';
+import { PaymentsModule } from './payments.module.js';
+import { bootPayments, chargeCount, post, type BootedPayments } from './payments.test-support.js';
 
 const charge = (payments: BootedPayments, body: unknown, key?: string) => post(payments, '/charges', body, key);
 

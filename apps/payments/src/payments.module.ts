@@ -6,16 +6,16 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
-import { ChargesConsumer } from './charges.consumer';
-import { ChargeService } from './charges.service';
-import { ChargeConsumerHealth } from './charges.transport';
-import { validateConfig, type PaymentsConfig } from './config';
-import { HealthController, TRANSPORT_HEALTH_CHECKS } from './health.controller';
-import { ledgerProvider } from './ledger.provider';
-import { jsonLogs } from './logs';
-import { MetricsController } from './metrics.controller';
-import { PaymentsController } from './payments.controller';
-import { idempotencyStore } from './store';
+import { ChargesConsumer } from './charges.consumer.js';
+import { ChargeService } from './charges.service.js';
+import { ChargeConsumerHealth } from './charges.transport.js';
+import { validateConfig, type PaymentsConfig } from './config.js';
+import { HealthController, TRANSPORT_HEALTH_CHECKS } from './health.controller.js';
+import { ledgerProvider } from './ledger.provider.js';
+import { jsonLogs } from './logs.js';
+import { MetricsController } from './metrics.controller.js';
+import { PaymentsController } from './payments.controller.js';
+import { idempotencyStore } from './store.js';
 
 /**
  * payments: `POST /charges` writes the ledger, once per key; `GET

@@ -3,8 +3,8 @@ import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createServer } from 'node:net';
-import { consumeChargesWhenQueued } from './charges.transport';
-import { PaymentsModule } from './payments.module';
+import { consumeChargesWhenQueued } from './charges.transport.js';
+import { PaymentsModule } from './payments.module.js';
 
 /** The service token a test's payments accepts (`PAYMENTS_TOKEN`). */
 export const PAYMENTS_TOKEN = 'test-token-of-payments-hop';

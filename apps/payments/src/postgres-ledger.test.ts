@@ -1,10 +1,10 @@
 import { isStoreUnavailableError } from '@idempotency-chain/idempotency';
 import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
-import { UnreachableError } from './unreachable';
+import { UnreachableError } from './unreachable.js';
 import { randomUUID } from 'node:crypto';
 import { DatabaseError, type Pool } from 'pg';
-import { PostgresLedger } from './postgres-ledger';
-import { freePort } from './payments.test-support';
+import { PostgresLedger } from './postgres-ledger.js';
+import { freePort } from './payments.test-support.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** The test's own schema: its ledger table never meets the app's. */

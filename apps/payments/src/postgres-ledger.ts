@@ -1,7 +1,7 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DatabaseError, type Pool, type PoolClient } from 'pg';
-import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger';
-import { UnreachableError } from './unreachable';
+import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from './ledger.js';
+import { UnreachableError } from './unreachable.js';
 
 /** Options of {@link PostgresLedger}. */
 export interface PostgresLedgerOptions {

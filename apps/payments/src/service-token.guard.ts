@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { PaymentsConfig } from './config';
+import type { PaymentsConfig } from './config.js';
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
 

@@ -1,7 +1,7 @@
 import type { IdempotencyStore } from '@idempotency-chain/idempotency';
 import { createPostgresPool, PostgresStore } from '@idempotency-chain/idempotency/postgres';
 import type { ConfigService } from '@nestjs/config';
-import type { PaymentsConfig } from './config';
+import type { PaymentsConfig } from './config.js';
 
 /**
  * The idempotency records, in PostgreSQL (`DATABASE_URL`), owning their

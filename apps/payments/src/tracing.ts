@@ -3,7 +3,6 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { NestInstrumentation } from '@opentelemetry/instrumentation-nestjs-core';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -21,7 +20,9 @@ const UNTRACED_PATHS = new Set(['/health', '/metrics']);
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; otherwise do nothing at all,
  * so `@opentelemetry/api` stays a no-op and the library's tracing costs
  * nothing. Call it before anything else is loaded: the instrumentations
- * patch `http`, `@nestjs/core`, `pg` and `amqplib` as they are required.
+ * patch `http`, `pg` and `amqplib` as they are required. NestJS 12 has none
+ * yet (`@opentelemetry/instrumentation-nestjs-core` patches NestJS before 12
+ * only): a request's server span is `http`'s.
  *
  * What a trace shows: the server span of each charge under the caller's
  * W3C `traceparent` (over HTTP, or in a message's headers), the attempt it
@@ -47,7 +48,6 @@ function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): No
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
         headersToSpanAttributes: { server: { requestHeaders: [HeaderName.RequestAttempt] } },
       }),
-      new NestInstrumentation(),
       new PgInstrumentation(),
       new AmqplibInstrumentation(),
     ],

@@ -1,4 +1,4 @@
-import { UnreachableError } from './unreachable';
+import { UnreachableError } from './unreachable.js';
 
 describe('UnreachableError', () => {
   it('never shows the password of the address it names', () => {

@@ -1,5 +1,4 @@
-import { HttpException, Injectable, ServiceUnavailableException } from '@nestjs/common';
-import { PinoLogger } from 'nestjs-pino';
+import { HttpException, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -61,10 +60,8 @@ function freeze(ms: number): void {
 @Injectable()
 export class LabFaults {
   private plan: FaultPlan = {};
-
-  constructor(private readonly logger: PinoLogger) {
-    logger.setContext(LabFaults.name);
-  }
+  /** Nest's logger, which the app's `main` hands to its pino logger: the line is the app's JSON, with `context: 'LabFaults'`. */
+  private readonly logger = new Logger(LabFaults.name);
 
   /** Replace the armed plan (`PUT /lab/faults`). */
   arm(plan: FaultPlan): void {
@@ -114,7 +111,7 @@ export class LabFaults {
     if (left <= 0) return false;
     this.plan[fault] = left - 1;
     // Logged before it acts: a crash ends the process, and pino writes to stdout synchronously.
-    this.logger.info({ event: 'fault', fault }, `lab fault: ${fault}`);
+    this.logger.log({ event: 'fault', fault }, `lab fault: ${fault}`);
     return true;
   }
 }

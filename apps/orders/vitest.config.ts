@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * This app's own Vitest settings, so that a copy of the folder runs its tests
+ * as they are. Vite compiles the TypeScript with the decorators and their
+ * metadata that tsconfig.json asks for (experimentalDecorators,
+ * emitDecoratorMetadata: what NestJS injects by).
+ */
+export default defineConfig({
+  test: {
+    globals: true,
+    root: './',
+    include: ['src/**/*.test.ts'],
+    // One file at a time: the e2e tests share one Redis, PostgreSQL and RabbitMQ.
+    fileParallelism: false,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
