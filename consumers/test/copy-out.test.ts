@@ -49,8 +49,9 @@ describe('each app copied alone out of the workspace', () => {
       await copy.install();
     }, 600_000);
 
-    it('builds with its own scripts and configuration, and passes its own tests against Redis, PostgreSQL and RabbitMQ', async () => {
+    it('builds and lints with its own scripts and configuration, and passes its own tests against Redis, PostgreSQL and RabbitMQ', async () => {
       await copy.run('build');
+      expect(await copy.run('lint')).toMatch(/^> oxlint --type-aware src\/$/m);
       const output = await copy.run('test', SERVICES);
       // npm echoes the script it runs: the app's own test command, whatever its runner.
       expect(output.split('\n')).toContain(`> ${await copy.script('test')}`);
