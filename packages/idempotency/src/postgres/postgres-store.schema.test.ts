@@ -85,6 +85,30 @@ describe('PostgresStore on a schema behind this release', () => {
     }
   });
 
+  test('under migrateOnConnect, a migration that gives up on its table lock leaves the schema behind: refused, not failed open', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const holder = await pool.connect();
+    const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
+    const ran: string[] = [];
+    try {
+      // A transaction open on the table (a report, a backup, another replica's transactional completion): the
+      // ALTER of migration 2 waits for it past lockTimeoutMs and gives up.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+      const behind = { name: 'SchemaVersionError', schema, foundVersion: 1, requiredVersion: 2, cause: { code: '55P03' } };
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(behind);
+      await expect(store.ping()).rejects.toMatchObject(behind);
+      expect(ran).toEqual([]);
+      await holder.query('COMMIT');
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      holder.release();
+      await store.close();
+    }
+  });
+
   test('a database that does not answer is still an outage: fail-open runs the request unprotected', async () => {
     const down = createPostgresPool('postgres://postgres@127.0.0.1:1/postgres', { max: 1 });
     const store = new PostgresStore({ pool: down, schema: newSchema(), sweepIntervalMs: 0 });

@@ -394,7 +394,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     if (this.closed) throw new Error('PostgresStore is closed');
     if (this.schemaReady) return;
     this.readiness ??= (async () => {
-      if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema });
+      if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema }).catch((error: unknown) => this.migrationFailed(error));
       await this.checkSchema();
     })().then(
       () => {
@@ -406,6 +406,19 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
       },
     );
     await this.readiness;
+  }
+
+  /**
+   * A migration that failed on a database that answers (it gave up on a
+   * table lock held past `lockTimeoutMs`, or the role may not alter the
+   * table) left the schema where it was: behind, that is
+   * `SchemaVersionError`, which the coordinator never fails open on. A
+   * database that does not answer is an outage, and rejects as it did.
+   */
+  private async migrationFailed(error: unknown): Promise<never> {
+    const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => undefined);
+    if (found !== undefined && found < SCHEMA_VERSION) throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
+    throw error;
   }
 
   /** Reject with `SchemaVersionError` unless `schema` is at {@link SCHEMA_VERSION} or later. */
