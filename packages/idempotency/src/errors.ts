@@ -226,7 +226,7 @@ export class SchemaVersionError extends IdempotencyError {
   constructor(
     /** The schema the store was given. */
     readonly schema: string,
-    /** The newest migration applied to it (0 when it has none). */
+    /** The newest migration applied to it (0 when it has none, or when the store's role may not read which). */
     readonly foundVersion: number,
     /** The migration this library needs. */
     readonly requiredVersion: number,

@@ -46,3 +46,6 @@ export const MIGRATIONS: readonly Migration[] = [
 
 /** The newest migration: the schema version this release reads and writes. */
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
+
+/** The columns of `idempotency_records` at {@link SCHEMA_VERSION}: a migration that adds one the statements use adds it here. */
+export const RECORD_COLUMNS: readonly string[] = ['store_key', 'status', 'fingerprint', 'owner', 'epoch', 'result', 'expires_at', 'format'];

@@ -109,6 +109,37 @@ describe('PostgresStore on a schema behind this release', () => {
     }
   });
 
+  test('a role that may use the records but not read the versions table: served at this release, refused behind it', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const role = `idem_app_${randomBytes(6).toString('hex')}`;
+    // What a DBA grants an application role: the store's table, nothing else (the migrator owns the schema).
+    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const url = new URL(DATABASE_URL);
+    url.username = role;
+    const appPool = createPostgresPool(url.toString(), { max: 2 });
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 0, requiredVersion: 2 });
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError' });
+      expect(ran).toEqual([]);
+
+      await migrate(pool, { schema });
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+      await appPool.end();
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
+    }
+  });
+
   test('a database that does not answer is still an outage: fail-open runs the request unprotected', async () => {
     const down = createPostgresPool('postgres://postgres@127.0.0.1:1/postgres', { max: 1 });
     const store = new PostgresStore({ pool: down, schema: newSchema(), sweepIntervalMs: 0 });
