@@ -98,15 +98,56 @@ describe('PostgresStore on a schema behind this release', () => {
       await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
       const behind = { name: 'SchemaVersionError', schema, foundVersion: 1, requiredVersion: 2, cause: { code: '55P03' } };
       await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(behind);
-      await expect(store.ping()).rejects.toMatchObject(behind);
+      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 1 });
       expect(ran).toEqual([]);
       await holder.query('COMMIT');
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      // The lock is free, but the next attempt waits 30 s: each one holds every query of the table up.
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 1 });
+      const now = Date.now();
+      const later = jest.spyOn(Date, 'now').mockImplementation(() => now + 30_001);
+      try {
+        await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      } finally {
+        later.mockRestore();
+      }
       expect(ran).toEqual(['k1']);
     } finally {
       holder.release();
       await store.close();
     }
+  });
+
+  test('under migrateOnConnect, a migration that cannot get its table lock holds the other queries of the table up once, not on every request', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const [holder, earlier] = [await pool.connect(), await pool.connect()];
+    const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
+    const stalls: number[] = [];
+    let stop = false;
+    // This release's requests and health checks, back to back.
+    const requests = (async () => {
+      while (!stop) await store.ping().catch(() => undefined);
+    })();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+      // The release still serving traffic reads its records: held up behind a waiting ALTER, for lockTimeoutMs (3 s).
+      const until = Date.now() + 7_000;
+      while (Date.now() < until) {
+        const started = Date.now();
+        await earlier.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+        if (Date.now() - started > 1_000) stalls.push(Date.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      stop = true;
+      await requests;
+      await holder.query('ROLLBACK');
+      holder.release();
+      earlier.release();
+      await store.close();
+    }
+    expect(stalls.length).toBeLessThanOrEqual(1);
   });
 
   test('a role that may use the records but not read the versions table: served at this release, refused behind it', async () => {

@@ -67,8 +67,11 @@ export interface PostgresStoreOptions {
    * `ping()`, one attempt at a time, until one succeeds. Until then every
    * operation rejects (requests fail closed) and `ping()` rejects (health
    * down), so a database that comes back after boot is migrated and served
-   * without a restart. Default `false`: the schema is yours to migrate, and
-   * the store checks before its first statement that it is at the version
+   * without a restart. A migration that fails on a database that answers
+   * (it gave up on a table lock) leaves `SchemaVersionError`, and is tried
+   * again 30 s later, not by the next request: each attempt holds every
+   * other query of the table up for as long as it waits. Default `false`:
+   * the schema is yours to migrate, and the store checks before its first statement that it is at the version
    * this release needs; while it is not, every operation and `ping()`
    * reject with `SchemaVersionError` (never fail open on it).
    */
@@ -77,6 +80,14 @@ export interface PostgresStoreOptions {
 
 /** A claim re-runs when its snapshot predates a concurrent claim; more than a few in a row is a bug. */
 const MAX_CLAIM_ATTEMPTS = 5;
+/**
+ * How long `migrateOnConnect` waits after a migration that failed on a
+ * database that answers before it tries again: an `ALTER TABLE` waiting
+ * for its lock stops every query of the table queued behind it (those of
+ * the release still serving traffic) for up to `lockTimeoutMs`, so tried
+ * by every request it would stop them all the time.
+ */
+const MIGRATION_RETRY_MS = 30_000;
 const SWEEP_BATCH = 10_000;
 /**
  * Connections of the default `renewPool`: a renewal is one short UPDATE, so
@@ -171,6 +182,8 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   private schemaReady = false;
   /** That check (and migration) in flight, shared by every caller; cleared when it fails. */
   private readiness: Promise<void> | undefined;
+  /** Under `migrateOnConnect`, when a migration may be tried again after one failed on a database that answers. */
+  private migrateAfter = 0;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'public';
@@ -394,7 +407,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     if (this.closed) throw new Error('PostgresStore is closed');
     if (this.schemaReady) return;
     this.readiness ??= (async () => {
-      if (this.migrateOnConnect) await migrate(this.pool, { schema: this.schema }).catch((error: unknown) => this.migrationFailed(error));
+      if (this.migrateOnConnect && Date.now() >= this.migrateAfter) {
+        await migrate(this.pool, { schema: this.schema }).catch((error: unknown) => this.migrationFailed(error));
+      }
       await this.checkSchema();
     })().then(
       () => {
@@ -412,13 +427,15 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * A migration that failed on a database that answers (it gave up on a
    * table lock held past `lockTimeoutMs`, or the role may not alter the
    * table) left the schema where it was: behind, that is
-   * `SchemaVersionError`, which the coordinator never fails open on. A
-   * database that does not answer is an outage, and rejects as it did.
+   * `SchemaVersionError`, which the coordinator never fails open on, and
+   * the next attempt waits {@link MIGRATION_RETRY_MS}. A database that does
+   * not answer is an outage, and rejects as it did.
    */
   private async migrationFailed(error: unknown): Promise<never> {
     const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => undefined);
-    if (found !== undefined && found < SCHEMA_VERSION) throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
-    throw error;
+    if (found === undefined || found >= SCHEMA_VERSION) throw error;
+    this.migrateAfter = Date.now() + MIGRATION_RETRY_MS;
+    throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
   }
 
   /** Reject with `SchemaVersionError` unless `schema` is at {@link SCHEMA_VERSION} or later. */
