@@ -168,7 +168,7 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
     notes: [
       `"Answer" is what the store is given: the ${ANSWER_BODY_BYTES}-byte body with its status and \`content-type\` (${STORED_ANSWER_BYTES} bytes). ` +
         `Our record adds its key (\`idem:{<SHA-256 of the identity, base64url>}\`, ${ours.keyLength} bytes) and, before the answer in the same string, ` +
-        `a header of ${ours.valueLength - STORED_ANSWER_BYTES} bytes: the format version line, the state, the first 128 bits of the request's SHA-256 fingerprint, ` +
+        `a header of ${ours.valueLength - STORED_ANSWER_BYTES} bytes: the format version line, the state, the first 128 bits of SHA-256 of the request's fingerprint, ` +
         "64 bits of a hash of the owner token and the epoch in 6 bytes (see `scripts.ts`); Redis rounds each allocation up to its allocator's size class " +
         '(jemalloc: ... 48, 64, 80, ... 256, 320, 384, 448 bytes).',
       "used_memory adds to MEMORY USAGE what Redis spends on any key with a TTL, whatever its value: its entry in the expiry table and its share of both tables' bucket arrays. " +

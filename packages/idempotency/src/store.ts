@@ -129,8 +129,9 @@ export interface IdempotencyStore {
 
   /**
    * What the store's records keep of a request's `fingerprint`, when that is
-   * less than the fingerprint itself: `RedisStore` keeps its first 128 bits
-   * (32 hex digits). A store that keeps the whole fingerprint leaves it out.
+   * less than the fingerprint itself: `RedisStore` keeps the first 128 bits
+   * of its SHA-256 (32 hex digits). A store that keeps the whole fingerprint
+   * leaves it out.
    * An encrypted answer is bound to this, the fingerprint its record
    * carries, so `inspectRecord` opens it from the record alone. Whatever
    * the store keeps, a claim must answer a record of the same request with

@@ -301,7 +301,7 @@ describe('RedisStore record formats', () => {
     expect(await client.type(key)).toBe('string');
     const header = Buffer.concat([
       Buffer.from('2\np', 'latin1'),
-      Buffer.from(fingerprint.slice(0, 32), 'hex'),
+      Buffer.from(createHash('sha256').update(fingerprint).digest('hex').slice(0, 32), 'hex'),
       Buffer.from(keptOwner('owner-a'), 'hex'),
       Buffer.alloc(6),
     ]);
@@ -314,13 +314,14 @@ describe('RedisStore record formats', () => {
     expect(completed.length).toBe(HEADER_BYTES + Buffer.byteLength(answer));
     expect(completed.subarray(0, HEADER_BYTES)).toEqual(Buffer.concat([Buffer.from('2\nc', 'latin1'), header.subarray(3)]));
     expect(completed.subarray(HEADER_BYTES).toString('utf8')).toBe(answer);
-    // A retry of the request gets its own fingerprint back; the record keeps 32 hex digits of it.
+    // A retry of the request gets its own fingerprint back; the record keeps 32 hex digits of its SHA-256.
     expect(await store.claim({ recordKey, fingerprint, owner: 'owner-b', leaseMs: LEASE_MS })).toMatchObject({
       fingerprint,
       result: answer,
     });
-    expect(store.keptFingerprint(fingerprint)).toBe(fingerprint.slice(0, 32));
-    expect((await store.inspect(recordKey))?.fingerprint).toBe(fingerprint.slice(0, 32));
+    const kept = createHash('sha256').update(fingerprint).digest('hex').slice(0, 32);
+    expect(store.keptFingerprint(fingerprint)).toBe(kept);
+    expect((await store.inspect(recordKey))?.fingerprint).toBe(kept);
   });
 
   test('any fingerprint and owner (separators, newlines, NUL, UTF-8) is told from another: same request, same owner, or not', async () => {
@@ -337,9 +338,12 @@ describe('RedisStore record formats', () => {
       status: 'in_progress',
       fingerprint: kept,
     });
-    // What a claim reports of another request's record is never taken for a request's own fingerprint: a
-    // fingerprint of 32 hex digits is kept as it is, so it equals the record's only when it is the same request.
-    expect(store.keptFingerprint(kept)).toBe(kept);
+    // What a claim reports of another request's record is never taken for a request's own fingerprint, even
+    // a request whose fingerprint is those 32 hex digits.
+    expect(store.keptFingerprint(kept)).not.toBe(kept);
+    const spelled = await store.claim({ recordKey: other, fingerprint: kept, owner: 'y', leaseMs: LEASE_MS });
+    expect(spelled).toMatchObject({ status: 'in_progress' });
+    expect((spelled as { fingerprint: string }).fingerprint).not.toBe(kept);
     expect(await store.complete(other, 'y', 'not mine', RETENTION_MS)).toBe(false);
     expect(await store.complete(other, owner, 'r\n1:\0', RETENTION_MS)).toBe(true);
     expect(await store.claim({ recordKey: other, fingerprint, owner: 'y', leaseMs: LEASE_MS })).toMatchObject({
@@ -352,6 +356,36 @@ describe('RedisStore record formats', () => {
       fingerprint: kept,
     });
   });
+
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  test.each([
+    [
+      '64 hex digits that differ in their second half only',
+      sha256('POST /c').slice(0, 32) + sha256('amount 10').slice(0, 32),
+      sha256('POST /c').slice(0, 32) + sha256('amount 99').slice(0, 32),
+    ],
+    [
+      '32 hex digits, and 64 that start with them',
+      sha256('POST /c').slice(0, 32),
+      sha256('POST /c').slice(0, 32) + sha256('amount 10').slice(0, 32),
+    ],
+    ['a fingerprint, and its SHA-256 in hex', 'amount=10', sha256('amount=10')],
+  ])(
+    "a caller's own fingerprints (%s) are told apart: the second request is refused, never given the first one's answer",
+    async (_what, first, second) => {
+      // RunRequest.fingerprint is any string (`fingerprintOf` in NestJS): none of its parts stands for the whole.
+      const coordinator = new IdempotencyCoordinator({ service: 'format', store, replayCache: false });
+      const key = `k-${randomUUID()}`;
+      await coordinator.run({ operation: 'charge', key, fingerprint: first }, async () => ({ charged: 'first' }));
+      let ran = false;
+      const reused = coordinator.run({ operation: 'charge', key, fingerprint: second }, async () => {
+        ran = true;
+      });
+      await expect(reused).rejects.toBeInstanceOf(KeyReusedError);
+      expect(ran).toBe(false);
+      expect(store.keptFingerprint(first)).not.toBe(store.keptFingerprint(second));
+    },
+  );
 
   test('a record key that is not SHA-256 in hex is hashed to 32 bytes for its tag; a prefix with a brace is refused', async () => {
     const recordKey = 'not-a-hash {with braces}';
@@ -377,7 +411,7 @@ describe('RedisStore record formats', () => {
     const recordKey = coordinator.recordKey(request.operation, '', request.key);
     const found = await inspectRecord(store, { recordKey }, { body: true, encryption });
     expect(found).toMatchObject({
-      fingerprint: request.fingerprint.slice(0, 32),
+      fingerprint: store.keptFingerprint(request.fingerprint),
       answer: { status: 'decrypted', body: '{"charged":true}' },
     });
     const other = { ...request, fingerprint: requestFingerprint({ method: 'POST', path: '/c', body: 2 }) };

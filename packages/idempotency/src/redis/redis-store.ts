@@ -117,7 +117,7 @@ interface StoreScripts {
  * - `<prefix>{<tag>}:done`: the channel completion and release publish on,
  *   once a waiter has marked the record.
  *
- * A record keeps the first 128 bits of the request's fingerprint and 64
+ * A record keeps 128 bits of a hash of the request's fingerprint and 64
  * bits of a hash of the owner token (see `scripts.ts`): a claim of the same
  * request is answered with the request's own fingerprint, one of another
  * request with the 32 hex digits the record keeps (`keptFingerprint`,
@@ -243,7 +243,7 @@ export class RedisStore implements InspectableStore {
 
   /**
    * What a record keeps of a request's fingerprint, and `inspect` reports:
-   * 32 hex digits, the first 128 bits of a SHA-256 fingerprint in hex (see
+   * 32 hex digits, the first 128 bits of SHA-256 of the fingerprint (see
    * `IdempotencyStore.keptFingerprint`).
    */
   keptFingerprint(fingerprint: string): string {
@@ -313,8 +313,6 @@ const DEFAULT_PREFIX = 'idem:';
 
 /** A record key as the coordinator makes it: SHA-256, in hex. */
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-/** A fingerprint as a record keeps it: 128 bits, in hex. */
-const KEPT_HEX = /^[0-9a-f]{32}$/;
 /** The owner of a record that names none. */
 const NO_OWNER = Buffer.alloc(8);
 
@@ -354,15 +352,14 @@ export function redisRecordKey(recordKey: string, prefix = DEFAULT_PREFIX): stri
 
 /**
  * What a record keeps of a request's fingerprint, in hex: the first 128
- * bits of a SHA-256 fingerprint in hex (what `requestFingerprint` makes),
- * a fingerprint already that short as it is, and the first 128 bits of
- * SHA-256 of any other. 128 bits tell the request that claimed a record
- * from another one sent with its key: to be taken for it, a request needs
- * a second preimage of its fingerprint's first half.
+ * bits of SHA-256 of the fingerprint, whatever it is. 128 bits tell the
+ * request that claimed a record from another one sent with its key: to be
+ * taken for it, a request needs a second preimage of those 128 bits. Never
+ * a part of the fingerprint itself: a caller's own fingerprint (any
+ * string: `fingerprintOf` in NestJS) may be 64 hex digits that are not a
+ * hash, two halves of which only the second tells the amount.
  */
 function keptFingerprint(fingerprint: string): string {
-  if (SHA256_HEX.test(fingerprint)) return fingerprint.slice(0, 32);
-  if (KEPT_HEX.test(fingerprint)) return fingerprint;
   return hash('sha256', fingerprint, 'hex').slice(0, 32);
 }
 
@@ -393,13 +390,16 @@ function refuseOtherFormat(reply: unknown): unknown {
 
 /**
  * A claim's answer, its fingerprint the request's own when the record's is
- * (the script answers `''` then), else the record's in hex: 32 digits, never
- * equal to a fingerprint whose kept form is another.
+ * (the script answers `''` then), else the record's as kept, in hex: 32
+ * digits, marked in the one case they would spell the request's own
+ * fingerprint (a request whose fingerprint is another's kept form), so
+ * that it never reads as the same request.
  */
 function toClaimResult(reply: unknown, requested: string): ClaimResult {
   const [status, first, second, third] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (status === 'claimed' && Number.isSafeInteger(Number(first))) return { status, epoch: Number(first) };
-  const fingerprint = first === '' ? requested : String(first ?? '');
+  const kept = String(first ?? '');
+  const fingerprint = first === '' ? requested : kept === requested ? `kept:${kept}` : kept;
   if (status === 'in_progress') return { status, fingerprint, leaseRemainingMs: Number(second) };
   if (status === 'completed') {
     const remainingMs = Number(third);

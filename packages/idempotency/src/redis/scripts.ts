@@ -12,7 +12,7 @@
  * ```text
  * offset  0  '2' '\n'      the format version, as a line: a release that reads format 1 refuses it as version 2
  *         2  state          one byte: p in progress, w in progress with a waiter listening for its end, c completed
- *         3  fingerprint    16 bytes: the first 128 bits of the request's (see `keptFingerprint` in redis-store.ts)
+ *         3  fingerprint    16 bytes: the first 128 bits of SHA-256 of the request's (see `keptFingerprint` in redis-store.ts)
  *        19  owner          8 bytes: the first 64 bits of SHA-256 of the owner token
  *        27  epoch          6 bytes, big-endian: the fencing epoch (server milliseconds, up to 2^48)
  *        33  result         the stored answer, once completed; nothing while in progress
