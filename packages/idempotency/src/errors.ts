@@ -180,6 +180,7 @@ export class StoredAnswerUnreadableError extends IdempotencyError {
 const RECORD_FOUND: Readonly<Record<string, string>> = {
   none: 'carries no format version (it predates them)',
   damaged: 'is damaged (its layout does not parse)',
+  counter: 'has a damaged epoch counter (not a number, or one no later epoch fits after)',
 };
 
 /**
@@ -196,7 +197,10 @@ export class RecordVersionError extends IdempotencyError {
   readonly problemType = 'urn:idempotency-chain:problem:record-version';
   readonly httpStatus = 500;
   constructor(
-    /** The version the record carries, as found (`none` for a record from before versions, `damaged` for one whose layout does not parse). */
+    /**
+     * The version the record carries, as found (`none` for a record from before versions, `damaged` for one whose
+     * layout does not parse, `counter` for a Redis epoch counter that no claim can go on from).
+     */
     readonly foundVersion: string,
     /** The version this library reads and writes. */
     readonly supportedVersion: number,

@@ -468,6 +468,20 @@ describe('RedisStore record formats', () => {
     expect(refused.message).toContain('is damaged');
   });
 
+  test.each([
+    ['at 2^48, past which no epoch fits', async (counter: string) => void (await client.set(counter, String(2 ** 48), 'PX', RETENTION_MS))],
+    ['of another type', async (counter: string) => void (await client.hset(counter, { epoch: '1' }))],
+  ])('an epoch counter %s (written by hand) refuses the claim, even failing open: no execution', async (_what, plant) => {
+    await expectCoordinatorRefuses(store, async (recordKey) => plant(`${redisKey(recordKey)}:epoch`));
+    const recordKey = newRecordKey();
+    await plant(`${redisKey(recordKey)}:epoch`);
+    await expect(claim(recordKey, 'me')).rejects.toMatchObject({
+      foundVersion: 'counter',
+      message: expect.stringContaining('epoch counter'),
+    });
+    expect(await client.exists(redisKey(recordKey))).toBe(0);
+  });
+
   test('the coordinator answers a damaged record with the error, even failing open: no replay, no second execution', async () => {
     await expectCoordinatorRefuses(store, async (recordKey) => {
       await client.set(redisKey(recordKey), '2\ncx:fp', 'PX', RETENTION_MS);

@@ -117,9 +117,10 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
  * bytes), owner (8 bytes), leaseMs, epoch counter TTL in ms. Returns
  * `{'claimed', epoch}` (also to the same owner's claim run again),
  * `{'in_progress', fp, pttl}`, `{'completed', fp, result, pttl}` or
- * `{'version', found}`; `fp` is `''` when the record's fingerprint is
- * ARGV's, else the record's in hex (so the common answer, a retry of the
- * same request, carries no fingerprint back).
+ * `{'version', found}` (`counter` for an epoch counter it cannot go on
+ * from); `fp` is `''` when the record's fingerprint is ARGV's, else the
+ * record's in hex (so the common answer, a retry of the same request,
+ * carries no fingerprint back).
  *
  * Atomic because the existence check and the SET happen inside one script:
  * of any number of concurrent claims exactly one sees no record.
@@ -145,10 +146,12 @@ if held then
   return {'in_progress', held.fp == ARGV[1] and '' or hex(held.fp), math.max(redis.call('PTTL', KEYS[1]), 0)}
 end
 ${CLOCK}
-local previous = tonumber(redis.call('GET', KEYS[2]))
+local counter = redis.pcall('GET', KEYS[2])
+local previous = type(counter) == 'string' and tonumber(counter) or nil
 local issued = math.max((previous or 0) + 1, now)
--- Never wrapped round to a smaller epoch: only a counter written by hand gets this far.
-if issued >= ${EPOCH_LIMIT} then return redis.error_reply('ERR idempotency epoch counter beyond 2^48') end
+-- A counter of another type, or one no later epoch fits in 6 bytes after (only a counter written by hand gets
+-- this far), is refused as a damaged record is: never a script error, which a fail-open claim would run past.
+if type(counter) == 'table' or issued >= ${EPOCH_LIMIT} then return {'version', 'counter'} end
 local epoch = string.format('%.0f', issued)
 redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. ARGV[1] .. ARGV[2] .. struct.pack('>I6', issued))
 redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
