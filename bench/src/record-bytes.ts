@@ -1,7 +1,7 @@
 import { Idempotency } from '@node-idempotency/core';
 import { RedisStorageAdapter } from '@node-idempotency/storage-adapter-redis';
 import { createPostgresPool, migrate, PostgresStore } from '@idempotency-chain/idempotency/postgres';
-import { RedisStore } from '@idempotency-chain/idempotency/redis';
+import { RedisStore, redisRecordKey } from '@idempotency-chain/idempotency/redis';
 import type { Redis } from 'ioredis';
 import { createHash, randomUUID } from 'node:crypto';
 import { versionOf } from './environment';
@@ -30,6 +30,17 @@ const SAMPLE = 1000;
 const CONCURRENCY = 64;
 /** The issue's goal: a record costs Redis at most its answer and this many bytes. */
 const OVERHEAD_TARGET = 150;
+/** The answer sizes swept, one record each: the goal at one size says little, allocations come in size classes. */
+const SWEEP = { from: 150, to: 1000 };
+
+/** MEMORY USAGE minus the answer's bytes, over the swept answer sizes. */
+interface Spread {
+  sizes: number;
+  within: number;
+  mean: number;
+  min: number;
+  max: number;
+}
 
 interface RedisBytes {
   /** Average `MEMORY USAGE <key> SAMPLES 0` over `SAMPLE` records. */
@@ -52,12 +63,19 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
   let ours: RedisBytes;
   let peer: RedisBytes;
   let bare: RedisBytes;
+  let spread: { ours: Spread; peer: Spread };
   try {
     client = await connect(server.url);
     const admin = client;
     const store = new RedisStore({ client: admin });
     const coordinator = checkoutCoordinator(store);
     ours = await redisBytes(admin, 'idem:*', () => repeat(RECORDS, CONCURRENCY, () => completeOne(coordinator)));
+    const oursOver: number[] = [];
+    for (let size = SWEEP.from; size <= SWEEP.to; size += 1) {
+      const recordKey = await completeOne(coordinator, randomUUID(), 'x'.repeat(size));
+      oursOver.push(Number(await admin.call('MEMORY', 'USAGE', redisRecordKey(recordKey), 'SAMPLES', '0')) - size);
+    }
+    await admin.call('FLUSHALL');
     await store.close();
     log(`  ours: ${fmt.int(ours.memoryUsage)} B MEMORY USAGE, ${fmt.int(ours.usedMemory)} B used_memory per record`);
 
@@ -73,6 +91,18 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
           await idempotency.onResponse(request, { additional: { statusCode: 201 }, body: ANSWER_BODY });
         }),
       );
+      const peerOver: number[] = [];
+      for (let size = SWEEP.from; size <= SWEEP.to; size += 1) {
+        const key = randomUUID();
+        const request = { headers: { 'idempotency-key': key }, body: REQUEST_BODY, path: '/orders', method: 'POST' };
+        await idempotency.onRequest(request);
+        await idempotency.onResponse(request, { additional: { statusCode: 201 }, body: 'x'.repeat(size) });
+        const usage = await admin.call('MEMORY', 'USAGE', `node-idempotency:POST:/orders:${key}`, 'SAMPLES', '0');
+        if (usage === null) throw new Error("@node-idempotency's record was not found under its key");
+        peerOver.push(Number(usage) - size);
+      }
+      await admin.call('FLUSHALL');
+      spread = { ours: spreadOf(oursOver), peer: spreadOf(peerOver) };
     } finally {
       await storage.disconnect();
     }
@@ -108,7 +138,8 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
     headline:
       `**Bytes per record**: a completed record with a ${ANSWER_BODY_BYTES}-byte body costs Redis ${fmt.int(ours.memoryUsage)} B (MEMORY USAGE; ` +
       `${fmt.int(ours.usedMemory)} B of used_memory) against ${fmt.int(peer.memoryUsage)} B (${fmt.int(peer.usedMemory)} B) for @node-idempotency's record of the same answer, ` +
-      `and PostgreSQL ${fmt.int(pg.total)} B per row with its indexes.`,
+      `and PostgreSQL ${fmt.int(pg.total)} B per row with its indexes; over answers of ${SWEEP.from} to ${fmt.int(SWEEP.to)} B, ours costs ${fmt.int(spread.ours.mean)} B more than the answer on average ` +
+      `(${fmt.int(spread.peer.mean)} B for @node-idempotency), within +${OVERHEAD_TARGET} B at ${spread.ours.within} of ${spread.ours.sizes} sizes.`,
     title: `8. Bytes per record: a completed record in Redis and PostgreSQL, vs @node-idempotency ${peerVersion}`,
     method:
       `${fmt.int(RECORDS)} completed records per library, each for a fresh key, with a ${ANSWER_BODY_BYTES}-byte JSON body, ${CONCURRENCY} concurrent writers. ` +
@@ -139,6 +170,27 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
         ],
       },
       {
+        headers: [
+          `MEMORY USAGE - answer, one record per answer size from ${SWEEP.from} to ${fmt.int(SWEEP.to)} B`,
+          `sizes within +${OVERHEAD_TARGET} B`,
+          'mean',
+          'least',
+          'most',
+        ],
+        rows: [
+          [
+            'ours (the answer as given)',
+            `${spread.ours.within} of ${spread.ours.sizes}`,
+            ...[spread.ours.mean, spread.ours.min, spread.ours.max].map((b) => `${fmt.int(b)} B`),
+          ],
+          [
+            '@node-idempotency (the body as given)',
+            `${spread.peer.within} of ${spread.peer.sizes}`,
+            ...[spread.peer.mean, spread.peer.min, spread.peer.max].map((b) => `${fmt.int(b)} B`),
+          ],
+        ],
+      },
+      {
         headers: ['PostgreSQL', 'rows', 'total / row', 'heap / row', 'indexes / row', 'TOAST / row'],
         rows: [
           [
@@ -160,6 +212,11 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
         detail: `${fmt.int(ours.memoryUsage)} B for a ${STORED_ANSWER_BYTES}-byte stored answer (${ANSWER_BODY_BYTES}-byte body)`,
       },
       {
+        what: `Redis MEMORY USAGE per completed record <= answer + ${OVERHEAD_TARGET} B at every answer size from ${SWEEP.from} to ${fmt.int(SWEEP.to)} B`,
+        met: spread.ours.within === spread.ours.sizes,
+        detail: `${spread.ours.within} of ${spread.ours.sizes} sizes; ${fmt.int(spread.ours.mean)} B over the answer on average, ${fmt.int(spread.ours.max)} B at most (@node-idempotency: ${fmt.int(spread.peer.mean)} B, ${fmt.int(spread.peer.max)} B)`,
+      },
+      {
         what: `Redis used_memory per completed record <= the answer alone's + ${OVERHEAD_TARGET} B (${fmt.int(usedLimit)} B)`,
         met: ours.usedMemory <= usedLimit,
         detail: `${fmt.int(ours.usedMemory)} B against ${fmt.int(bare.usedMemory)} B for the answer alone under a short key with the same TTL (+${fmt.int(ours.usedMemory - bare.usedMemory)} B)`,
@@ -176,10 +233,23 @@ export async function recordBytes(log: (line: string) => void): Promise<SectionR
       `@node-idempotency stores the body inside a JSON document with its status, a BLAKE2s fingerprint of the request body and the HTTP status, under \`node-idempotency:POST:/orders:<key>\`; ` +
         'its NestJS interceptor stores `content-type` only when the handler set it before returning, which a plain Nest handler does not, so it is left out here, and no owner or epoch (it has no fencing).',
       '@node-idempotency has no PostgreSQL storage (its adapters are memory and Redis), so there is no PostgreSQL figure to set ours against.',
+      `The sweep writes one record per answer size through the same coordinator (and one @node-idempotency record per body size) and reads its MEMORY USAGE: ` +
+        'what a record costs over its answer jumps with the allocator size class its value falls into (64 bytes apart up to 512 B, 128 up to 1 KiB, 256 above), ' +
+        'so the goal met at one answer size is not met at every size.',
       'One run per figure: bytes do not move with the load on the machine.',
     ],
     profiles: [],
     charts: [],
+  };
+}
+
+function spreadOf(over: number[]): Spread {
+  return {
+    sizes: over.length,
+    within: over.filter((bytes) => bytes <= OVERHEAD_TARGET).length,
+    mean: over.reduce((sum, bytes) => sum + bytes, 0) / over.length,
+    min: Math.min(...over),
+    max: Math.max(...over),
   };
 }
 

@@ -37,11 +37,11 @@ export function checkoutCoordinator(store: IdempotencyStore): IdempotencyCoordin
  * coordinator's claim (its record key, fingerprint and owner token), then
  * the completion with the stored answer. Resolves with the record key.
  */
-export async function completeOne(coordinator: IdempotencyCoordinator, key = randomUUID()): Promise<string> {
+export async function completeOne(coordinator: IdempotencyCoordinator, key = randomUUID(), answer = STORED_ANSWER): Promise<string> {
   const fingerprint = requestFingerprint({ method: 'POST', path: '/orders', body: { ...REQUEST_BODY, key } });
   const begun = await coordinator.begin({ operation: OPERATION, key, fingerprint });
   if (!begun.execution) throw new Error('a fresh key was not executed');
-  if (!(await begun.execution.complete(STORED_ANSWER))) throw new Error('a completion was refused');
+  if (!(await begun.execution.complete(answer))) throw new Error('a completion was refused');
   return coordinator.recordKey(OPERATION, '', key);
 }
 
