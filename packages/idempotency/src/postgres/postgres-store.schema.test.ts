@@ -104,7 +104,7 @@ describe('PostgresStore on a schema behind this release', () => {
       // The lock is free, but the next attempt waits 30 s: each one holds every query of the table up.
       await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 1 });
       const now = Date.now();
-      const later = jest.spyOn(Date, 'now').mockImplementation(() => now + 30_001);
+      const later = vi.spyOn(Date, 'now').mockImplementation(() => now + 30_001);
       try {
         await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
       } finally {
