@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ServiceProcess } from '../src/run/service';
 import { freePort } from './support/free-port';
 
@@ -24,5 +28,59 @@ describe('ServiceProcess', () => {
   it('fails when the service exits before it is healthy', async () => {
     const service = new ServiceProcess('svc', config([process.execPath, '-e', 'process.exit(3)'], 'http://127.0.0.1:1/'));
     await expect(service.start()).rejects.toThrow('service svc exited (3) before it was healthy');
+  });
+
+  describe('whose started process is not the service itself, as with `docker run`', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'verify-service-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    /**
+     * A shell that starts the server in the background and waits for it: a signal to
+     * the shell leaves the server running, as one to `docker run` leaves the container.
+     * The server's pid is in a file, as a container's name is known to `docker kill`.
+     */
+    const wrapped = (port: number) => {
+      const pid = join(dir, 'server.pid');
+      const script = `require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')`;
+      const signal = (name: string) => ['sh', '-c', `kill -${name} "$(cat '${pid}')"`];
+      return {
+        start: ['sh', '-c', `'${process.execPath}' -e "${script}" & echo $! > '${pid}'; wait`],
+        env: {},
+        health: `http://127.0.0.1:${port}/health`,
+        startTimeoutMs: 20_000,
+        kill: signal('KILL'),
+        stop: signal('TERM'),
+      };
+    };
+
+    it('crashes it with its kill command, starts it again, and stops it with its stop command', async () => {
+      const port = await freePort();
+      const service = new ServiceProcess('svc', wrapped(port));
+      try {
+        await service.start();
+        expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+        await service.kill();
+        await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+        await service.start();
+        expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+        await service.stop();
+        await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+      } finally {
+        // Whatever happened above, no server is left behind.
+        spawnSync('sh', ['-c', `kill -KILL "$(cat '${join(dir, 'server.pid')}')" 2>/dev/null`]);
+      }
+    });
+
+    it('names the service and the command when its kill command fails', async () => {
+      const port = await freePort();
+      const service = new ServiceProcess('svc', { ...wrapped(port), kill: [process.execPath, '-e', 'process.exit(4)'] });
+      try {
+        await service.start();
+        await expect(service.kill()).rejects.toThrow(/^service svc: its kill command failed: Command failed: /);
+      } finally {
+        await service.stop();
+      }
+    });
   });
 });

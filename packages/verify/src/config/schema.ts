@@ -45,6 +45,13 @@ const service = z.strictObject({
   /** Polled with GET until it answers 2xx: the service is up. */
   health: httpUrl,
   startTimeoutMs: z.number().int().positive().default(30000),
+  /**
+   * How to crash it, when killing the started process is not enough (it is a client
+   * such as `docker run`): e.g. `[docker, kill, payments]`. Default: SIGKILL to it.
+   */
+  kill: z.array(z.string()).min(1).optional(),
+  /** How to stop it at the end, e.g. `[docker, stop, payments]`. Default: SIGTERM to the started process. */
+  stop: z.array(z.string()).min(1).optional(),
 });
 
 const hop = z.strictObject({

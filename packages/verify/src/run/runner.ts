@@ -127,11 +127,13 @@ function contextFor(scenario: Scenario, { config, log, proxies, services, caller
     restart: async (hop) => {
       const service = services.get(hop);
       if (!service) throw new Error(`hop ${hop} has no service the verifier can restart`);
-      await service.kill();
-      await service.start().catch((failure: unknown) => {
+      try {
+        await service.kill();
+        await service.start();
+      } catch (failure) {
         restartFailures.push(failure);
         throw failure;
-      });
+      }
     },
     settle: async () => {
       const { quietMs, timeoutMs } = config.settle;

@@ -1,8 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { request } from 'undici';
 import type { ServiceConfig } from '../config/schema';
+
+const run = promisify(execFile);
+
+/** How long the started process may outlive its service's `kill` or `stop` command before it is killed. */
+const LINGER_MS = 10_000;
 
 /**
  * A hop's service run by the verifier: started, health-checked, killed without
@@ -38,8 +44,12 @@ export class ServiceProcess {
     throw new Error(`service ${this.name} was not healthy within ${this.config.startTimeoutMs}ms`);
   }
 
-  /** Kills the service with SIGKILL, as a crash or an OOM kill would, and waits for it to be gone. */
+  /**
+   * Kills the service as a crash or an OOM kill would, and waits for it to be gone:
+   * with the config's `kill` command, else with SIGKILL to the started process.
+   */
   async kill(): Promise<void> {
+    if (this.config.kill) return this.runThenWait('kill', this.config.kill);
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exit = once(child, 'exit');
@@ -47,13 +57,33 @@ export class ServiceProcess {
     await exit;
   }
 
-  /** Asks the service to stop (SIGTERM) and waits; kills it if it lingers. */
+  /** Stops the service with the config's `stop` command, else SIGTERM, and waits; kills it if it lingers. */
   async stop(): Promise<void> {
+    if (this.config.stop) return this.runThenWait('stop', this.config.stop);
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exit = once(child, 'exit');
     child.kill('SIGTERM');
-    const lingering = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const lingering = setTimeout(() => child.kill('SIGKILL'), LINGER_MS);
+    await exit;
+    clearTimeout(lingering);
+  }
+
+  /**
+   * Runs the service's own `kill` or `stop` command, then waits for the started process
+   * (a `docker run` ends with its container); one that lingers is killed.
+   */
+  private async runThenWait(what: 'kill' | 'stop', argv: string[]): Promise<void> {
+    const child = this.child;
+    const [file, ...args] = argv as [string, ...string[]];
+    try {
+      await run(file, args, { cwd: this.config.cwd, env: { ...process.env, ...this.config.env }, timeout: 30_000 });
+    } catch (error) {
+      throw new Error(`service ${this.name}: its ${what} command failed: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+    }
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exit = once(child, 'exit');
+    const lingering = setTimeout(() => child.kill('SIGKILL'), LINGER_MS);
     await exit;
     clearTimeout(lingering);
   }
