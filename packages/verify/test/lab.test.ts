@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../src/config/load';
-import { runChain } from '../src/run/runner';
+import { main } from '../src/cli';
+import type { RunReport } from '../src/run/report';
 import { freePorts } from './support/free-port';
+import { captureOutput } from './support/output';
 
 /** The repository's lab entry: the three NestJS services, built by turbo before this test (turbo.json). */
 const LAB = join(__dirname, '..', '..', '..', 'lab', 'dist', 'main.js');
@@ -31,9 +33,12 @@ const CALLER_TIMEOUT_MS = 15_000;
  * pointed at its proxy, under each of the lab's four key policies.
  */
 describe('the lab verified from outside', () => {
+  let dir: string;
   beforeAll(() => {
     if (!existsSync(LAB)) throw new Error(`${LAB} is missing: npx turbo run build --filter=@idempotency-chain/lab...`);
+    dir = mkdtempSync(join(tmpdir(), 'verify-lab-'));
   });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   async function writeUp(policy: string) {
     const ports = await freePorts(6);
@@ -53,7 +58,9 @@ describe('the lab verified from outside', () => {
       health: `http://127.0.0.1:${port}/health`,
       startTimeoutMs: 60_000,
     });
-    const config = parseConfig(
+    const config = join(dir, `lab-${policy}.json`);
+    writeFileSync(
+      config,
       JSON.stringify({
         entry: {
           url: `http://127.0.0.1:${gatewayProxy}/checkout`,
@@ -93,12 +100,17 @@ describe('the lab verified from outside', () => {
         settle: { quietMs: 1500 },
         scenarios: ['write-up'],
       }),
-      `lab-${policy}.json`,
     );
-    const run = await runChain(config, { configFile: `lab-${policy}.json` });
-    const scenario = run.scenarios[0];
+    // As a team's CI runs it: the command, then its JSON report read back.
+    const out = captureOutput();
+    const reportDir = join(dir, `lab-${policy}-report`);
+    const code = await main(['run', config, '--report-dir', reportDir], out, out);
+    if (code === 2) throw new Error(`the verifier could not run the lab: ${out.text()}`);
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
+    const scenario = report.scenarios[0];
     expect(scenario?.error).toBeUndefined();
     return {
+      code,
       effects: scenario?.intents[0]?.effects,
       passed: scenario?.passed,
       broken: [...new Set(scenario?.violations.map((v) => v.invariant))],
@@ -114,14 +126,14 @@ describe('the lab verified from outside', () => {
     const fingerprint = await writeUp('fingerprint');
     // Without a key every attempt reaching payments charges: the slow first one and
     // orders' retry of it, the retry after orders' lost reply, and the later press.
-    expect(none).toMatchObject({ effects: 4, passed: false });
+    expect(none).toMatchObject({ code: 1, effects: 4, passed: false });
     expect(none.atPayments).toEqual(['a1 201 caller-gone', 'a2 201 answered', 'a3 201 answered', 'a4 201 answered']);
     // A key per gateway attempt: one charge per attempt; the later press is replayed at
     // the gateway, which keys on the caller's own key.
-    expect(perAttempt).toMatchObject({ effects: 2, passed: false });
+    expect(perAttempt).toMatchObject({ code: 1, effects: 2, passed: false });
     expect([none.broken, perAttempt.broken]).toEqual([expect.arrayContaining(['effects']), expect.arrayContaining(['effects'])]);
-    expect(propagated).toMatchObject({ effects: 1, passed: true, broken: [] });
-    expect(fingerprint).toMatchObject({ effects: 1, passed: true, broken: [] });
+    expect(propagated).toMatchObject({ code: 0, effects: 1, passed: true, broken: [] });
+    expect(fingerprint).toMatchObject({ code: 0, effects: 1, passed: true, broken: [] });
     process.stdout.write(
       `lab write-up: none ${none.effects} (fails: ${none.broken.join(', ')}), per-attempt ${perAttempt.effects} (fails: ${perAttempt.broken.join(', ')}), propagated ${propagated.effects} (passes), fingerprint ${fingerprint.effects} (passes)\n`,
     );
