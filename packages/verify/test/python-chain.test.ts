@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
 import { portTaken } from './support/free-port';
 import { captureOutput } from './support/output';
-import { startPythonChain, type PaymentsOptions } from './support/python-chain';
+import { PYTHON_CHAIN, startPythonChain, type PaymentsOptions } from './support/python-chain';
 
 /**
  * The proof from outside: a chain in another language, started as real processes and
@@ -54,6 +55,21 @@ describe('a Python chain verified from outside', () => {
     expect(diagrams.messages.length).toBeGreaterThanOrEqual(report.scenarios.reduce((n, s) => n + s.attempts.length, 0));
     expect(diagrams.messages.filter((m) => !m.whole)).toEqual([]);
   };
+
+  it("is written with Python's standard library only", () => {
+    // Every module the chain imports, and those of them, by top-level name, that Python does not ship.
+    const imports = `import ast, json, sys
+tree = ast.parse(open(sys.argv[1]).read())
+names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names if m.split(".")[0] not in sys.stdlib_module_names)}))`;
+    const found = JSON.parse(execFileSync('python3', ['-c', imports, PYTHON_CHAIN], { encoding: 'utf8' })) as {
+      imported: string[];
+      foreign: string[];
+    };
+    expect(found.imported).toEqual(expect.arrayContaining(['http.server', 'sqlite3', 'urllib.request']));
+    expect(found.foreign).toEqual([]);
+  });
 
   const effects = (report: RunReport, scenario: string) => report.scenarios.find((s) => s.name === scenario)?.intents.map((i) => i.effects);
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePorts } from './free-port';
 
-const SCRIPT = join(__dirname, '..', 'fixtures', 'python-chain', 'chain.py');
+/** The chain, one script for its three services. */
+export const PYTHON_CHAIN = join(__dirname, '..', 'fixtures', 'python-chain', 'chain.py');
 
 /** The Python chain, started as three real processes, and the config that verifies it. */
 export interface PythonChain {
@@ -32,7 +33,7 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, 
   const paymentsArgs = ['--port', String(payments), '--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
   const processes: ChildProcess[] = [];
   const start = async (role: string, ...args: string[]) => {
-    const child = spawn('python3', [SCRIPT, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('python3', [PYTHON_CHAIN, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     processes.push(child);
     await listening(child, role);
   };
@@ -40,7 +41,7 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, 
     if (!options.startedByVerifier) await start('payments', ...paymentsArgs);
     await start('orders', '--port', String(orders), '--downstream', `http://127.0.0.1:${paymentsProxy}`);
     await start('gateway', '--port', String(gateway), '--downstream', `http://127.0.0.1:${ordersProxy}`);
-    const service = options.startedByVerifier ? ['python3', SCRIPT, 'payments', '--variant', variant, ...paymentsArgs] : undefined;
+    const service = options.startedByVerifier ? ['python3', PYTHON_CHAIN, 'payments', '--variant', variant, ...paymentsArgs] : undefined;
     return {
       configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service),
       stop: () => stopAll(processes),
