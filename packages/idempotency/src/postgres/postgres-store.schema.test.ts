@@ -181,6 +181,35 @@ describe('PostgresStore on a schema behind this release', () => {
     }
   });
 
+  test('under migrateOnConnect, a role that may use the records but not run DDL is served on a schema at this release', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const role = `idem_app_${randomBytes(6).toString('hex')}`;
+    // The apps' stores migrate on connect; a DBA gives the application role the store's table alone, and the
+    // migrator has brought the schema up to date. Every migration begins with CREATE SCHEMA IF NOT EXISTS,
+    // which such a role may not run (permission denied for database) even when there is nothing to migrate.
+    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const url = new URL(DATABASE_URL);
+    url.username = role;
+    const appPool = createPostgresPool(url.toString(), { max: 2 });
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
+    const ran: string[] = [];
+    try {
+      await expect(migrate(appPool, { schema })).rejects.toMatchObject({ code: '42501' });
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+      await appPool.end();
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
+    }
+  });
+
   test('a database that does not answer is still an outage: fail-open runs the request unprotected', async () => {
     const down = createPostgresPool('postgres://postgres@127.0.0.1:1/postgres', { max: 1 });
     const store = new PostgresStore({ pool: down, schema: newSchema(), sweepIntervalMs: 0 });

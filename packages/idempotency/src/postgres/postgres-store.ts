@@ -428,12 +428,16 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * table lock held past `lockTimeoutMs`, or the role may not alter the
    * table) left the schema where it was: behind, that is
    * `SchemaVersionError`, which the coordinator never fails open on, and
-   * the next attempt waits {@link MIGRATION_RETRY_MS}. A database that does
-   * not answer is an outage, and rejects as it did.
+   * the next attempt waits {@link MIGRATION_RETRY_MS}; at this release's
+   * version already, there was nothing to migrate, and the store is served
+   * (a least-privilege role may not even run the `CREATE ... IF NOT EXISTS`
+   * every migration starts with). A database that does not answer is an
+   * outage, and rejects as it did.
    */
-  private async migrationFailed(error: unknown): Promise<never> {
+  private async migrationFailed(error: unknown): Promise<void> {
     const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => undefined);
-    if (found === undefined || found >= SCHEMA_VERSION) throw error;
+    if (found === undefined) throw error;
+    if (found >= SCHEMA_VERSION) return;
     this.migrateAfter = Date.now() + MIGRATION_RETRY_MS;
     throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
   }
