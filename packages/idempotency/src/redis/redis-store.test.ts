@@ -387,10 +387,21 @@ describe('RedisStore record formats', () => {
     },
   );
 
+  test("a record key and the key spelling its SHA-256 in hex are two records: neither gets the other's answer", async () => {
+    // A store used without the coordinator, with keys its callers choose: one caller's key, and another's that
+    // happens to be (or was made to be) the first one's hash in hex.
+    const alice = `tenant-alice:${newRecordKey()}`;
+    const bob = createHash('sha256').update(alice).digest('hex');
+    expect(redisRecordKey(bob, prefix)).not.toBe(redisRecordKey(alice, prefix));
+    expect(await claimedEpoch(alice, 'owner-a')).toBeGreaterThan(0);
+    expect(await store.complete(alice, 'owner-a', 'alice-answer', RETENTION_MS)).toBe(true);
+    await expect(claim(bob, 'owner-b')).resolves.toMatchObject({ status: 'claimed' });
+  });
+
   test('a record key that is not SHA-256 in hex is hashed to 32 bytes for its tag; a prefix with a brace is refused', async () => {
     const recordKey = 'not-a-hash {with braces}';
     const key = redisRecordKey(recordKey, prefix);
-    expect(key).toBe(`${prefix}{${createHash('sha256').update(recordKey).digest('base64url')}}`);
+    expect(key).toBe(`${prefix}{=${createHash('sha256').update(recordKey).digest('base64url')}}`);
     expect(await claimedEpoch(recordKey, 'owner-a')).toBeGreaterThan(0);
     expect(await client.exists(key)).toBe(1);
     expect(redisRecordKey(newRecordKey())).toMatch(/^idem:\{[A-Za-z0-9_-]{43}\}$/);

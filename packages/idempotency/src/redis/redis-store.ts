@@ -326,17 +326,21 @@ function checkedPrefix(prefix: string): string {
  * The hash tag of a record's keys: the record key's 32 bytes in base64url
  * (43 characters, where its hex took 64), all 256 bits of it, so two
  * records never share one. A record key that is not SHA-256 in hex (a
- * store used without the coordinator) is hashed to 32 bytes first.
+ * store used without the coordinator) is hashed to 32 bytes first, and its
+ * tag starts with `=`, which base64url never holds: without it, the key
+ * `X` and the key spelling SHA-256 of `X` in hex would share one record,
+ * and either be answered with the other's result.
  */
 function hashTag(recordKey: string): string {
-  const bytes = SHA256_HEX.test(recordKey) ? Buffer.from(recordKey, 'hex') : hash('sha256', recordKey, 'buffer');
-  return bytes.toString('base64url');
+  if (SHA256_HEX.test(recordKey)) return Buffer.from(recordKey, 'hex').toString('base64url');
+  return `=${hash('sha256', recordKey, 'base64url')}`;
 }
 
 /**
  * The Redis key `RedisStore` keeps the record of `recordKey` under, with
  * the store's `prefix` (default `idem:`): `<prefix>{<the record key's 32
- * bytes in base64url>}`. For an operator who looks the record up in Redis
+ * bytes in base64url>}` (for a record key that is not SHA-256 in hex, `=`
+ * and its SHA-256 in base64url). For an operator who looks the record up in Redis
  * itself (`redis-cli GET`, `TTL`, `CLUSTER KEYSLOT`); the record's other
  * keys add `:epoch`, `:released` and `:done` to it.
  *
