@@ -127,6 +127,32 @@ describe('migrate', () => {
     expect(await migrate(pool, { schema, lockTimeoutMs: 100 })).toEqual([2]);
   });
 
+  test('a caller that waited its turn behind one that gave up on the table lock gives up too, without waiting for it again', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+      const outcomes = await Promise.allSettled([
+        migrate(pool, { schema, lockTimeoutMs: 200 }),
+        migrate(pool, { schema, lockTimeoutMs: 200 }),
+      ]);
+      const reasons = outcomes.map((outcome) =>
+        outcome.status === 'rejected' ? (outcome.reason as { code?: string; message: string }) : undefined,
+      );
+      expect(reasons.map((reason) => reason?.code ?? reason?.message).sort()).toEqual([
+        '55P03',
+        expect.stringContaining("ended just before this one's turn without applying it"),
+      ]);
+      expect(await versions(schema)).toEqual([1]);
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    expect(await migrate(pool, { schema, lockTimeoutMs: 200 })).toEqual([2]);
+  });
+
   test('refuses a lockTimeoutMs that is not a positive integer', async () => {
     for (const lockTimeoutMs of [0, -1, 1.5, Number.NaN]) {
       await expect(migrate(pool, { schema: newSchema(), lockTimeoutMs })).rejects.toThrow(RangeError);

@@ -14,8 +14,11 @@ export interface MigrateOptions {
    * milliseconds. An `ALTER TABLE` waits behind every open transaction on the
    * table, and every query that comes after waits behind it: on a busy store
    * an unbounded wait stops all traffic. Given up, `migrate()` rejects and
-   * changes nothing; call it again (under `migrateOnConnect` the next request
-   * does). Default 3000.
+   * changes nothing; call it again (under `migrateOnConnect` the store does,
+   * 30 s later). A caller that waited its turn behind another one that left
+   * the schema behind (gave up) rejects too, without waiting for the table:
+   * replicas that boot together hold the table up once, not once each.
+   * Default 3000.
    */
   lockTimeoutMs?: number;
   /** @internal The migrations to apply (tests); default the package's own. */
@@ -51,7 +54,11 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   let failed: Error | undefined;
   try {
     await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`idempotency-chain:migrate:${schema}`]);
+    const turn = [`idempotency-chain:migrate:${schema}`];
+    const { rows: free } = await client.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS free', turn);
+    // Another caller's turn: wait for it to end, then look at what it left.
+    const waited = free[0]?.free !== true;
+    if (waited) await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', turn);
     // Set once the migrators' turn is ours: a replica waiting for another one's migration is not a lock to give up on.
     await client.query(`SET LOCAL lock_timeout = ${lockTimeoutMs}`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -64,6 +71,12 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     );
     const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${schema}.idempotency_schema_versions`);
     const applied = new Set(rows.map((row) => row.version));
+    // The caller before this one left work undone: it gave up (a table lock held past lockTimeoutMs, most likely
+    // by the transaction still open). Waiting for the same lock again at once would hold every query of the table
+    // up once more, back to back for every replica that queued behind it: give up now instead.
+    if (waited && migrations.some((migration) => !applied.has(migration.version))) {
+      throw new Error(`Another migration of schema ${schema} ended just before this one's turn without applying it: try again later`);
+    }
     const done: number[] = [];
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;

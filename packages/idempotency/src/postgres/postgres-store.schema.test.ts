@@ -150,6 +150,44 @@ describe('PostgresStore on a schema behind this release', () => {
     expect(stalls.length).toBeLessThanOrEqual(1);
   });
 
+  test('under migrateOnConnect, replicas that boot together hold the other queries of the table up once, not once each', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    const [holder, earlier] = [await pool.connect(), await pool.connect()];
+    // Four replicas of the new release, each with its own pool, as separate processes have.
+    const pools = [1, 2, 3, 4].map(() => createPostgresPool(DATABASE_URL, { max: 2 }));
+    const stores = pools.map((replicaPool) => new PostgresStore({ pool: replicaPool, schema, sweepIntervalMs: 0, migrateOnConnect: true }));
+    const stalls: number[] = [];
+    let stop = false;
+    // The transaction is open before the replicas boot, so each of them finds the table locked.
+    await holder.query('BEGIN');
+    await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+    const requests = stores.map(async (store) => {
+      while (!stop) await store.ping().catch(() => undefined);
+    });
+    try {
+      // One attempt holds the release still serving traffic up for lockTimeoutMs (3 s); one per replica, back to
+      // back, would hold it up 12 s in a row.
+      const until = Date.now() + 9_000;
+      while (Date.now() < until) {
+        const started = Date.now();
+        await earlier.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+        if (Date.now() - started > 1_000) stalls.push(Date.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      stop = true;
+      await Promise.all(requests);
+      await holder.query('ROLLBACK');
+      holder.release();
+      earlier.release();
+      for (const store of stores) await store.close();
+      for (const replicaPool of pools) await replicaPool.end();
+    }
+    expect(stalls.length).toBe(1);
+    expect((await pool.query(`SELECT version FROM "${schema}".idempotency_schema_versions`)).rows).toEqual([{ version: 1 }]);
+  });
+
   test('a role that may use the records but not read the versions table: served at this release, refused behind it', async () => {
     const schema = newSchema();
     await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
