@@ -71,6 +71,20 @@ describe('FaultProxy over real HTTP', () => {
     expect(log.of('s')[0]).toMatchObject({ status: 201, outcome: 'reply-lost', faults: ['lose-reply'] });
   });
 
+  it('applies the plan from attempt 1 again after restartPlan, as for a new call, and numbers attempts on', async () => {
+    plan([{ kind: 'lose-reply' }]);
+    await expect(post()).rejects.toThrow();
+    expect(await (await post()).body.json()).toEqual({ n: 2, key: 'key-1' });
+    proxy.restartPlan();
+    await expect(post()).rejects.toThrow();
+    await settled();
+    expect(log.of('s').map((a) => [a.attempt, a.outcome, a.faults])).toEqual([
+      [1, 'reply-lost', ['lose-reply']],
+      [2, 'answered', []],
+      [3, 'reply-lost', ['lose-reply']],
+    ]);
+  });
+
   it('faults only the planned attempt: the retry goes through', async () => {
     plan([{ kind: 'lose-reply' }]);
     await expect(post()).rejects.toThrow();

@@ -124,12 +124,11 @@ describe('the lab verified from outside', () => {
     const perAttempt = await writeUp('per-attempt');
     const propagated = await writeUp('propagated');
     const fingerprint = await writeUp('fingerprint');
-    // Without a key every attempt reaching payments charges: the slow first one and
-    // orders' retry of it, the retry after orders' lost reply, and the later press.
+    // Without a key every attempt reaching payments charges: the gateway's 2 attempts at
+    // orders x orders' 2 attempts at payments (the first of each call answered late).
     expect(none).toMatchObject({ code: 1, effects: 4, passed: false });
-    expect(none.atPayments).toEqual(['a1 201 caller-gone', 'a2 201 answered', 'a3 201 answered', 'a4 201 answered']);
-    // A key per gateway attempt: one charge per attempt; the later press is replayed at
-    // the gateway, which keys on the caller's own key.
+    expect(none.atPayments).toEqual(['a1 201 caller-gone', 'a2 201 answered', 'a3 201 caller-gone', 'a4 201 answered']);
+    // A key per gateway attempt: one charge per attempt of the gateway at orders.
     expect(perAttempt).toMatchObject({ code: 1, effects: 2, passed: false });
     expect([none.broken, perAttempt.broken]).toEqual([expect.arrayContaining(['effects']), expect.arrayContaining(['effects'])]);
     expect(propagated).toMatchObject({ code: 0, effects: 1, passed: true, broken: [] });

@@ -23,6 +23,8 @@ export interface FaultProxyOptions {
   log: AttemptLog;
   /** Longest the proxy waits for the upstream, so a stuck service cannot hang a run. */
   upstreamTimeoutMs?: number;
+  /** Told as each attempt arrives (not its duplicates), before its faults are chosen. */
+  onAttempt?: () => void;
 }
 
 /**
@@ -35,7 +37,10 @@ export class FaultProxy {
   private readonly server: Server;
   private readonly upstream: Pool;
   private plan: FaultPlan = new Map();
+  /** Attempts since the plan was set: the number reports show. */
   private attempts = 0;
+  /** Attempts since the plan was set or last restarted: the number the plan is looked up by. */
+  private planned = 0;
 
   constructor(private readonly options: FaultProxyOptions) {
     const timeout = options.upstreamTimeoutMs ?? 60_000;
@@ -58,6 +63,15 @@ export class FaultProxy {
   setPlan(plan: FaultPlan): void {
     this.plan = plan;
     this.attempts = 0;
+    this.planned = 0;
+  }
+
+  /**
+   * Applies the plan from its first attempt again, as for a new call: the next
+   * attempt gets the faults of attempt 1. Reports still number attempts on.
+   */
+  restartPlan(): void {
+    this.planned = 0;
   }
 
   /** Stops listening, drops open connections and closes the upstream pool. */
@@ -68,8 +82,9 @@ export class FaultProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.options.onAttempt?.();
     const number = ++this.attempts;
-    const faults = this.plan.get(number) ?? [];
+    const faults = this.plan.get(++this.planned) ?? [];
     const attempt = this.begin(req, number, faults);
     try {
       await this.serve(req, res, attempt, faults);

@@ -36,7 +36,14 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   const scenarios = select(catalog(config), options.scenarios ?? []);
   const started = Date.now();
   const log = new AttemptLog();
-  const proxies = new Map(config.hops.map((hop) => [hop.name, proxyFor(hop, config, log)]));
+  /** Per hop, the hops whose plans start over at each of its attempts (`perAttemptOf`). */
+  const restartOn = new Map<string, Set<string>>();
+  const proxies: Map<string, FaultProxy> = new Map(
+    config.hops.map((hop) => [
+      hop.name,
+      proxyFor(hop, config, log, () => restartOn.get(hop.name)?.forEach((below) => proxies.get(below)?.restartPlan())),
+    ]),
+  );
   const services = new Map(
     config.hops.flatMap((hop) => (hop.service ? [[hop.name, new ServiceProcess(hop.name, hop.service)] as const] : [])),
   );
@@ -48,7 +55,8 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
     for (const service of [...services.values()].reverse()) await service.start();
     for (const [index, scenario] of scenarios.entries()) {
       options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
-      const report = await runScenario(scenario, { config, log, proxies, services, caller });
+      restartOn.clear();
+      const report = await runScenario(scenario, { config, log, proxies, restartOn, services, caller });
       reports.push(report);
       options.progress?.scenarioFinished?.(report, index, scenarios.length);
     }
@@ -71,6 +79,7 @@ interface Chain {
   config: ChainConfig;
   log: AttemptLog;
   proxies: Map<string, FaultProxy>;
+  restartOn: Map<string, Set<string>>;
   services: Map<string, ServiceProcess>;
   caller: Caller;
 }
@@ -108,12 +117,22 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   };
 }
 
-function contextFor(scenario: Scenario, { config, log, proxies, services, caller }: Chain, restartFailures: unknown[]): ScenarioContext {
+function contextFor(
+  scenario: Scenario,
+  { config, log, proxies, restartOn, services, caller }: Chain,
+  restartFailures: unknown[],
+): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
     config,
     hops: config.hops.map((h) => h.name),
-    plan: (hop, plan) => proxies.get(hop)?.setPlan(plan),
+    plan: (hop, plan, options) => {
+      proxies.get(hop)?.setPlan(plan);
+      for (const below of restartOn.values()) below.delete(hop);
+      if (options?.perAttemptOf !== undefined) {
+        restartOn.set(options.perAttemptOf, (restartOn.get(options.perAttemptOf) ?? new Set()).add(hop));
+      }
+    },
     intent: (withKey = true) => ({
       // Short, URL- and SQL-safe, and recognisable in a team's own logs.
       intentId: `vfy-${randomBytes(6).toString('hex')}`,
@@ -153,7 +172,7 @@ function intentReport(record: IntentRecord, effects: number): IntentReport {
   };
 }
 
-function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog): FaultProxy {
+function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog, onAttempt: () => void): FaultProxy {
   const [host, port] = hop.listen.includes(':') ? hop.listen.split(':') : ['127.0.0.1', hop.listen];
   return new FaultProxy({
     name: hop.name,
@@ -163,5 +182,6 @@ function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog): FaultPr
     keyHeader: config.entry.key.header,
     log,
     upstreamTimeoutMs: config.settle.timeoutMs,
+    onAttempt,
   });
 }

@@ -2,7 +2,7 @@ import type { ChainConfig } from '../config/schema';
 import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
 import { doubleClick, keyReuse, noKey, twoCallers } from './presses';
-import type { Scenario, ScenarioContext } from './scenario';
+import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
 
 /** Every scenario the config allows, in the order they run. */
 export function catalog(config: ChainConfig): Scenario[] {
@@ -16,8 +16,8 @@ export function catalog(config: ChainConfig): Scenario[] {
       description:
         above === deepest
           ? `${deepest} answers its first attempt only after its caller's timeout, and that answer is lost; every layer retries.`
-          : `${deepest} answers its first attempt only after its caller's timeout, and ${above}'s first reply is lost; every layer retries.`,
-      run: (c) => faultedPress(c, writeUpFaults(c, deepest, above)),
+          : `${deepest} answers the first attempt of each call only after its caller's timeout, and ${above}'s first reply is lost; every layer retries.`,
+      run: (c) => writeUp(c, deepest, above),
     },
     ...hops.map<Scenario>((hop) => ({
       name: `lost-reply@${hop}`,
@@ -83,14 +83,24 @@ export function catalog(config: ChainConfig): Scenario[] {
 const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse', 'two-callers']);
 
 /**
- * The write-up's faults: the deepest service does the work at once but its first
- * answer comes late (its caller gives up and retries), and the first reply of the
- * hop above it is lost after its work is done (so the layer above retries too).
+ * The write-up, pressed once: the deepest service does the work at once but answers
+ * the first attempt of each call late (its caller gives up and retries), and the first
+ * reply of the hop above it is lost after its work is done (so the layer above retries
+ * too). Each of the hop above's attempts is a call of its own, as in the write-up's
+ * table: 2 attempts above x 2 attempts below reach the deepest service. The effects
+ * counted are this one press's; a later press is the `later-press` scenario's question.
  */
-function writeUpFaults(context: ScenarioContext, deepest: string, above: string): Record<string, Fault[]> {
+async function writeUp(context: ScenarioContext, deepest: string, above: string): Promise<IntentRecord[]> {
   const slow: Fault = { kind: 'latency', ms: holdMs(context, deepest) };
-  if (above === deepest) return { [deepest]: [slow, { kind: 'lose-reply' }] };
-  return { [deepest]: [slow], [above]: [{ kind: 'lose-reply' }] };
+  if (above === deepest) {
+    context.plan(deepest, new Map([[1, [slow, { kind: 'lose-reply' }]]]));
+  } else {
+    context.plan(deepest, new Map([[1, [slow]]]), { perAttemptOf: above });
+    context.plan(above, new Map([[1, [{ kind: 'lose-reply' }]]]));
+  }
+  const { intentId, key } = context.intent();
+  const press = await context.press('press', intentId, key);
+  return [{ intentId, key, effects: key === undefined ? 'at-most-once' : 'once', presses: [press] }];
 }
 
 /**

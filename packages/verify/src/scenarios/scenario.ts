@@ -33,8 +33,12 @@ export interface ScenarioContext {
   readonly config: ChainConfig;
   /** Hop names, entry side first: the last is the deepest. */
   readonly hops: readonly string[];
-  /** Plans faults on one hop for this scenario (hops without a plan forward untouched). */
-  plan(hop: string, plan: FaultPlan): void;
+  /**
+   * Plans faults on one hop for this scenario (hops without a plan forward untouched).
+   * With `perAttemptOf`, the plan starts over at each attempt that hop receives: attempt 1
+   * is then the first attempt of each call the hop above makes.
+   */
+  plan(hop: string, plan: FaultPlan, options?: { perAttemptOf?: string }): void;
   /** A fresh intent: a new id and a new key, unless `withKey` is false or the config's caller sends none. */
   intent(withKey?: boolean): { intentId: string; key: string | undefined };
   /**
