@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PUBLISHED = ['packages/idempotency', 'packages/http-client'];
+const PUBLISHED = ['packages/idempotency', 'packages/http-client', 'packages/verify'];
 const local = process.argv.includes('--local');
 const scratch = mkdtempSync(join(tmpdir(), 'api-report-'));
 let failed = 0;
@@ -65,7 +65,7 @@ try {
       if (!result.succeeded) {
         failed++;
         console.error(
-          `api-report: ${name}: ${result.apiReportChanged ? 'the API changed; run `npm run api:update` and commit api/' : `${result.errorCount} errors`}`,
+          `api-report: ${name}: ${result.errorCount > 0 ? `${result.errorCount} errors` : 'the API changed; run `npm run api:update` and commit api/'}`,
         );
       } else {
         console.log(`api-report: ${name}${result.apiReportChanged ? ' (report updated)' : ''}`);

@@ -4,7 +4,7 @@
  * the counters and the report renderers stay internal, free to change.
  */
 export { ConfigError, loadConfig, parseConfig } from './config/load';
-export type { ChainConfig, EffectConfig, HopConfig, ScenarioName, ServiceConfig } from './config/schema';
+export type { ChainConfig, ScenarioName } from './config/schema';
 export type { Violation, InvariantName } from './invariants/check';
 export type { Attempt, AttemptOutcome } from './proxy/attempt';
 export { writeReports } from './reports/write';

@@ -3,7 +3,11 @@ import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { chainConfigSchema, type ChainConfig } from './schema';
 
-/** A config file that cannot be used: one message naming the file, the line and the field. */
+/**
+ * A config file that cannot be used: one message naming the file, the line and the field.
+ *
+ * @public
+ */
 export class ConfigError extends Error {
   constructor(
     /** The file the error is in. */
@@ -19,12 +23,31 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads and validates a YAML or JSON config file (JSON is read as the YAML it also is). */
+/**
+ * Reads and validates a YAML or JSON config file (JSON is read as the YAML it also is).
+ * Throws a {@link ConfigError} naming the file, the line and the field of the first problem.
+ *
+ * @example
+ * ```ts
+ * import { loadConfig, runChain, writeReports } from '@idempotency-chain/verify';
+ *
+ * const config = loadConfig('chain.yaml');
+ * const report = await runChain(config, { configFile: 'chain.yaml', scenarios: ['lost-reply'] });
+ * writeReports(report, 'reports');
+ * process.exitCode = report.passed ? 0 : 1;
+ * ```
+ *
+ * @public
+ */
 export function loadConfig(file: string): ChainConfig {
   return parseConfig(readFileSync(file, 'utf8'), file);
 }
 
-/** Validates config text; `file` only names the source in errors. */
+/**
+ * Validates config text; `file` only names the source in errors.
+ *
+ * @public
+ */
 export function parseConfig(text: string, file: string): ChainConfig {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });

@@ -138,7 +138,11 @@ export const chainConfigSchema = z.strictObject({
   keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
 });
 
-/** A validated config with every default filled in. */
+/**
+ * A validated config with every default filled in.
+ *
+ * @public
+ */
 export type ChainConfig = z.infer<typeof chainConfigSchema>;
 /** One hop of a validated config. */
 export type HopConfig = ChainConfig['hops'][number];
@@ -146,5 +150,9 @@ export type HopConfig = ChainConfig['hops'][number];
 export type ServiceConfig = NonNullable<HopConfig['service']>;
 /** How a validated config counts the effects of one intent. */
 export type EffectConfig = ChainConfig['effect'];
-/** The name of a scenario. */
+/**
+ * The name of a scenario.
+ *
+ * @public
+ */
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -1,10 +1,18 @@
 import type { CallerAnswer, Press } from '../run/caller';
 import type { IntentRecord } from '../scenarios/scenario';
 
-/** The names of the invariants, as reports show them. */
+/**
+ * The names of the invariants, as reports show them.
+ *
+ * @public
+ */
 export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer';
 
-/** One broken invariant for one intent. */
+/**
+ * One broken invariant for one intent.
+ *
+ * @public
+ */
 export interface Violation {
   invariant: InvariantName;
   intentId: string;

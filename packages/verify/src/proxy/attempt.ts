@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 
-/** How an attempt ended, as the proxy saw it. */
+/**
+ * How an attempt ended, as the proxy saw it.
+ *
+ * @public
+ */
 export type AttemptOutcome =
   /** The upstream answered and the caller got the answer. */
   | 'answered'
@@ -13,7 +17,11 @@ export type AttemptOutcome =
   /** The upstream answered but the caller had already hung up (its timeout). */
   | 'caller-gone';
 
-/** One attempt at one hop, as its fault proxy saw it. */
+/**
+ * One attempt at one hop, as its fault proxy saw it.
+ *
+ * @public
+ */
 export interface Attempt {
   /** Order of arrival over the whole run. */
   seq: number;

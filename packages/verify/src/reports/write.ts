@@ -7,7 +7,11 @@ import { markdownReport } from './markdown';
 /** The files a run leaves in its report directory. */
 const REPORT_FILES = { json: 'report.json', junit: 'junit.xml', markdown: 'report.md' } as const;
 
-/** Writes the JSON, JUnit XML and Markdown reports into `dir` (created if missing). */
+/**
+ * Writes the JSON, JUnit XML and Markdown reports into `dir` (created if missing).
+ *
+ * @public
+ */
 export function writeReports(run: RunReport, dir: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, REPORT_FILES.json), `${JSON.stringify(run, null, 2)}\n`);

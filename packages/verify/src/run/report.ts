@@ -3,7 +3,11 @@ import type { Attempt } from '../proxy/attempt';
 import type { Press } from './caller';
 import type { EffectExpectation } from '../scenarios/scenario';
 
-/** One intent of a scenario as reports show it. Keys appear only hashed. */
+/**
+ * One intent of a scenario as reports show it. Keys appear only hashed.
+ *
+ * @public
+ */
 export interface IntentReport {
   intentId: string;
   keyHash: string | null;
@@ -13,13 +17,21 @@ export interface IntentReport {
   presses: PressReport[];
 }
 
-/** One press and the caller's attempts. */
+/**
+ * One press and the caller's attempts.
+ *
+ * @public
+ */
 export interface PressReport {
   label: string;
   answers: { attempt: number; status: number | null; error?: string }[];
 }
 
-/** One scenario's outcome. */
+/**
+ * One scenario's outcome.
+ *
+ * @public
+ */
 export interface ScenarioReport {
   name: string;
   description: string;
@@ -33,7 +45,11 @@ export interface ScenarioReport {
   error?: string;
 }
 
-/** The whole run: what the JSON report holds and every other report is drawn from. */
+/**
+ * The whole run: what the JSON report holds and every other report is drawn from.
+ *
+ * @public
+ */
 export interface RunReport {
   /** The config file verified. */
   config: string;

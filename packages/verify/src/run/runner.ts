@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ChainConfig, HopConfig } from '../config/schema';
+import type { ChainConfig, HopConfig, ScenarioName } from '../config/schema';
 import { countEffects } from '../effects/count';
 import { checkIntent, type Violation } from '../invariants/check';
 import { keyHash } from '../proxy/attempt';
@@ -11,18 +11,33 @@ import { Caller } from './caller';
 import { ServiceProcess } from './service';
 import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
 
-/** Told as a run goes, so a terminal can show progress. */
+/**
+ * Told as a run goes, so a terminal can show progress.
+ *
+ * @public
+ */
 export interface RunProgress {
-  scenarioStarted?(scenario: Scenario, index: number, total: number): void;
+  /** A scenario begins: its name, its family and what it does (`index` from 0 of `total`). */
+  scenarioStarted?(
+    scenario: { readonly name: string; readonly family: ScenarioName; readonly description: string },
+    index: number,
+    total: number,
+  ): void;
+  /** A scenario ended, with its report. */
   scenarioFinished?(report: ScenarioReport, index: number, total: number): void;
 }
 
-/** What to run. */
+/**
+ * What to run.
+ *
+ * @public
+ */
 export interface RunOptions {
   /** The config file's name, for the report. */
   configFile: string;
   /** Scenario or family names; all the config enables when empty. */
   scenarios?: readonly string[];
+  /** Told as each scenario starts and ends (the CLI prints a line for each). */
   progress?: RunProgress;
 }
 
@@ -31,6 +46,19 @@ export interface RunOptions {
  * against the entry, counts each intent's effects once the chain settled and checks
  * the invariants. Services with a `service` entry are started (deepest first) and
  * stopped by the verifier; the others must already be running.
+ *
+ * @example
+ * ```ts
+ * import { loadConfig, runChain } from '@idempotency-chain/verify';
+ *
+ * const report = await runChain(loadConfig('chain.yaml'), {
+ *   configFile: 'chain.yaml',
+ *   progress: { scenarioFinished: (scenario) => console.log(scenario.name, scenario.passed ? 'passed' : 'failed') },
+ * });
+ * for (const v of report.scenarios.flatMap((s) => s.violations)) console.log(v.invariant, v.intentId, v.message);
+ * ```
+ *
+ * @public
  */
 export async function runChain(config: ChainConfig, options: RunOptions): Promise<RunReport> {
   const scenarios = select(catalog(config), options.scenarios ?? []);

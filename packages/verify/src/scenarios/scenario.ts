@@ -2,7 +2,11 @@ import type { ChainConfig, ScenarioName } from '../config/schema';
 import type { FaultPlan } from '../proxy/faults';
 import type { Press } from '../run/caller';
 
-/** How many effects one intent may leave. */
+/**
+ * How many effects one intent may leave.
+ *
+ * @public
+ */
 export type EffectExpectation =
   /** Exactly one: the caller meant it once and was told it happened (or kept retrying until it was). */
   | 'once'
