@@ -40,7 +40,9 @@ export interface KeySources {
  * @public
  */
 export interface KeyStrategy {
+  /** The intent's key, once per logical call; `undefined` sends no key. */
   intentKey(sources: KeySources): string | undefined;
+  /** The key attempt `attempt` (1-based) sends; the intent's key when absent. */
   attemptKey?(intentKey: string | undefined, attempt: number): string | undefined;
 }
 

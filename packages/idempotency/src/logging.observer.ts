@@ -7,7 +7,9 @@ import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } f
  * @public
  */
 export interface StructuredLogger {
+  /** Logs an event that went as it should: an execution, a replay, a wait. */
   info(fields: Record<string, unknown>, message: string): void;
+  /** Logs an event an operator may act on: a store error, a lost lease, an answer not stored. */
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
@@ -41,6 +43,7 @@ const WARNINGS: ReadonlySet<IdempotencyOutcome> = new Set([
 export class LoggingObserver implements IdempotencyObserver {
   constructor(private readonly logger: StructuredLogger) {}
 
+  /** Logs the event as one line of fields, `warn` for the outcomes an operator may act on. */
   record({ error, ...event }: IdempotencyEvent): void {
     const fields = { event: 'idempotency', ...event, ...(error !== undefined && { error: String(error) }) };
     if (WARNINGS.has(event.outcome)) this.logger.warn(fields, `idempotency ${event.outcome}`);

@@ -94,6 +94,7 @@ export interface IdempotencyEvent {
  * @public
  */
 export interface IdempotencyObserver {
+  /** Called once per decision the coordinator takes (executed, replayed, waited, rejected...). */
   record(event: IdempotencyEvent): void;
   /** Time one claim round trip took, in milliseconds. */
   claimLatency?(service: string, operation: string, ms: number): void;

@@ -25,6 +25,7 @@ interface InboundRequest {
  */
 @Injectable()
 export class RequestContextMiddleware implements NestMiddleware {
+  /** Runs the rest of the request's pipeline inside its context (key, deadline, identity). */
   use(request: InboundRequest, _response: unknown, next: (error?: unknown) => void): void {
     // `next` runs the rest of the pipeline inside the context: the handler and
     // everything it awaits inherit it, and nothing outside does.

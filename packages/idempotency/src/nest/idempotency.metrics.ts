@@ -47,6 +47,7 @@ export class IdempotencyMetrics implements IdempotencyObserver {
       });
   }
 
+  /** Counts the event under its service, operation and outcome. */
   record(event: IdempotencyEvent): void {
     this.events.inc({ service: event.service, operation: event.operation, outcome: event.outcome });
   }

@@ -112,6 +112,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
     super();
   }
 
+  /** Connects the store at boot; a store that does not answer is logged, not fatal. */
   async onModuleInit(): Promise<void> {
     try {
       await this.options.store.connect?.();
@@ -172,6 +173,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
     }
   }
 
+  /** Drains the running executions (see {@link IdempotencyModule.drain}), then closes the store under `closeStore`. */
   async onApplicationShutdown(): Promise<void> {
     await this.drain();
     if (this.options.closeStore) await this.options.store.close();

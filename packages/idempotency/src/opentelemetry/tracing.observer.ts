@@ -27,6 +27,7 @@ export class TracingObserver implements IdempotencyObserver {
   // A proxy until an SDK registers, then its tracer: safe to create before the SDK starts.
   private readonly tracer: Tracer = trace.getTracer(SCOPE);
 
+  /** Records the event as a short child span of the active span, with its attributes; nothing when no span is active. */
   record(event: IdempotencyEvent): void {
     if (trace.getActiveSpan() === undefined) return;
     const attributes = {

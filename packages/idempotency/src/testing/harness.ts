@@ -11,7 +11,10 @@ export interface StoreHarness {
   /** Close the store and remove what the case left behind. */
   teardown(): Promise<void>;
   /** Make the store unreachable (only when the harness was asked for an outage). */
-  outage?: { stop(): Promise<void> };
+  outage?: {
+    /** Stops the store's server (or cuts the connection to it); resolves once a call would fail. */
+    stop(): Promise<void>;
+  };
 }
 
 /**

@@ -71,6 +71,13 @@ const OUTAGE_GROUP = ['store outage', outageCases] as const;
  * })) it(c.name, c.run, c.timeoutMs);
  * ```
  *
+ * @example node:test
+ * ```ts
+ * import { test } from 'node:test';
+ *
+ * for (const c of storeConformanceCases(harness)) void test(c.name, { timeout: c.timeoutMs }, c.run);
+ * ```
+ *
  * @public
  */
 export function storeConformanceCases(harness: Harness, options: ConformanceOptions = {}): ConformanceCase[] {
