@@ -1,4 +1,5 @@
-import { MAX_TIMER_MS } from '@idempotency-chain/idempotency';
+/** Longest delay `setTimeout` honours (2^31 - 1 ms); a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * `value` when it is a wait a timer can keep: a finite number of ms above 0

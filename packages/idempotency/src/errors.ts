@@ -8,7 +8,14 @@
 const marker = Symbol.for('idempotency-chain.idempotency.error');
 
 /**
- * Root of every idempotency error.
+ * Root of every idempotency error. Each error class has a guard beside it
+ * (`isInFlightError` for `InFlightError`...): test with the guard rather
+ * than `instanceof`. An app can load two copies of this package (two
+ * versions under `node_modules`, one pulled in by the http-client or by a
+ * library of yours), and then has two `InFlightError` classes; `instanceof`
+ * knows only its own, the guards recognise both. The classes stay exported
+ * for the types, and for a store of your own to throw (`RecordVersionError`
+ * for a record in a format it cannot read).
  *
  * @public
  */

@@ -29,12 +29,11 @@ export type {
   ReleaseRecordOptions,
   StoredAnswerReport,
 } from './operator-records';
-export { MAX_TIMER_MS } from './milliseconds';
 export type { MemoryStoreOptions } from './memory-store';
 export { IdempotencyOutcome } from './observer';
 export type { IdempotencyEvent, IdempotencyObserver } from './observer';
 export { isFinalOutcome, statusOutcome } from './outcome';
-export type { OutcomeRule, StatusBearing, StatusOutcome } from './outcome';
+export type { OutcomeRule, StatusOutcome } from './outcome';
 export { requestIdentity } from './request-identity';
 export type { RequestIdentity } from './request-identity';
 export type { ReplayCacheOptions } from './replay-cache';

@@ -1,8 +1,4 @@
-/**
- * Longest delay `setTimeout` honours; a longer one fires at once.
- *
- * @public
- */
+/** Longest delay `setTimeout` honours; a longer one fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**

@@ -42,12 +42,8 @@ export function statusOutcome(status: number): StatusOutcome {
   return { final: status !== 400 && status < 500, retryable: false };
 }
 
-/**
- * A result that carries an HTTP-like status code.
- *
- * @public
- */
-export interface StatusBearing {
+/** A result that carries an HTTP-like status code. */
+interface StatusBearing {
   statusCode: number;
 }
 

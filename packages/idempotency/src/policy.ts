@@ -83,7 +83,11 @@ export const DEFAULT_POLICY: Readonly<OperationPolicy> = Object.freeze({
 });
 
 /**
- * A policy that could give two concurrent executions of one key, or none at all.
+ * A policy that could give two concurrent executions of one key, or none at
+ * all, or an encryption keyring that cannot be used. Thrown where the
+ * coordinator or the module is built, never for a request: a `RangeError`
+ * (an argument out of range), not an {@link IdempotencyError}, since it
+ * stands for no HTTP status and no caller's retry can change it.
  *
  * @public
  */
