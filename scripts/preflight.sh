@@ -23,7 +23,7 @@ answers() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 wait_for() { for _ in $(seq 1 "$2"); do answers "$1" && return 0; sleep 0.5; done; return 1; }
 
 node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' \
-  || missing+=("Node.js 20.19 or later (this is $(node --version))")
+  || missing+=("Node.js 20.19 or later, this is $(node --version) (nvm install 22, or https://nodejs.org)")
 [ -d node_modules/.bin ] || missing+=("the workspace's packages: run 'npm ci' first")
 command -v python3 >/dev/null || missing+=("python3, for the verifier's chain in another language (apt-get install python3)")
 command -v redis-server >/dev/null && command -v redis-cli >/dev/null \
@@ -31,21 +31,27 @@ command -v redis-server >/dev/null && command -v redis-cli >/dev/null \
 
 if command -v redis-server >/dev/null; then bash infra/redis-up.sh >/dev/null || true; fi
 redis=$(hostport "$REDIS_URL" 6379)
-answers "$redis" || missing+=("a Redis at REDIS_URL ($redis)")
+if ! answers "$redis"; then
+  if command -v redis-server >/dev/null; then
+    missing+=("a Redis at REDIS_URL ($redis): redis-server is installed but did not start there (bash infra/redis-up.sh says why)")
+  else
+    missing+=("a Redis at REDIS_URL ($redis) (apt-get install redis-server: the preflight then starts one there)")
+  fi
+fi
 
 pg=$(hostport "$DATABASE_URL" 5432)
 if ! answers "$pg" && local_host "$pg" && command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ]; then
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start >/dev/null 2>&1
   wait_for "$pg" 20
 fi
-answers "$pg" || missing+=("a PostgreSQL at DATABASE_URL ($pg) that trusts local connections")
+answers "$pg" || missing+=("a PostgreSQL at DATABASE_URL ($pg) that trusts local connections (apt-get install postgresql and set 'trust' for host 127.0.0.1 in pg_hba.conf: the preflight then starts it; or docker compose -f infra/docker-compose.yml up -d postgres)")
 
 amqp=$(hostport "$AMQP_URL" 5672)
 if ! answers "$amqp" && local_host "$amqp" && command -v rabbitmq-server >/dev/null; then
   rabbitmq-server -detached >/dev/null 2>&1
   wait_for "$amqp" 120
 fi
-answers "$amqp" || missing+=("a RabbitMQ at AMQP_URL ($amqp) (apt-get install rabbitmq-server)")
+answers "$amqp" || missing+=("a RabbitMQ at AMQP_URL ($amqp) (apt-get install rabbitmq-server: the preflight then starts it)")
 
 if [ ! -x "$CHROMIUM" ] && [ -z "${CHROMIUM_PATH:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "preflight: installing Debian's chromium for the console's browser tests"
