@@ -16,7 +16,7 @@ export function catalog(config: ChainConfig): Scenario[] {
       description:
         above === deepest
           ? `${deepest} answers its first attempt only after its caller's timeout, and that answer is lost; every layer retries.`
-          : `${deepest} answers the first attempt of each call only after its caller's timeout, and ${above}'s first reply is lost; every layer retries.`,
+          : `${deepest} answers the first attempt of each call only after its caller's timeout, and the first reply of ${above} is lost; every layer retries.`,
       run: (c) => writeUp(c, deepest, above),
     },
     ...hops.map<Scenario>((hop) => ({
