@@ -3,7 +3,15 @@ import { retainedBytes } from '../test/support/heap';
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { Execution } from './execution';
-import { isInFlightError, isKeyReusedError, isLeaseLostError, isResultNotStoredError, isStoreUnavailableError } from './errors';
+import {
+  isInFlightError,
+  isKeyReusedError,
+  isLeaseLostError,
+  isResultNotStoredError,
+  isStoreRefusedError,
+  isStoreUnavailableError,
+  StoreRefusedError,
+} from './errors';
 import { InvalidPolicyError } from './policy';
 import { hashKey } from './key-hash';
 import { MemoryStore } from './memory-store';
@@ -48,6 +56,21 @@ describe('fail-open', () => {
     }));
     expect(result).toEqual({ value: { epoch: 0 }, replayed: false, waited: false });
     expect(recorder.outcomes()).toEqual(['store_error', 'fail_open']);
+  });
+
+  it('never runs when the store answers but refuses (credentials, grants): every retry is refused, none runs', async () => {
+    const refusing = new UnreachableStore();
+    refusing.claim = () => Promise.reject(new StoreRefusedError('the role may not use the table'));
+    const refused = new IdempotencyCoordinator({ service: 'payments', store: refusing, observer: recorder });
+    let runs = 0;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const error = await refused
+        .run(request({ policy: { onStoreFailure: 'fail-open' } }), async () => ((runs += 1), ok()))
+        .catch((e: unknown) => e);
+      expect(isStoreRefusedError(error)).toBe(true);
+    }
+    expect(runs).toBe(0);
+    expect(recorder.outcomes()).toEqual(['store_error', 'store_error', 'store_error']);
   });
 
   it('never runs next to a live holder: a wait that fails after the key was seen in progress fails closed', async () => {

@@ -6,6 +6,7 @@ import {
   InFlightError,
   isRecordVersionError,
   isSchemaVersionError,
+  isStoreRefusedError,
   KeyReusedError,
   ResultNotStoredError,
   StoredAnswerUnreadableError,
@@ -280,6 +281,9 @@ export class IdempotencyCoordinator {
    *   completed but its answer cannot be read (see `encryption`).
    * @throws RecordVersionError (500) when the store holds the key's record
    *   in a format version this library does not read.
+   * @throws SchemaVersionError (500) when the store's schema is behind this
+   *   release, and StoreRefusedError (500) when the store refuses this
+   *   process (credentials, grants, ACL): both even under `fail-open`.
    *
    * @example
    * const begun = await idempotency.begin({ operation: 'orders.create', key, fingerprint });
@@ -323,8 +327,9 @@ export class IdempotencyCoordinator {
         // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
         if (isRecordVersionError(error)) throw this.refused(error, report);
         report(IdempotencyOutcome.StoreError, { error });
-        // A store that answers but lacks its schema would let every request through unprotected: refuse instead.
-        if (isSchemaVersionError(error)) throw error;
+        // A store that answers but lacks its schema, or refuses this process (credentials, grants, ACL), would
+        // let every request through unprotected, every retry of a charge charged again: refuse instead.
+        if (isSchemaVersionError(error) || isStoreRefusedError(error)) throw error;
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
         return { execution: new Execution(store, recordKey, owner, 0, policy, report), waited };

@@ -251,6 +251,25 @@ export class SchemaVersionError extends IdempotencyError {
   }
 }
 
+/**
+ * The store answers but refuses this process: its credentials are rejected
+ * (a PostgreSQL role that may not log in, Redis `WRONGPASS` or `NOAUTH`),
+ * or it may not use the store's tables, keys or commands (PostgreSQL
+ * `permission denied`, a Redis ACL `NOPERM`). Like a schema that is behind
+ * ({@link SchemaVersionError}), this is configuration to put right, not an
+ * outage to ride out: the request is refused, never run unprotected (not
+ * even under `fail-open`, where every retry of a charge would run again),
+ * and the store's `ping()` rejects with it, so its health check is down
+ * until the grant or the credentials are fixed. The message names what is
+ * missing, never a secret. 500.
+ *
+ * @public
+ */
+export class StoreRefusedError extends IdempotencyError {
+  readonly problemType = 'urn:idempotency-chain:problem:store-refused';
+  readonly httpStatus = 500;
+}
+
 function is<T extends IdempotencyError>(name: string) {
   return (error: unknown): error is T =>
     typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
@@ -299,6 +318,12 @@ export const isRecordVersionError = is<RecordVersionError>('RecordVersionError')
  * @public
  */
 export const isSchemaVersionError = is<SchemaVersionError>('SchemaVersionError');
+/**
+ * True for a `StoreRefusedError`, also one thrown by another loaded copy of this package.
+ *
+ * @public
+ */
+export const isStoreRefusedError = is<StoreRefusedError>('StoreRefusedError');
 /**
  * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
  *

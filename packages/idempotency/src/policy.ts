@@ -53,7 +53,9 @@ export interface OperationPolicy {
    * `fail-closed` (default): a request whose key cannot be claimed because
    * the store is unreachable is refused (503) and not executed. `fail-open`:
    * it runs unprotected, and is counted. Either way, a request that has seen
-   * its key held by another execution never runs unprotected next to it.
+   * its key held by another execution never runs unprotected next to it, and
+   * a store that answers but refuses (`SchemaVersionError`,
+   * `StoreRefusedError`) is not unreachable: its requests are refused (500).
    */
   onStoreFailure: StoreFailurePolicy;
   /** Which results are stored; the others release the key. */

@@ -68,7 +68,10 @@ export type ClaimResult =
  * the owner token: they return `false`, and change nothing, when `owner` no
  * longer holds the record (its lease ran out and someone else claimed it).
  * Any method may reject when the store cannot be reached; the coordinator
- * turns that into its fail-closed or fail-open answer.
+ * turns that into its fail-closed or fail-open answer. A store that answers
+ * but refuses (its schema behind, its credentials or grants wrong) rejects
+ * with `SchemaVersionError` or `StoreRefusedError` instead, which the
+ * coordinator never fails open on.
  *
  * Every method is idempotent for its own owner: the same call arriving
  * twice (a client that resends a command after a reconnect, a caller that

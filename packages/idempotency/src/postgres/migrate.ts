@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { MIGRATIONS, RECORD_COLUMNS, SCHEMA_VERSION, type Migration } from './migrations';
+import { MIGRATIONS, type Migration } from './migrations';
 
 /**
  * Options of {@link migrate}.
@@ -96,39 +96,6 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
   } finally {
     client.release(failed);
   }
-}
-
-/**
- * The newest migration applied to `schema` (quoted), or 0 when it has none
- * (no schema, or no versions table).
- *
- * A role that may use the store's records but not read the versions table
- * (granted `idempotency_records` alone, the migrator owning the rest) is
- * answered by the records table itself: {@link SCHEMA_VERSION} when it has
- * every column of it, else 0.
- */
-export async function schemaVersion(pool: Pool, schema: string): Promise<number> {
-  try {
-    const { rows } = await pool.query<{ version: number }>(
-      `SELECT coalesce(max(version), 0)::int AS version FROM ${schema}.idempotency_schema_versions`,
-    );
-    return rows[0]?.version ?? 0;
-  } catch (error) {
-    if (isUndefinedObject(error)) return 0;
-    if (!isInsufficientPrivilege(error)) throw error;
-  }
-  try {
-    await pool.query(`SELECT ${RECORD_COLUMNS.join(', ')} FROM ${schema}.idempotency_records WHERE false`);
-    return SCHEMA_VERSION;
-  } catch (error) {
-    if (isUndefinedObject(error)) return 0;
-    throw error;
-  }
-}
-
-/** PostgreSQL's answer for a table the role has no privilege on. */
-function isInsufficientPrivilege(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '42501';
 }
 
 /** PostgreSQL's answer for a schema, table or column that is not there: a schema behind, not a database down. */

@@ -261,3 +261,147 @@ describe('PostgresStore on a schema behind this release', () => {
     }
   });
 });
+
+describe('PostgresStore with a role the database refuses', () => {
+  const roles: string[] = [];
+  const pools: Pool[] = [];
+  afterAll(async () => {
+    for (const appPool of pools) await appPool.end();
+    for (const role of roles) {
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
+    }
+  });
+  /** A role of its own (`CREATE ROLE` options `login`), and a pool that connects as it. */
+  const newRole = async (login = 'LOGIN') => {
+    const role = `idem_refused_${randomBytes(6).toString('hex')}`;
+    await pool.query(`CREATE ROLE "${role}" ${login}`);
+    roles.push(role);
+    const url = new URL(DATABASE_URL);
+    url.username = role;
+    const appPool = createPostgresPool(url.toString(), { max: 2 });
+    pools.push(appPool);
+    return { role, appPool };
+  };
+  /** The SQLSTATEs of the statements run on `appPool` that failed. */
+  const failedStatements = (appPool: Pool) => {
+    const failed: string[] = [];
+    const query = appPool.query.bind(appPool) as (...args: unknown[]) => Promise<unknown>;
+    const watched = (...args: unknown[]): Promise<unknown> => {
+      const result = query(...args);
+      result.catch((error: { code?: string }) => failed.push(error.code ?? 'none'));
+      return result;
+    };
+    appPool.query = watched as Pool['query'];
+    return failed;
+  };
+
+  test('a role that may read the versions but not use the records: ping is down naming the GRANT, fail-open charges are refused', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    // The table recreated by the migrator, the app role's grant on it lost.
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT ON "${schema}".idempotency_schema_versions TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const failed = failedStatements(appPool);
+    const ran: string[] = [];
+    const grant = `GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`;
+    try {
+      await expect(store.ping()).rejects.toMatchObject({ name: 'StoreRefusedError', httpStatus: 500 });
+      await expect(store.ping()).rejects.toThrow(grant);
+      const coordinator = failOpen(store);
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        await expect(charge(coordinator, ran, 'order-42')).rejects.toMatchObject({ name: 'StoreRefusedError' });
+      }
+      expect(ran).toEqual([]);
+      // Asked of the catalogs: no statement the server refused, nothing in its log.
+      expect(failed).toEqual([]);
+
+      await pool.query(grant);
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(charge(coordinator, ran, 'order-42')).resolves.toMatchObject({ value: 'charged' });
+      await expect(charge(coordinator, ran, 'order-42')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      expect(ran).toEqual(['order-42']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a grant revoked while the store serves: the claim and the completion are refused, never failed open', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      const coordinator = failOpen(store);
+      await expect(charge(coordinator, ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      const held = await store.claim({ recordKey: 'held', fingerprint: 'f', owner: 'o', leaseMs: 30_000 });
+      expect(held.status).toBe('claimed');
+
+      await pool.query(`REVOKE UPDATE ON "${schema}".idempotency_records FROM "${role}"`);
+      const refused = { name: 'StoreRefusedError', cause: { code: '42501' } };
+      await expect(store.complete('held', 'o', 'r', 60_000)).rejects.toMatchObject(refused);
+      await expect(store.complete('held', 'o', 'r', 60_000)).rejects.toThrow(
+        `GRANT UPDATE ON "${schema}".idempotency_records TO "${role}"`,
+      );
+      await expect(charge(coordinator, ran, 'k2')).rejects.toMatchObject({ name: 'StoreRefusedError' });
+      await expect(store.ping()).rejects.toThrow(`it lacks UPDATE on its table`);
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a role without USAGE on the schema: ping names GRANT USAGE, the claim is refused', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      await expect(store.ping()).rejects.toThrow(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'StoreRefusedError' });
+      expect(ran).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('the least-privilege role (the records table alone) pings without a statement the server refuses', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const failed = failedStatements(appPool);
+    try {
+      for (let ping = 0; ping < 5; ping += 1) await expect(store.ping()).resolves.toBeUndefined();
+      expect(failed).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a login the server refuses (a role that may not log in) is refused, not an outage', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { appPool } = await newRole('NOLOGIN');
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const ran: string[] = [];
+    try {
+      const refused = { name: 'StoreRefusedError', cause: { code: '28000' } };
+      await expect(store.ping()).rejects.toMatchObject(refused);
+      await expect(store.ping()).rejects.toThrow("check the pool's user, password, database and pg_hba.conf");
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(refused);
+      expect(ran).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -14,10 +14,11 @@ import { queryRetryingConflicts } from './conflicts';
 import { CompletionListener } from './completion-listener';
 import { MAX_TIMER_MS, positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
-import { isUndefinedObject, migrate, quoteSchema, schemaVersion } from './migrate';
+import { isUndefinedObject, migrate, quoteSchema } from './migrate';
+import { isRefusal, refusal, storeAccess } from './store-access';
 import { SCHEMA_VERSION } from './migrations';
 import { operatorStatements, RECORD_FORMAT, statements, type OperatorStatements, type Statements } from './sql';
-import { RecordVersionError, SchemaVersionError } from '../errors';
+import { isStoreRefusedError, RecordVersionError, SchemaVersionError } from '../errors';
 
 /**
  * Options of {@link PostgresStore}.
@@ -209,16 +210,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   async claim(request: ClaimRequest): Promise<ClaimResult> {
-    await this.ready();
-    try {
-      return await this.claimRecord(request);
-    } catch (error) {
-      // A table or column gone since the check: the coordinator must refuse, not fail open on it.
-      if (!isUndefinedObject(error)) throw error;
-      this.schemaReady = false;
-      const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => 0);
-      throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
-    }
+    return this.guarded(() => this.claimRecord(request));
   }
 
   private async claimRecord({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
@@ -239,20 +231,23 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
-    await this.ready();
     const retention = positiveMs('retentionMs', retentionMs);
-    return (await queryRetryingConflicts(this.pool, this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1;
+    return this.guarded(
+      async () =>
+        (await queryRetryingConflicts(this.pool, this.sql.complete, [recordKey, owner, result, retention, this.channel])).rowCount === 1,
+    );
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
-    await this.ready();
-    return (await queryRetryingConflicts(this.pool, this.sql.release, [recordKey, owner, this.channel])).rowCount === 1;
+    return this.guarded(
+      async () => (await queryRetryingConflicts(this.pool, this.sql.release, [recordKey, owner, this.channel])).rowCount === 1,
+    );
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
-    await this.ready();
-    return (
-      (await queryRetryingConflicts(this.renewPool, this.sql.renew, [recordKey, owner, positiveMs('leaseMs', leaseMs)])).rowCount === 1
+    const lease = positiveMs('leaseMs', leaseMs);
+    return this.guarded(
+      async () => (await queryRetryingConflicts(this.renewPool, this.sql.renew, [recordKey, owner, lease])).rowCount === 1,
     );
   }
 
@@ -262,7 +257,10 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * inside it, then COMMITs; a lost lease rolls the whole transaction back.
    */
   async begin(recordKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
-    await this.ready();
+    return this.guarded(() => this.open(recordKey, owner));
+  }
+
+  private async open(recordKey: string, owner: string): Promise<StoreTransaction<PoolClient>> {
     const client = await this.pool.connect();
     // A checked-out connection that dies emits 'error', fatal when nobody listens;
     // the failure reaches the transaction as a rejected query instead.
@@ -282,8 +280,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /** The live record at `recordKey`, read by one statement (see `InspectableStore`). */
   async inspect(recordKey: string): Promise<StoredRecord | undefined> {
-    await this.ready();
-    const { rows } = await queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]);
+    const { rows } = await this.guarded(() => queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]));
     const row = rows[0];
     if (!row) return undefined;
     assertFormat(row.format);
@@ -307,7 +304,10 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * `InspectableStore`).
    */
   async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
-    await this.ready();
+    return this.guarded(() => this.releaseLocked(recordKey, force));
+  }
+
+  private async releaseLocked(recordKey: string, force: boolean): Promise<OperatorReleaseResult> {
     const client = await this.pool.connect();
     const ignore = (): void => undefined;
     client.on('error', ignore);
@@ -346,7 +346,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
         join: (wake) => this.listener.join(recordKey, wake),
         leave: (wake) => this.listener.leave(recordKey, wake),
         inProgress: async () => {
-          const { rows } = await queryRetryingConflicts<{ format: number }>(this.pool, this.sql.inProgress, [recordKey]);
+          const { rows } = await this.guarded(() =>
+            queryRetryingConflicts<{ format: number }>(this.pool, this.sql.inProgress, [recordKey]),
+          );
           assertFormat(rows[0]?.format);
           return rows.length > 0;
         },
@@ -362,10 +364,11 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * @returns How many rows were deleted.
    */
   async sweep(): Promise<number> {
-    await this.ready();
     let total = 0;
     for (;;) {
-      const { rowCount } = await queryRetryingConflicts(this.pool, this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]);
+      const { rowCount } = await this.guarded(() =>
+        queryRetryingConflicts(this.pool, this.sql.sweep, [this.fenceRetentionMs, SWEEP_BATCH]),
+      );
       total += rowCount ?? 0;
       if ((rowCount ?? 0) < SWEEP_BATCH) return total;
     }
@@ -377,9 +380,14 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
   }
 
   /**
-   * Resolve when the database answers and its schema is at the version this
-   * release needs, applying the migrations first under `migrateOnConnect`;
-   * reject with `SchemaVersionError` while it is behind.
+   * Resolve when the database answers, the store's role may use its table
+   * (USAGE on the schema; SELECT, INSERT, UPDATE, DELETE on
+   * `idempotency_records`, asked of the catalogs, so a role without them
+   * leaves no error in the server's log) and its schema is at the version
+   * this release needs, applying the migrations first under
+   * `migrateOnConnect`. Rejects with `StoreRefusedError`, naming the GRANT,
+   * while the role may not (or the server refuses its login), and with
+   * `SchemaVersionError` while the schema is behind.
    */
   async ping(): Promise<void> {
     await this.ready();
@@ -435,17 +443,52 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    * outage, and rejects as it did.
    */
   private async migrationFailed(error: unknown): Promise<void> {
-    const found = await schemaVersion(this.pool, quoteSchema(this.schema)).catch(() => undefined);
-    if (found === undefined) throw error;
+    const found = await this.schemaVersion().catch((failure: unknown) => failure);
+    if (isStoreRefusedError(found)) throw found;
+    if (typeof found !== 'number') throw error;
     if (found >= SCHEMA_VERSION) return;
     this.migrateAfter = Date.now() + MIGRATION_RETRY_MS;
     throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error });
   }
 
-  /** Reject with `SchemaVersionError` unless `schema` is at {@link SCHEMA_VERSION} or later. */
+  /**
+   * Reject with `StoreRefusedError` unless the role may use the store's
+   * table, and with `SchemaVersionError` unless `schema` is at
+   * {@link SCHEMA_VERSION} or later.
+   */
   private async checkSchema(): Promise<void> {
-    const found = await schemaVersion(this.pool, quoteSchema(this.schema));
+    const found = await this.schemaVersion();
     if (found < SCHEMA_VERSION) throw new SchemaVersionError(this.schema, found, SCHEMA_VERSION);
+  }
+
+  /** The schema's version as the role sees it; `StoreRefusedError` when it may not use the store (see `storeAccess`). */
+  private schemaVersion(): Promise<number> {
+    return storeAccess(this.pool, this.schema, quoteSchema(this.schema));
+  }
+
+  /**
+   * Run one operation on a ready store. A database that answers but refuses
+   * the operation, which the coordinator must refuse rather than fail open
+   * on, rejects as such: a table, column or schema gone since the check as
+   * `SchemaVersionError`; a login refused, or a grant missing (revoked
+   * since the check), as `StoreRefusedError` naming the GRANT. Either one
+   * sends the next operation through the check again, which asks the
+   * catalogs instead of failing one more statement.
+   */
+  private async guarded<T>(operation: () => Promise<T>): Promise<T> {
+    await this.ready();
+    try {
+      return await operation();
+    } catch (error) {
+      if (isUndefinedObject(error)) {
+        this.schemaReady = false;
+        const found = await this.schemaVersion().catch((failure: unknown) => (isStoreRefusedError(failure) ? failure : 0));
+        throw typeof found === 'number' ? new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error }) : found;
+      }
+      if (!isRefusal(error)) throw error;
+      this.schemaReady = false;
+      throw refusal(error, await this.schemaVersion().catch((failure: unknown) => failure)) ?? error;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import {
   RecordStatus,
   type ClaimRequest,
@@ -15,6 +15,7 @@ import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
+  ACCESS_SCRIPT,
   CLAIM_SCRIPT,
   completeScript,
   INSPECT_SCRIPT,
@@ -24,7 +25,7 @@ import {
   RENEW_SCRIPT,
   WAITING_SCRIPT,
 } from './scripts';
-import { RecordVersionError } from '../errors';
+import { RecordVersionError, StoreRefusedError } from '../errors';
 
 /**
  * Options of {@link RedisStore}.
@@ -91,6 +92,7 @@ interface StoreScripts {
   waiting: LuaScript;
   inspect: LuaScript;
   operatorRelease: LuaScript;
+  access: LuaScript;
 }
 
 /**
@@ -187,8 +189,12 @@ export class RedisStore implements InspectableStore {
       waiting: new LuaScript(WAITING_SCRIPT, 1),
       inspect: new LuaScript(INSPECT_SCRIPT, 1),
       operatorRelease: new LuaScript(operatorReleaseScript(publish), 3),
+      access: new LuaScript(ACCESS_SCRIPT, 2),
     };
     this.client = client;
+    client.on('error', this.heard);
+    client.on('node error', this.heard);
+    client.on('ready', this.connected);
     this.writes = new WriteCoalescer(client);
     const sharded = this.pubsub === 'sharded';
     // A single subscriber does not reconnect: its subscriptions end with its
@@ -205,26 +211,26 @@ export class RedisStore implements InspectableStore {
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
     const args = [keys.record, keys.epoch, keys.released, keptFingerprintBytes(fingerprint), ownerBytes(owner), String(lease), epochTtl];
-    if (!this.waitForReplicas) return toClaimResult(await this.scripts.claim.run(this.client, args), fingerprint);
-    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim'), fingerprint);
+    if (!this.waitForReplicas) return toClaimResult(await this.run(this.scripts.claim, args), fingerprint);
+    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim').catch(this.refused), fingerprint);
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const { record, channel } = this.keys(recordKey);
     const args = [record, ownerBytes(owner), result, String(positiveMs('retentionMs', retentionMs)), channel];
-    if (!this.waitForReplicas) return (await this.scripts.complete.run(this.client, args)) === 1;
-    return (await this.replicated(this.scripts.complete, args, 'completion')) === 1;
+    if (!this.waitForReplicas) return (await this.run(this.scripts.complete, args)) === 1;
+    return (await this.replicated(this.scripts.complete, args, 'completion').catch(this.refused)) === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
     const { record, epoch, released, channel } = this.keys(recordKey);
     const args = [record, epoch, released, ownerBytes(owner), channel, String(EPOCH_TTL_FLOOR_MS)];
-    return (await this.scripts.release.run(this.client, args)) === 1;
+    return (await this.run(this.scripts.release, args)) === 1;
   }
 
   async renew(recordKey: string, owner: string, leaseMs: number): Promise<boolean> {
     const { record } = this.keys(recordKey);
-    return (await this.scripts.renew.run(this.client, [record, ownerBytes(owner), String(positiveMs('leaseMs', leaseMs))])) === 1;
+    return (await this.run(this.scripts.renew, [record, ownerBytes(owner), String(positiveMs('leaseMs', leaseMs))])) === 1;
   }
 
   async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -234,7 +240,7 @@ export class RedisStore implements InspectableStore {
       () => ({
         join: (wake) => this.channels.join(channel, wake),
         leave: (wake) => this.channels.leave(channel, wake),
-        inProgress: async () => refuseOtherFormat(await this.scripts.waiting.run(this.client, [record])) === RecordStatus.InProgress,
+        inProgress: async () => refuseOtherFormat(await this.run(this.scripts.waiting, [record])) === RecordStatus.InProgress,
       }),
       timeoutMs,
       signal,
@@ -252,14 +258,14 @@ export class RedisStore implements InspectableStore {
 
   /** The live record at `recordKey`, read by one script (see `InspectableStore`). */
   async inspect(recordKey: string): Promise<StoredRecord | undefined> {
-    return toStoredRecord(await this.scripts.inspect.run(this.client, [this.keys(recordKey).record]));
+    return toStoredRecord(await this.run(this.scripts.inspect, [this.keys(recordKey).record]));
   }
 
   /** End the record whoever holds it, by one script: the epoch counter moves past its epoch (see `InspectableStore`). */
   async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
     const { record, epoch, released, channel } = this.keys(recordKey);
     const args = [record, epoch, released, force ? '1' : '0', channel, String(EPOCH_TTL_FLOOR_MS)];
-    return toOperatorRelease(await this.scripts.operatorRelease.run(this.client, args));
+    return toOperatorRelease(await this.run(this.scripts.operatorRelease, args));
   }
 
   /** Connect `client` if it was created with `lazyConnect` and is not connected yet. */
@@ -267,18 +273,95 @@ export class RedisStore implements InspectableStore {
     return openConnection(this.client);
   }
 
-  /** Resolve when Redis answers a PING (any node of a Cluster). */
+  /**
+   * Resolve when Redis answers, and lets the connection's user run the
+   * store's scripts and the commands in them on its keys and channels (by
+   * `redis.acl_check_cmd` on Redis 7.0 and later, which reads and writes
+   * nothing). Rejects with `StoreRefusedError`, naming what is missing,
+   * while Redis refuses the user's login (`WRONGPASS`, `NOAUTH`) or its ACL
+   * denies a command (`NOPERM`).
+   */
   async ping(): Promise<void> {
-    await this.client.ping();
+    const { record, channel } = this.keys(PING_RECORD);
+    const denied = (await this.run(this.scripts.access, [record, channel, this.pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH'])) as string[];
+    if (denied.length > 0) {
+      throw new StoreRefusedError(
+        `The Redis user "${this.user()}" may not run ${denied.join(', ')} on the idempotency store's keys and channels: ` +
+          `${this.grant()}; requests are refused until then`,
+      );
+    }
   }
 
   /** Resolve pending waits, close the subscriber, and quit `client` if owned. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.client.off('error', this.heard);
+    this.client.off('node error', this.heard);
+    this.client.off('ready', this.connected);
     this.waits.close();
     await this.channels.close();
     if (this.ownsClient) await closeConnection(this.client);
+  }
+
+  /** Run one script, a refusal rejecting as `StoreRefusedError`. */
+  private run(script: LuaScript, args: ScriptArgument[]): Promise<unknown> {
+    return script.run(this.client, args).catch(this.refused);
+  }
+
+  /**
+   * Reject with `error`, or with `StoreRefusedError` when it is Redis
+   * refusing this connection's user: an ACL that denies a command, a key or
+   * a channel (`NOPERM`, or a script's command refused for it), or a login
+   * refused (`WRONGPASS`, `NOAUTH`). A login refused surfaces on the
+   * client's `error` event, not on the command: the command is refused by
+   * the client for a connection that is not ready, which would read as an
+   * outage, so the store remembers the last refusal it heard until the
+   * connection is ready or fails for another reason.
+   */
+  private readonly refused = (error: unknown): never => {
+    if (isRefusal(error)) {
+      throw new StoreRefusedError(
+        `Redis refuses the idempotency store's user "${this.user()}" (${(error as Error).message}): ${this.grant()}; ` +
+          'requests are refused until then',
+        { cause: error },
+      );
+    }
+    const login = this.loginRefused;
+    if (login && this.client.status !== 'ready') {
+      throw new StoreRefusedError(
+        `Redis refuses the idempotency store's login as "${this.user()}" (${login.message}): ` +
+          "check the client's username and password, and that the user is on; requests are refused until then",
+        { cause: login },
+      );
+    }
+    throw error;
+  };
+
+  /** The last refusal a connection of `client` was answered with, until it is ready or fails for another reason. */
+  private loginRefused: Error | undefined;
+
+  private readonly heard = (error: unknown): void => {
+    this.loginRefused = isRefusal(error) ? (error as Error) : undefined;
+  };
+
+  private readonly connected = (): void => {
+    this.loginRefused = undefined;
+  };
+
+  /** The user the client logs in as: what an ACL names. */
+  private user(): string {
+    const options: RedisOptions | undefined = isCluster(this.client) ? this.client.options.redisOptions : this.client.options;
+    return options?.username || 'default';
+  }
+
+  /** The ACL rule that lets the store's user do what the store does, for an operator to apply. */
+  private grant(): string {
+    const sharded = this.pubsub === 'sharded';
+    const commands = ['evalsha', 'eval', 'info', 'get', 'set', 'setrange', 'pexpireat', 'pttl', 'del', 'time'];
+    commands.push(...(sharded ? ['spublish', 'ssubscribe', 'sunsubscribe'] : ['publish', 'subscribe', 'unsubscribe']));
+    if (this.waitForReplicas) commands.push('wait');
+    return `ACL SETUSER ${this.user()} ${commands.map((c) => `+${c}`).join(' ')} ~${this.prefix}* &${this.prefix}*`;
   }
 
   /**
@@ -306,6 +389,19 @@ export class RedisStore implements InspectableStore {
     const record = `${this.prefix}{${hashTag(recordKey)}}`;
     return { record, epoch: `${record}:epoch`, released: `${record}:released`, channel: `${record}:done` };
   }
+}
+
+/** The record key `ping()` checks the user's access on: a record under the store's prefix, never claimed. */
+const PING_RECORD = 'idempotency-store:ping';
+
+/**
+ * Whether Redis refused the user: an ACL that denies a command, key or
+ * channel (`NOPERM`; a script's command denied reads `The user executing
+ * the script can't ...` on Redis 7.0), or a login refused.
+ */
+function isRefusal(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return /^(?:NOPERM|WRONGPASS|NOAUTH)\b/.test(error.message) || /NOPERM|The user executing the script can't/.test(error.message);
 }
 
 /** What `RedisStore` names its keys with when given no `prefix`. */

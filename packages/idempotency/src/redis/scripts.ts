@@ -306,3 +306,28 @@ redis.call('PEXPIREAT', KEYS[2], at(after, ARGV[3]))
 if held.state == 'w' then redis.call('${publish}', ARGV[2], 'released') end
 return {held.state == 'c' and 'forced' or 'released', held.epoch, after}
 `;
+
+/**
+ * Which of the commands the store's scripts run the connection's user may
+ * not run on a record's keys and channel (`redis.acl_check_cmd`, Redis 7.0
+ * and later; on earlier servers nothing is listed, and a denied command
+ * shows when a script runs it). Nothing is read or written.
+ *
+ * KEYS[1] a record key, KEYS[2] its channel; ARGV[1] the publish command.
+ */
+export const ACCESS_SCRIPT = `
+if not redis.acl_check_cmd then return {} end
+local denied = {}
+local function check(name, ...)
+  if not redis.acl_check_cmd(name, ...) then denied[#denied + 1] = name end
+end
+check('GET', KEYS[1])
+check('SET', KEYS[1], '')
+check('SETRANGE', KEYS[1], '0', '')
+check('PEXPIREAT', KEYS[1], '0')
+check('PTTL', KEYS[1])
+check('DEL', KEYS[1])
+check('TIME')
+check(ARGV[1], KEYS[2], '')
+return denied
+`;

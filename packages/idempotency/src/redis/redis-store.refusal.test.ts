@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { IdempotencyCoordinator } from '../coordinator';
+import { createRedisClient } from './redis-client';
+import { RedisStore } from './redis-store';
+import { startPrivateRedis } from '../../test/support/redis';
+import { connect, deleteKeys, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
+
+// A Redis that answers but refuses the store's user (its ACL, its password) is not an outage: under fail-open,
+// every retry of a charge would run again. It is refused, and ping() says why.
+const failOpen = (store: RedisStore) =>
+  new IdempotencyCoordinator({ service: 'payments', store, defaults: { onStoreFailure: 'fail-open' } });
+
+const charge = (coordinator: IdempotencyCoordinator, ran: string[], key: string) =>
+  coordinator.run({ operation: 'payments.charge', key, fingerprint: 'f' }, async () => {
+    ran.push(key);
+    return 'charged';
+  });
+
+/** A client that logs in as `username` with `password`, its errors heard (not printed). */
+const clientAs = (url: string, username: string | undefined, password: string | undefined) => {
+  const client = createRedisClient(url, { ...(username && { username }), ...(password && { password }) });
+  const errors: string[] = [];
+  client.on('error', (error: Error) => errors.push(error.message));
+  return { client, errors };
+};
+
+describe('RedisStore with a user the shared Redis refuses (ACL)', () => {
+  const prefix = uniquePrefix();
+  const users: string[] = [];
+  let admin: Redis;
+  beforeAll(async () => {
+    admin = await connect();
+  });
+  afterAll(async () => {
+    for (const user of users) await admin.call('ACL', 'DELUSER', user);
+    await deleteKeys(admin, prefix);
+    await admin.quit();
+  });
+  /** A user of its own on the shared Redis, with `rules` on the store's keys and channels, and a store logged in as it. */
+  const storeAs = async (...rules: string[]) => {
+    const user = `idem_refused_${randomBytes(6).toString('hex')}`;
+    const password = randomBytes(12).toString('hex');
+    users.push(user);
+    await admin.call('ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, `~${prefix}*`, `&${prefix}*`, '+@all', ...rules);
+    const { client } = clientAs(REDIS_URL, user, password);
+    await client.connect();
+    return { user, password, store: new RedisStore({ client, prefix, ownsClient: true }) };
+  };
+
+  test('a user that may not run scripts: ping is down naming the user, fail-open charges are refused and never run', async () => {
+    const { user, password, store } = await storeAs('-evalsha', '-eval');
+    const ran: string[] = [];
+    try {
+      await expect(store.ping()).rejects.toMatchObject({ name: 'StoreRefusedError', httpStatus: 500, cause: { message: /^NOPERM/ } });
+      await expect(store.ping()).rejects.toThrow(`Redis refuses the idempotency store's user "${user}"`);
+      const coordinator = failOpen(store);
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        await expect(charge(coordinator, ran, 'order-42')).rejects.toMatchObject({ name: 'StoreRefusedError' });
+      }
+      expect(ran).toEqual([]);
+      await expect(store.ping()).rejects.not.toThrow(password);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a user that may run scripts but not a command in them: ping names it, the claim is refused', async () => {
+    const { user, store } = await storeAs('-set');
+    const ran: string[] = [];
+    try {
+      await expect(store.ping()).rejects.toThrow(`The Redis user "${user}" may not run SET on the idempotency store's keys`);
+      await expect(store.ping()).rejects.toThrow(`ACL SETUSER ${user} +evalsha`);
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'StoreRefusedError' });
+      expect(ran).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a user without the store channels: ping is down naming PUBLISH (a completion a waiter marked would fail)', async () => {
+    const { store } = await storeAs('resetchannels');
+    try {
+      await expect(store.ping()).rejects.toThrow('may not run PUBLISH');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a user with what the store needs is served', async () => {
+    const { store } = await storeAs();
+    const ran: string[] = [];
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      expect(ran).toEqual(['k1']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a wrong password (WRONGPASS): the store is refused, not failed open, and ping says why without the password', async () => {
+    const { user } = await storeAs().then(async (made) => (await made.store.close(), made));
+    const { client, errors } = clientAs(REDIS_URL, user, 'not-the-password');
+    const store = new RedisStore({ client, prefix, ownsClient: true });
+    const ran: string[] = [];
+    try {
+      await expect(store.connect()).rejects.toThrow();
+      await waitUntil(() => errors.some((message) => message.startsWith('WRONGPASS')), 5_000, 'the login to be refused');
+      const refused = { name: 'StoreRefusedError', cause: { message: /^WRONGPASS/ } };
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(refused);
+      await expect(store.ping()).rejects.toThrow(`Redis refuses the idempotency store's login as "${user}"`);
+      await expect(store.ping()).rejects.not.toThrow('not-the-password');
+      expect(ran).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('RedisStore on a private Redis that requires a password (NOAUTH)', () => {
+  test('a client without one is refused; once the server is gone, that is an outage again and fails open', async () => {
+    const redis = await startPrivateRedis();
+    const owner = await connect(redis.url);
+    // The private server's own default user, never the shared one's.
+    await owner.call('ACL', 'SETUSER', 'default', 'resetpass', `>${randomBytes(12).toString('hex')}`);
+    await owner.quit();
+    const { client, errors } = clientAs(redis.url, undefined, undefined);
+    const store = new RedisStore({ client, prefix: uniquePrefix(), ownsClient: true });
+    const ran: string[] = [];
+    try {
+      await expect(store.connect()).rejects.toThrow();
+      await waitUntil(() => errors.some((message) => message.startsWith('NOAUTH')), 5_000, 'the login to be refused');
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'StoreRefusedError', cause: { message: /^NOAUTH/ } });
+      await expect(store.ping()).rejects.toThrow('NOAUTH');
+      expect(ran).toEqual([]);
+
+      await redis.stop();
+      const heard = errors.length;
+      await waitUntil(() => errors.slice(heard).some((message) => message.includes('ECONNREFUSED')), 10_000, 'a refused connection');
+      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+      expect(ran).toEqual(['k1']);
+      await expect(store.ping()).rejects.toMatchObject({ name: expect.not.stringMatching('StoreRefusedError') });
+    } finally {
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
