@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceProcess } from '../src/run/service';
@@ -28,6 +30,23 @@ describe('ServiceProcess', () => {
   it('fails when the service exits before it is healthy', async () => {
     const service = new ServiceProcess('svc', config([process.execPath, '-e', 'process.exit(3)'], 'http://127.0.0.1:1/'));
     await expect(service.start()).rejects.toThrow('service svc exited (3) before it was healthy');
+  });
+
+  it('refuses to start while something already answers its health URL, rather than verify that instead', async () => {
+    const port = await freePort();
+    const squatter = createServer((_q, s) => s.end('ok')).listen(port, '127.0.0.1');
+    await once(squatter, 'listening');
+    // Would stay up without ever binding the port: only the squatter could make it healthy.
+    const service = new ServiceProcess(
+      'svc',
+      config([process.execPath, '-e', 'setInterval(() => {}, 1000)'], `http://127.0.0.1:${port}/health`),
+    );
+    try {
+      await expect(service.start()).rejects.toThrow(`service svc: http://127.0.0.1:${port}/health answers before the service was started`);
+    } finally {
+      await service.stop();
+      await new Promise((resolve) => squatter.close(resolve));
+    }
   });
 
   describe('whose started process is not the service itself, as with `docker run`', () => {
@@ -68,6 +87,19 @@ describe('ServiceProcess', () => {
         await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
       } finally {
         // Whatever happened above, no server is left behind.
+        spawnSync('sh', ['-c', `kill -KILL "$(cat '${join(dir, 'server.pid')}')" 2>/dev/null`]);
+      }
+    });
+
+    it('fails a kill whose signal reached only the started process while the service still answers', async () => {
+      const port = await freePort();
+      // No kill command: SIGKILL goes to the shell, as it would to `npm start`, and the server lives on.
+      const { kill: _kill, ...withoutKill } = wrapped(port);
+      const service = new ServiceProcess('svc', withoutKill);
+      try {
+        await service.start();
+        await expect(service.kill()).rejects.toThrow(`service svc still answers http://127.0.0.1:${port}/health after it was killed`);
+      } finally {
         spawnSync('sh', ['-c', `kill -KILL "$(cat '${join(dir, 'server.pid')}')" 2>/dev/null`]);
       }
     });

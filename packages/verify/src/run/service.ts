@@ -24,6 +24,14 @@ export class ServiceProcess {
 
   /** Starts the service and resolves once its health URL answers 2xx; throws if it exits or stays down. */
   async start(): Promise<void> {
+    // A process left from an earlier run (or one the kill never reached) would pass the
+    // health check for the one started here, which then fails to bind: the run would
+    // verify the old process, its old code and its memory.
+    if (await this.answers()) {
+      throw new Error(
+        `service ${this.name}: ${this.config.health} answers before the service was started; stop what serves it, or drop the hop's service entry to verify the one running`,
+      );
+    }
     const [command, ...args] = this.config.start as [string, ...string[]];
     const child = spawn(command, args, {
       cwd: this.config.cwd,
@@ -49,12 +57,34 @@ export class ServiceProcess {
    * with the config's `kill` command, else with SIGKILL to the started process.
    */
   async kill(): Promise<void> {
-    if (this.config.kill) return this.runThenWait('kill', this.config.kill);
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exit = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exit;
+    if (this.config.kill) {
+      await this.runThenWait('kill', this.config.kill);
+    } else {
+      const child = this.child;
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exit = once(child, 'exit');
+        child.kill('SIGKILL');
+        await exit;
+      }
+    }
+    await this.untilDown();
+  }
+
+  /**
+   * Waits until the health URL stops answering: a signal that reached only a client of
+   * the service (`npm start`, `sh -c`, `docker run`) leaves it serving with its memory,
+   * and a crash that never happened must not pass for one that was survived.
+   */
+  private async untilDown(): Promise<void> {
+    const deadline = Date.now() + LINGER_MS;
+    while (await this.answers()) {
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `service ${this.name} still answers ${this.config.health} after it was killed: the kill reached only the process the verifier started, not the service (give the service a kill command)`,
+        );
+      }
+      await sleep(100);
+    }
   }
 
   /** Stops the service with the config's `stop` command, else SIGTERM, and waits; kills it if it lingers. */
@@ -86,6 +116,17 @@ export class ServiceProcess {
     const lingering = setTimeout(() => child.kill('SIGKILL'), LINGER_MS);
     await exit;
     clearTimeout(lingering);
+  }
+
+  /** True when anything answers the health URL, whatever the status: the port is served. */
+  private async answers(): Promise<boolean> {
+    try {
+      const answer = await request(this.config.health, { signal: AbortSignal.timeout(2000) });
+      await answer.body.dump();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async healthy(): Promise<boolean> {
