@@ -77,6 +77,7 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   );
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];
+  let closing: PromiseRejectedResult | undefined;
   try {
     await Promise.all([...proxies.values()].map((p) => p.start()));
     // Deepest first: a service may check its downstream when it starts.
@@ -89,10 +90,10 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
       options.progress?.scenarioFinished?.(report, index, scenarios.length);
     }
   } finally {
-    await Promise.all([...services.values()].map((s) => s.stop()));
-    await Promise.all([...proxies.values()].map((p) => p.stop()));
-    await caller.close();
+    closing = await closeAll(services, proxies, caller);
   }
+  // Reached only when the run itself did not throw: its own failure is the one to report.
+  if (closing) throw closing.reason;
   return {
     config: options.configFile,
     startedAt: new Date(started).toISOString(),
@@ -101,6 +102,24 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
     hops: config.hops.map((h) => h.name),
     scenarios: reports,
   };
+}
+
+/**
+ * Stops every service, proxy and connection, whatever fails on the way, and returns the
+ * first failure: a listening proxy left behind would keep the CLI from ever exiting, and
+ * a service left running would hold its port for the next run.
+ */
+async function closeAll(
+  services: Map<string, ServiceProcess>,
+  proxies: Map<string, FaultProxy>,
+  caller: Caller,
+): Promise<PromiseRejectedResult | undefined> {
+  const closed = [
+    ...(await Promise.allSettled([...services.values()].map((s) => s.stop()))),
+    ...(await Promise.allSettled([...proxies.values()].map((p) => p.stop()))),
+    ...(await Promise.allSettled([caller.close()])),
+  ];
+  return closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
 }
 
 interface Chain {

@@ -89,7 +89,20 @@ export class ServiceProcess {
 
   /** Stops the service with the config's `stop` command, else SIGTERM, and waits; kills it if it lingers. */
   async stop(): Promise<void> {
-    if (this.config.stop) return this.runThenWait('stop', this.config.stop);
+    if (this.config.stop) {
+      try {
+        return await this.runThenWait('stop', this.config.stop);
+      } catch (failure) {
+        // Whatever the command did not do, the process the verifier started does not outlive the run.
+        await this.terminate();
+        throw failure;
+      }
+    }
+    await this.terminate();
+  }
+
+  /** SIGTERM to the started process, and SIGKILL if it lingers. */
+  private async terminate(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exit = once(child, 'exit');
