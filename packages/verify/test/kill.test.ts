@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../src/config/load';
 import { runChain } from '../src/run/runner';
 import { freePorts } from './support/free-port';
+import { oneHopChain, serverScript } from './support/one-hop-chain';
 
 describe('the kill scenario', () => {
   let dir: string;
@@ -17,24 +17,8 @@ describe('the kill scenario', () => {
     const script = `const fs = require('fs');
       if (fs.existsSync(${JSON.stringify(marker)})) process.exit(7);
       fs.writeFileSync(${JSON.stringify(marker)}, '');
-      require('http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('{}')); }).listen(${port}, '127.0.0.1');`;
-    const config = parseConfig(
-      JSON.stringify({
-        entry: { url: `http://127.0.0.1:${proxy}/pay`, body: { id: '{{intentId}}' }, timeoutMs: 5000, retries: 1 },
-        hops: [
-          {
-            name: 'payments',
-            listen: String(proxy),
-            upstream: `http://127.0.0.1:${port}`,
-            service: { start: [process.execPath, '-e', script], health: `http://127.0.0.1:${port}/health` },
-          },
-        ],
-        effect: { command: [process.execPath, '-e', 'console.log(1)'] },
-        settle: { quietMs: 300 },
-        scenarios: ['kill'],
-      }),
-      'chain.json',
-    );
+      ${serverScript(port)}`;
+    const config = oneHopChain({ port, proxy, start: script, scenarios: ['kill'] });
     const run = await runChain(config, { configFile: 'chain.json' });
     expect(existsSync(marker)).toBe(true);
     expect(run.passed).toBe(false);
@@ -43,28 +27,13 @@ describe('the kill scenario', () => {
 
   it('fails with the reason when the kill command fails, rather than passing a crash that never happened', async () => {
     const [port, proxy] = (await freePorts(2)) as [number, number];
-    const script = `require('http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('{}')); }).listen(${port}, '127.0.0.1');`;
-    const config = parseConfig(
-      JSON.stringify({
-        entry: { url: `http://127.0.0.1:${proxy}/pay`, body: { id: '{{intentId}}' }, timeoutMs: 5000, retries: 1 },
-        hops: [
-          {
-            name: 'payments',
-            listen: String(proxy),
-            upstream: `http://127.0.0.1:${port}`,
-            service: {
-              start: [process.execPath, '-e', script],
-              health: `http://127.0.0.1:${port}/health`,
-              kill: [process.execPath, '-e', 'process.exit(4)'],
-            },
-          },
-        ],
-        effect: { command: [process.execPath, '-e', 'console.log(1)'] },
-        settle: { quietMs: 300 },
-        scenarios: ['kill'],
-      }),
-      'chain.json',
-    );
+    const config = oneHopChain({
+      port,
+      proxy,
+      start: serverScript(port),
+      service: { kill: [process.execPath, '-e', 'process.exit(4)'] },
+      scenarios: ['kill'],
+    });
     const run = await runChain(config, { configFile: 'chain.json' });
     expect(run.passed).toBe(false);
     expect(run.scenarios[0]?.error).toMatch(/^service payments: its kill command failed: Command failed: /);

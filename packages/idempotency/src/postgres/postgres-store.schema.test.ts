@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createPostgresPool, migrate, PostgresStore } from '.';
-import { IdempotencyCoordinator } from '../coordinator';
 import { MIGRATIONS } from './migrations';
+import { charge, expectChargedOnce, failOpen } from '../../test/support/fail-open';
 import { DATABASE_URL } from '../../test/support/postgres';
 
 // A store whose database answers but whose schema is behind this release must refuse, never run a request
@@ -24,14 +24,33 @@ afterAll(async () => {
   await pool.end();
 });
 
-const failOpen = (store: PostgresStore) =>
-  new IdempotencyCoordinator({ service: 'payments', store, defaults: { onStoreFailure: 'fail-open' } });
+const roles: string[] = [];
+const rolePools: Pool[] = [];
+afterAll(async () => {
+  for (const appPool of rolePools) await appPool.end();
+  for (const role of roles) {
+    await pool.query(`DROP OWNED BY "${role}"`);
+    await pool.query(`DROP ROLE "${role}"`);
+  }
+});
 
-const charge = (coordinator: IdempotencyCoordinator, ran: string[], key: string) =>
-  coordinator.run({ operation: 'payments.charge', key, fingerprint: 'f' }, async () => {
-    ran.push(key);
-    return 'charged';
-  });
+/** A role of its own (`CREATE ROLE` options `login`), and a pool that connects as it; both gone after the file. */
+const newRole = async (login = 'LOGIN') => {
+  const role = `idem_role_${randomBytes(6).toString('hex')}`;
+  await pool.query(`CREATE ROLE "${role}" ${login}`);
+  roles.push(role);
+  const url = new URL(DATABASE_URL);
+  url.username = role;
+  const appPool = createPostgresPool(url.toString(), { max: 2 });
+  rolePools.push(appPool);
+  return { role, appPool };
+};
+
+/** What a DBA grants an application role: the store's table, nothing else (the migrator owns the schema). */
+const grantRecords = async (schema: string, role: string) => {
+  await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+  await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+};
 
 describe('PostgresStore on a schema behind this release', () => {
   test('a schema one migration behind: ping is down, a fail-open request is refused and not run, until migrate()', async () => {
@@ -191,14 +210,8 @@ describe('PostgresStore on a schema behind this release', () => {
   test('a role that may use the records but not read the versions table: served at this release, refused behind it', async () => {
     const schema = newSchema();
     await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
-    const role = `idem_app_${randomBytes(6).toString('hex')}`;
-    // What a DBA grants an application role: the store's table, nothing else (the migrator owns the schema).
-    await pool.query(`CREATE ROLE "${role}" LOGIN`);
-    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
-    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    const appPool = createPostgresPool(url.toString(), { max: 2 });
+    const { role, appPool } = await newRole();
+    await grantRecords(schema, role);
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
     const ran: string[] = [];
     try {
@@ -208,43 +221,30 @@ describe('PostgresStore on a schema behind this release', () => {
 
       await migrate(pool, { schema });
       await expect(store.ping()).resolves.toBeUndefined();
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      await expectChargedOnce(failOpen(store), ran, 'k1');
       expect(ran).toEqual(['k1']);
     } finally {
       await store.close();
-      await appPool.end();
-      await pool.query(`DROP OWNED BY "${role}"`);
-      await pool.query(`DROP ROLE "${role}"`);
     }
   });
 
   test('under migrateOnConnect, a role that may use the records but not run DDL is served on a schema at this release', async () => {
     const schema = newSchema();
     await migrate(pool, { schema });
-    const role = `idem_app_${randomBytes(6).toString('hex')}`;
     // The apps' stores migrate on connect; a DBA gives the application role the store's table alone, and the
     // migrator has brought the schema up to date. Every migration begins with CREATE SCHEMA IF NOT EXISTS,
     // which such a role may not run (permission denied for database) even when there is nothing to migrate.
-    await pool.query(`CREATE ROLE "${role}" LOGIN`);
-    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
-    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    const appPool = createPostgresPool(url.toString(), { max: 2 });
+    const { role, appPool } = await newRole();
+    await grantRecords(schema, role);
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     const ran: string[] = [];
     try {
       await expect(migrate(appPool, { schema })).rejects.toMatchObject({ code: '42501' });
       await expect(store.ping()).resolves.toBeUndefined();
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      await expectChargedOnce(failOpen(store), ran, 'k1');
       expect(ran).toEqual(['k1']);
     } finally {
       await store.close();
-      await appPool.end();
-      await pool.query(`DROP OWNED BY "${role}"`);
-      await pool.query(`DROP ROLE "${role}"`);
     }
   });
 
@@ -263,26 +263,6 @@ describe('PostgresStore on a schema behind this release', () => {
 });
 
 describe('PostgresStore with a role the database refuses', () => {
-  const roles: string[] = [];
-  const pools: Pool[] = [];
-  afterAll(async () => {
-    for (const appPool of pools) await appPool.end();
-    for (const role of roles) {
-      await pool.query(`DROP OWNED BY "${role}"`);
-      await pool.query(`DROP ROLE "${role}"`);
-    }
-  });
-  /** A role of its own (`CREATE ROLE` options `login`), and a pool that connects as it. */
-  const newRole = async (login = 'LOGIN') => {
-    const role = `idem_refused_${randomBytes(6).toString('hex')}`;
-    await pool.query(`CREATE ROLE "${role}" ${login}`);
-    roles.push(role);
-    const url = new URL(DATABASE_URL);
-    url.username = role;
-    const appPool = createPostgresPool(url.toString(), { max: 2 });
-    pools.push(appPool);
-    return { role, appPool };
-  };
   /** The SQLSTATEs of the statements run on `appPool` that failed. */
   const failedStatements = (appPool: Pool) => {
     const failed: string[] = [];
@@ -320,8 +300,7 @@ describe('PostgresStore with a role the database refuses', () => {
 
       await pool.query(grant);
       await expect(store.ping()).resolves.toBeUndefined();
-      await expect(charge(coordinator, ran, 'order-42')).resolves.toMatchObject({ value: 'charged' });
-      await expect(charge(coordinator, ran, 'order-42')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      await expectChargedOnce(coordinator, ran, 'order-42');
       expect(ran).toEqual(['order-42']);
     } finally {
       await store.close();
@@ -332,8 +311,7 @@ describe('PostgresStore with a role the database refuses', () => {
     const schema = newSchema();
     await migrate(pool, { schema });
     const { role, appPool } = await newRole();
-    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
-    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    await grantRecords(schema, role);
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
     const ran: string[] = [];
     try {
@@ -376,8 +354,7 @@ describe('PostgresStore with a role the database refuses', () => {
     const schema = newSchema();
     await migrate(pool, { schema });
     const { role, appPool } = await newRole();
-    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
-    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    await grantRecords(schema, role);
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
     const failed = failedStatements(appPool);
     try {

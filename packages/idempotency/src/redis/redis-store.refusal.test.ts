@@ -1,22 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { IdempotencyCoordinator } from '../coordinator';
 import { createRedisClient } from './redis-client';
 import { RedisStore } from './redis-store';
+import { charge, expectChargedOnce, failOpen } from '../../test/support/fail-open';
 import { startPrivateRedis } from '../../test/support/redis';
 import { connect, deleteKeys, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
 
 // A Redis that answers but refuses the store's user (its ACL, its password) is not an outage: under fail-open,
 // every retry of a charge would run again. It is refused, and ping() says why.
-const failOpen = (store: RedisStore) =>
-  new IdempotencyCoordinator({ service: 'payments', store, defaults: { onStoreFailure: 'fail-open' } });
-
-const charge = (coordinator: IdempotencyCoordinator, ran: string[], key: string) =>
-  coordinator.run({ operation: 'payments.charge', key, fingerprint: 'f' }, async () => {
-    ran.push(key);
-    return 'charged';
-  });
-
 /** A client that logs in as `username` with `password`, its errors heard (not printed). */
 const clientAs = (url: string, username: string | undefined, password: string | undefined) => {
   const client = createRedisClient(url, { ...(username && { username }), ...(password && { password }) });
@@ -92,8 +83,7 @@ describe('RedisStore with a user the shared Redis refuses (ACL)', () => {
     const ran: string[] = [];
     try {
       await expect(store.ping()).resolves.toBeUndefined();
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
-      await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged', replayed: true });
+      await expectChargedOnce(failOpen(store), ran, 'k1');
       expect(ran).toEqual(['k1']);
     } finally {
       await store.close();
