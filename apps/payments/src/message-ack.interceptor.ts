@@ -1,10 +1,11 @@
 import {
   hashKey,
   HeaderName,
-  isLeaseLostError,
-  isStoredAnswerUnreadableError,
+  isIdempotencyError,
+  LeaseLostError,
   parseIdempotencyKey,
   statusOutcome,
+  StoredAnswerUnreadableError,
 } from '@idempotency-chain/idempotency';
 import { idempotencyErrorOf, statusOf } from '@idempotency-chain/idempotency/nest';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
@@ -44,9 +45,9 @@ const REQUEUE_PAUSE_MS = 500;
  *   own): the broker delivers it again and the idempotency record decides.
  */
 export function settlementOf(error: unknown): Settlement {
-  if (error instanceof StaleWriteError || isLeaseLostError(idempotencyErrorOf(error))) return 'ack';
+  if (error instanceof StaleWriteError || isIdempotencyError(idempotencyErrorOf(error), LeaseLostError)) return 'ack';
   // Its charge ran; the answer waits for the keyring to be put right, which no redelivery does.
-  if (isStoredAnswerUnreadableError(idempotencyErrorOf(error))) return 'dead-letter';
+  if (isIdempotencyError(idempotencyErrorOf(error), StoredAnswerUnreadableError)) return 'dead-letter';
   // An unexpected error carries no status: requeued, like a 500.
   const status = statusOf(error) ?? 500;
   const clientError = status >= 400 && status < 500;

@@ -1,4 +1,4 @@
-import { isStoreUnavailableError } from '@idempotency-chain/idempotency';
+import { isIdempotencyError, StoreUnavailableError } from '@idempotency-chain/idempotency';
 import { createPostgresPool } from '@idempotency-chain/idempotency/postgres';
 import { UnreachableError } from './unreachable.js';
 import { randomUUID } from 'node:crypto';
@@ -40,7 +40,7 @@ describe('PostgresLedger when the database does not answer', () => {
       await admin.query('SELECT pg_terminate_backend($1, 10000)', [rows[0]!.pid]);
       const order = entry();
       const failed = await ledger.charge(order, { recordKey: randomUUID(), epoch: 1, transaction }).catch((error: unknown) => error);
-      expect(isStoreUnavailableError(failed)).toBe(true);
+      expect(isIdempotencyError(failed, StoreUnavailableError)).toBe(true);
       expect((failed as Error).cause).toBeInstanceOf(Error);
       expect(await ledger.chargesOf(order.orderId)).toEqual([]);
     } finally {
@@ -54,8 +54,8 @@ describe('PostgresLedger when the database does not answer', () => {
     try {
       const unreachable = new PostgresLedger(closed);
       const write = await unreachable.charge(entry()).catch((error: unknown) => error);
-      expect(isStoreUnavailableError(write)).toBe(true);
-      expect(isStoreUnavailableError(await unreachable.chargesOf('o-1').catch((error: unknown) => error))).toBe(true);
+      expect(isIdempotencyError(write, StoreUnavailableError)).toBe(true);
+      expect(isIdempotencyError(await unreachable.chargesOf('o-1').catch((error: unknown) => error), StoreUnavailableError)).toBe(true);
       const opening = unreachable.open();
       await expect(opening).rejects.toBeInstanceOf(UnreachableError);
       await expect(opening).rejects.toThrow(

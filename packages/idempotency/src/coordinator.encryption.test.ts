@@ -3,7 +3,7 @@ import { latch } from '../test/support/async';
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
-import { isResultNotStoredError, isStoredAnswerUnreadableError, StoredAnswerUnreadableError } from './errors';
+import { isIdempotencyError, ResultNotStoredError, StoredAnswerUnreadableError } from './errors';
 import { hashKey } from './key-hash';
 import { MemoryStore } from './memory-store';
 import { InvalidPolicyError } from './policy';
@@ -98,7 +98,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     expect(store.stored.get(rotated.recordKey(OPERATION, 'tenant:1', after.key))).toMatch(/^enc2:k2:/);
     const error = await failure(old.run(after, neverRuns));
     expect(error).toBeInstanceOf(StoredAnswerUnreadableError);
-    expect(isStoredAnswerUnreadableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoredAnswerUnreadableError)).toBe(true);
     expect((error as StoredAnswerUnreadableError).httpStatus).toBe(500);
     expect((error as Error).message).not.toContain('k2'); // the caller is told that, the logs why
     expect(runs.count).toBe(2);
@@ -110,7 +110,8 @@ describe('IdempotencyCoordinator with encryption', () => {
     await writer.run(req, async () => ({ note: MARKER }));
     const reader = coordinator([K1]);
     recorder.events.length = 0;
-    for (let i = 0; i < 2; i++) expect(isStoredAnswerUnreadableError(await failure(reader.run(req, neverRuns)))).toBe(true);
+    for (let i = 0; i < 2; i++)
+      expect(isIdempotencyError(await failure(reader.run(req, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     expect(recorder.outcomes()).toEqual(['unreadable', 'unreadable']);
     const [event] = recorder.events;
     expect(event).toMatchObject({ service: 'payments', operation: OPERATION, keyHash: hashKey(req.key) });
@@ -125,7 +126,7 @@ describe('IdempotencyCoordinator with encryption', () => {
   test('a wrong key under the same id is unreadable, and the action does not run again', async () => {
     await coordinator([K1]).run(request('wrong-key'), async () => ({ note: MARKER }));
     const impostor = coordinator([{ id: 'k1', key: randomBytes(32) }]);
-    expect(isStoredAnswerUnreadableError(await failure(impostor.run(request('wrong-key'), neverRuns)))).toBe(true);
+    expect(isIdempotencyError(await failure(impostor.run(request('wrong-key'), neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     expect(String(recorder.events.at(-1)?.error)).toMatch(/does not authenticate under key "k1"/);
   });
 
@@ -143,7 +144,7 @@ describe('IdempotencyCoordinator with encryption', () => {
       const recordKey = idempotency.recordKey(target.operation, target.scope ?? '', target.key);
       await store.claim({ recordKey, fingerprint: 'fp-1', owner: 'forger', leaseMs: 10_000 });
       await store.complete(recordKey, 'forger', sealed, 60_000);
-      expect(isStoredAnswerUnreadableError(await failure(idempotency.run(target, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(idempotency.run(target, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     }
     expect(recorder.count('unreadable')).toBe(3);
   });
@@ -159,7 +160,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     const later = { ...earlier, fingerprint: 'fp-2' };
     await store.claim({ recordKey, fingerprint: later.fingerprint, owner: 'forger', leaseMs: 10_000 });
     await store.complete(recordKey, 'forger', sealed, 60_000);
-    expect(isStoredAnswerUnreadableError(await failure(idempotency.run(later, neverRuns)))).toBe(true);
+    expect(isIdempotencyError(await failure(idempotency.run(later, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     expect(String(recorder.events.at(-1)?.error)).toMatch(/another request/);
   });
 
@@ -168,7 +169,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     const earlier = request();
     await plain.run(earlier, async () => ({ note: MARKER }));
     expect(store.stored.get(plain.recordKey(OPERATION, 'tenant:1', earlier.key))).toContain(MARKER);
-    expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(earlier, neverRuns)))).toBe(true);
+    expect(isIdempotencyError(await failure(coordinator([K1]).run(earlier, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     expect(String(recorder.events.at(-1)?.error)).toMatch(/in clear, and only encrypted answers are accepted/);
     const migrating = coordinator([K1], { acceptPlaintext: true });
     expect(await migrating.run(earlier, neverRuns)).toMatchObject({ value: { note: MARKER }, replayed: true });
@@ -176,7 +177,9 @@ describe('IdempotencyCoordinator with encryption', () => {
     const later = request();
     await migrating.run(later, async () => ({ note: MARKER }));
     expect(store.stored.get(plain.recordKey(OPERATION, 'tenant:1', later.key))).toMatch(/^enc2:k1:/);
-    expect(isStoredAnswerUnreadableError(await failure(coordinator(undefined, { replayCache: false }).run(later, neverRuns)))).toBe(true);
+    expect(
+      isIdempotencyError(await failure(coordinator(undefined, { replayCache: false }).run(later, neverRuns)), StoredAnswerUnreadableError),
+    ).toBe(true);
     expect(String(recorder.events.at(-1)?.error)).toMatch(/encrypted, and this coordinator has no encryption keys/);
   });
 
@@ -185,7 +188,7 @@ describe('IdempotencyCoordinator with encryption', () => {
     const req = request();
     await idempotency.run(req, async () => ({ amount: BigInt(1) }));
     expect(store.stored.get(idempotency.recordKey(OPERATION, 'tenant:1', req.key))).toMatch(/^enc2:k1:/);
-    expect(isResultNotStoredError(await failure(idempotency.run(req, neverRuns)))).toBe(true);
+    expect(isIdempotencyError(await failure(idempotency.run(req, neverRuns)), ResultNotStoredError)).toBe(true);
   });
 
   test('refuses a keyring that could not work when it is built', () => {

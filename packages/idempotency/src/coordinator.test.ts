@@ -4,13 +4,13 @@ import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { Execution } from './execution';
 import {
-  isInFlightError,
-  isKeyReusedError,
-  isLeaseLostError,
-  isResultNotStoredError,
-  isStoreRefusedError,
-  isStoreUnavailableError,
+  InFlightError,
+  isIdempotencyError,
+  KeyReusedError,
+  LeaseLostError,
+  ResultNotStoredError,
   StoreRefusedError,
+  StoreUnavailableError,
 } from './errors';
 import { InvalidPolicyError } from './policy';
 import { hashKey } from './key-hash';
@@ -67,7 +67,7 @@ describe('fail-open', () => {
       const error = await refused
         .run(request({ policy: { onStoreFailure: 'fail-open' } }), async () => ((runs += 1), ok()))
         .catch((e: unknown) => e);
-      expect(isStoreRefusedError(error)).toBe(true);
+      expect(isIdempotencyError(error, StoreRefusedError)).toBe(true);
     }
     expect(runs).toBe(0);
     expect(recorder.outcomes()).toEqual(['store_error', 'store_error', 'store_error']);
@@ -84,7 +84,7 @@ describe('fail-open', () => {
     gate.open();
     await holder;
 
-    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoreUnavailableError)).toBe(true);
     expect(ran).toBe(false);
     expect(recorder.count('fail_open')).toBe(0);
   });
@@ -107,7 +107,7 @@ describe('fail-open', () => {
     gate.open();
     await holder;
 
-    expect(isStoreUnavailableError(await duplicate)).toBe(true);
+    expect(isIdempotencyError(await duplicate, StoreUnavailableError)).toBe(true);
     expect(ran).toBe(false);
   });
 });
@@ -186,7 +186,7 @@ describe('the end of an execution', () => {
     const retry = await coordinator.run(request(), async () => ((runs += 1), ok())).catch((e: unknown) => e);
 
     expect(first.value.amount).toBe(10n);
-    expect(isResultNotStoredError(retry)).toBe(true);
+    expect(isIdempotencyError(retry, ResultNotStoredError)).toBe(true);
     expect(runs).toBe(1);
     expect(recorder.outcomes()).toEqual(['unstorable', 'executed', 'replayed']);
   });
@@ -260,7 +260,7 @@ describe('the replay cache', () => {
     await coordinator.run(request(), neverRuns); // replayed once: now in memory
     const claim = vi.spyOn(store, 'claim');
     const error = await coordinator.run(request({ fingerprint: 'fp-other' }), neverRuns).catch((e: unknown) => e);
-    expect(isKeyReusedError(error)).toBe(true);
+    expect(isIdempotencyError(error, KeyReusedError)).toBe(true);
     expect(claim).not.toHaveBeenCalled();
   });
 
@@ -401,7 +401,7 @@ describe('waiter caps', () => {
     const waiters = [1, 2, 3].map(() => capped.run(request({ key: 'k1' }), neverRuns));
     await claims(4);
     const refused = await rejection(capped.run(request({ key: 'k1' }), neverRuns));
-    expect(isInFlightError(refused) && refused.retryAfterSeconds).toBe(10);
+    expect(isIdempotencyError(refused, InFlightError) && refused.retryAfterSeconds).toBe(10);
     expect(recorder.count('rejected_in_flight')).toBe(1);
     // Another key has its own count.
     const other = await hold(capped, 'k2');
@@ -420,7 +420,7 @@ describe('waiter caps', () => {
     const leaving = rejection(capped.run(request({ key: 'a', signal: gone.signal }), neverRuns));
     const staying = capped.run(request({ key: 'b' }), neverRuns);
     await claims(4);
-    expect(isInFlightError(await rejection(capped.run(request({ key: 'b' }), neverRuns)))).toBe(true);
+    expect(isIdempotencyError(await rejection(capped.run(request({ key: 'b' }), neverRuns)), InFlightError)).toBe(true);
     gone.abort();
     expect(await leaving).toMatchObject({ name: 'AbortError' });
     const late = capped.run(request({ key: 'a' }), neverRuns);
@@ -462,7 +462,7 @@ describe('observer events', () => {
   it('reports mismatched and throws KeyReusedError for another fingerprint', async () => {
     await coordinator.run(request(), ok);
     const error = await coordinator.run(request({ fingerprint: 'fp-2' }), neverRuns).catch((e: unknown) => e);
-    expect(isKeyReusedError(error)).toBe(true);
+    expect(isIdempotencyError(error, KeyReusedError)).toBe(true);
     expect(recorder.outcomes()).toEqual(['executed', 'mismatched']);
   });
 
@@ -480,7 +480,7 @@ describe('observer events', () => {
       return ok();
     });
     const error = await coordinator.run(request({ policy: { inFlight: 'reject' } }), neverRuns).catch((e: unknown) => e);
-    expect(isInFlightError(error) && error.retryAfterSeconds).toBe(10); // the default 10 s lease
+    expect(isIdempotencyError(error, InFlightError) && error.retryAfterSeconds).toBe(10); // the default 10 s lease
     gate.open();
     await winner;
     expect(recorder.outcomes()).toEqual(['rejected_in_flight', 'executed']);
@@ -507,8 +507,8 @@ describe('observer events', () => {
 
     const error = await within(run, 5_000, 'the run that lost its lease').catch((e: unknown) => e);
     expect(signal?.aborted).toBe(true);
-    expect(isLeaseLostError(signal?.reason)).toBe(true);
-    expect(isLeaseLostError(error)).toBe(true);
+    expect(isIdempotencyError(signal?.reason, LeaseLostError)).toBe(true);
+    expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
     expect(recorder.outcomes()).toEqual(['lease_lost', 'stale_completion_refused']);
     expect(await store.claim({ recordKey, fingerprint: 'fp-1', owner: 'probe', leaseMs: 1_000 })).toMatchObject({ status: 'in_progress' });
   });
@@ -529,7 +529,7 @@ describe('observer events', () => {
     takenOver.open();
 
     const error = await run.catch((e: unknown) => e);
-    expect(isLeaseLostError(error)).toBe(true);
+    expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
     expect(recorder.outcomes()).toEqual(['stale_completion_refused']);
     expect(recorder.events[0]?.epoch).toBeLessThan(intruderEpoch);
     expect(await store.complete(recordKey, 'intruder', '"intruder"', 60_000)).toBe(true);
@@ -538,7 +538,7 @@ describe('observer events', () => {
   it('reports store_error and throws StoreUnavailableError when the store is down (fail closed)', async () => {
     const down = new IdempotencyCoordinator({ service: 'payments', store: new UnreachableStore(), observer: recorder });
     const error = await down.run(request(), neverRuns).catch((e: unknown) => e);
-    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoreUnavailableError)).toBe(true);
     expect((error as Error).cause).toMatchObject({ message: 'ECONNREFUSED' });
     expect(recorder.outcomes()).toEqual(['store_error']);
   });
@@ -642,7 +642,7 @@ describe('drain', () => {
     expect(await slowCoordinator.drain(20)).toBe(false);
     answered.open();
     const begun = await claiming;
-    expect(isInFlightError(await duplicate)).toBe(true);
+    expect(isIdempotencyError(await duplicate, InFlightError)).toBe(true);
     expect(slowCoordinator.runningExecutions).toBe(1);
     if (!('execution' in begun) || !begun.execution) throw new Error('expected an execution');
     await begun.execution.complete('"done"');

@@ -1,5 +1,5 @@
 import { IdempotencyCoordinator } from './coordinator';
-import { isLeaseLostError, isStoreUnavailableError } from './errors';
+import { isIdempotencyError, LeaseLostError, StoreUnavailableError } from './errors';
 import { MemoryStore } from './memory-store';
 import type { StoreTransaction, TransactionalStore } from './store';
 
@@ -71,14 +71,14 @@ describe('IdempotencyCoordinator with transactional completion', () => {
   it('answers LeaseLostError when the completion’s owner check fails (the store rolled back)', async () => {
     store.completeAnswer = false;
     const error = await coordinator.run(request(), async () => ({ statusCode: 201 })).catch((e: unknown) => e);
-    expect(isLeaseLostError(error)).toBe(true);
+    expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
     expect(store.log).toEqual(['begin', 'tx.complete']);
   });
 
   it('answers StoreUnavailableError, without releasing, when the commit fails (outcome unknown)', async () => {
     store.completeAnswer = new Error('connection terminated');
     const error = await coordinator.run(request(), async () => ({ statusCode: 201 })).catch((e: unknown) => e);
-    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoreUnavailableError)).toBe(true);
     expect(store.log).toEqual(['begin', 'tx.complete']);
   });
 
@@ -86,7 +86,7 @@ describe('IdempotencyCoordinator with transactional completion', () => {
     store.failBegin = true;
     let ran = false;
     const error = await coordinator.run(request(), async () => (ran = true)).catch((e: unknown) => e);
-    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoreUnavailableError)).toBe(true);
     expect(ran).toBe(false);
     expect(store.log).toEqual(['begin', 'release']);
   });

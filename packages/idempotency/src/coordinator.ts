@@ -4,12 +4,13 @@ import { runInExecution } from './current-execution';
 import type { AnswerEncryptionOptions } from './encryption-keys';
 import {
   InFlightError,
-  isRecordVersionError,
-  isSchemaVersionError,
-  isStoreRefusedError,
+  isIdempotencyError,
   KeyReusedError,
+  RecordVersionError,
   ResultNotStoredError,
+  SchemaVersionError,
   StoredAnswerUnreadableError,
+  StoreRefusedError,
   StoreUnavailableError,
 } from './errors';
 import { Execution, type ExecutionReport } from './execution';
@@ -325,11 +326,11 @@ export class IdempotencyCoordinator {
       } catch (error) {
         this.running.ended();
         // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
-        if (isRecordVersionError(error)) throw this.refused(error, report);
+        if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
         report(IdempotencyOutcome.StoreError, { error });
         // A store that answers but lacks its schema, or refuses this process (credentials, grants, ACL), would
         // let every request through unprotected, every retry of a charge charged again: refuse instead.
-        if (isSchemaVersionError(error) || isStoreRefusedError(error)) throw error;
+        if (isIdempotencyError(error, SchemaVersionError) || isIdempotencyError(error, StoreRefusedError)) throw error;
         if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
         report(IdempotencyOutcome.FailOpen);
         return { execution: new Execution(store, recordKey, owner, 0, policy, report), waited };
@@ -383,7 +384,7 @@ export class IdempotencyCoordinator {
           // Wake on the completion signal; the lease bound re-checks a holder that died silently.
           await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
         } catch (error) {
-          if (isRecordVersionError(error)) throw this.refused(error, report);
+          if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
           report(IdempotencyOutcome.StoreError, { error });
           throw unavailable(error);
         }

@@ -9,7 +9,7 @@ import { readRecord, replaceResult } from './redis/redis.test-support';
 import { redisRecordKey } from './redis/redis-store';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
-import { isKeyReusedError, isStoredAnswerUnreadableError } from './errors';
+import { isIdempotencyError, KeyReusedError, StoredAnswerUnreadableError } from './errors';
 import type { IdempotencyObserver } from './observer';
 import { inspectRecord, releaseRecord } from './operator-records';
 import type { IdempotencyStore } from './store';
@@ -156,7 +156,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       const after = request();
       await coordinator([K2, K1]).run(after, async () => ANSWER);
       expect(Object.values(await records().read(recordKey(after))).some((value) => value?.startsWith('enc2:k2:'))).toBe(true);
-      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(after, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(coordinator([K1]).run(after, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
       expect((await coordinator([K2]).run(after, neverRuns)).value).toEqual(ANSWER);
     });
 
@@ -165,7 +165,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       await coordinator([K1]).run(req, async () => ANSWER);
       const outcomes: string[] = [];
       const wrong = coordinator([{ id: 'k1', key: randomBytes(32) }], { record: (event) => outcomes.push(event.outcome) });
-      expect(isStoredAnswerUnreadableError(await failure(wrong.run(req, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(wrong.run(req, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
       expect(outcomes).toEqual(['unreadable']);
     });
 
@@ -176,7 +176,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       await coordinator([K1]).run(target, async () => ({ statusCode: 201, body: { chargeId: 'ch_2' } }));
       const sealed = await records().readResult(recordKey(source));
       await records().writeResult(recordKey(target), sealed);
-      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(target, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(coordinator([K1]).run(target, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
       expect((await coordinator([K1]).run(source, neverRuns)).value).toEqual(ANSWER);
     });
 
@@ -193,13 +193,13 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       await records().writeResult(recordKey, earlier);
       const outcomes: string[] = [];
       const replica = coordinator([K1], { record: (event) => outcomes.push(event.outcome) });
-      expect(isStoredAnswerUnreadableError(await failure(replica.run(second, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(replica.run(second, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
       expect(outcomes).toEqual(['unreadable']);
       const inspected = await inspectRecord(records().store, { recordKey }, operator);
       expect(inspected.answer).toMatchObject({ status: 'unreadable', reason: expect.stringContaining('does not authenticate') });
       expect(inspected.answer?.body).toBeUndefined();
       // The record is body 2's: body 1's request is a key reused, not a replay of the answer put back.
-      expect(isKeyReusedError(await failure(replica.run(first, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(replica.run(first, neverRuns)), KeyReusedError)).toBe(true);
     });
 
     test('a tampered answer is unreadable', async () => {
@@ -209,7 +209,7 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       const bytes = Buffer.from(sealed.slice('enc2:k1:'.length), 'base64');
       bytes[20] = (bytes[20] as number) ^ 0x20;
       await records().writeResult(recordKey(req), `enc2:k1:${bytes.toString('base64')}`);
-      expect(isStoredAnswerUnreadableError(await failure(coordinator([K1]).run(req, neverRuns)))).toBe(true);
+      expect(isIdempotencyError(await failure(coordinator([K1]).run(req, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
     });
   });
 }

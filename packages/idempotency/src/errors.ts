@@ -1,25 +1,39 @@
 /**
  * Every error the idempotency package raises. Each carries a marker property
- * so the `isXError` guards still work when two copies of the package are
- * loaded; each stands for exactly one HTTP status, which the NestJS
- * integration turns into an `HttpException`.
+ * so that `isIdempotencyError` still recognises it when two copies of the
+ * package are loaded; each stands for exactly one HTTP status, which the
+ * NestJS integration turns into an `HttpException`.
  */
 
 const marker = Symbol.for('idempotency-chain.idempotency.error');
 
 /**
- * Root of every idempotency error. Each error class has a guard beside it
- * (`isInFlightError` for `InFlightError`...): test with the guard rather
- * than `instanceof`. An app can load two copies of this package (two
- * versions under `node_modules`, one pulled in by the http-client or by a
- * library of yours), and then has two `InFlightError` classes; `instanceof`
- * knows only its own, the guards recognise both. The classes stay exported
- * for the types, and for a store of your own to throw (`RecordVersionError`
+ * Give a class its name in writing. The guard tells the classes of two
+ * copies of the package apart by name, and a bundler that minifies an app
+ * renames classes (`KeyReusedError` would be `t` in one copy, `n` in the
+ * other, and another class `t` too); a name set here is kept.
+ */
+function keepName(kind: abstract new (...args: never[]) => unknown, name: string): void {
+  Object.defineProperty(kind, 'name', { value: name, configurable: true });
+}
+
+/**
+ * Root of every idempotency error. Test errors with {@link isIdempotencyError}
+ * (`isIdempotencyError(error, InFlightError)` for one class) rather than
+ * `instanceof`. An app can load two copies of this package (two versions
+ * under `node_modules`, one pulled in by the http-client or by a library of
+ * yours), and then has two `InFlightError` classes; `instanceof` knows only
+ * its own, the guard recognises both, by the marker every error carries and
+ * the class's name. The classes stay exported for the types, for the guard
+ * to be given, and for a store of your own to throw (`RecordVersionError`
  * for a record in a format it cannot read).
  *
  * @public
  */
 export abstract class IdempotencyError extends Error {
+  static {
+    keepName(this, 'IdempotencyError');
+  }
   readonly [marker] = true;
   /** Stable problem type, used as the RFC 9457 `type` member. */
   abstract readonly problemType: string;
@@ -38,6 +52,9 @@ export abstract class IdempotencyError extends Error {
  * @public
  */
 export class InvalidKeyError extends IdempotencyError {
+  static {
+    keepName(this, 'InvalidKeyError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:invalid-key';
   readonly httpStatus = 400;
 }
@@ -49,6 +66,9 @@ export class InvalidKeyError extends IdempotencyError {
  * @public
  */
 export class InvalidRequestError extends IdempotencyError {
+  static {
+    keepName(this, 'InvalidRequestError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:invalid-request';
   readonly httpStatus = 400;
 }
@@ -59,6 +79,9 @@ export class InvalidRequestError extends IdempotencyError {
  * @public
  */
 export class MissingKeyError extends IdempotencyError {
+  static {
+    keepName(this, 'MissingKeyError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:missing-key';
   readonly httpStatus = 400;
 }
@@ -69,6 +92,9 @@ export class MissingKeyError extends IdempotencyError {
  * @public
  */
 export class KeyReusedError extends IdempotencyError {
+  static {
+    keepName(this, 'KeyReusedError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:key-reused';
   readonly httpStatus = 422;
 }
@@ -80,6 +106,9 @@ export class KeyReusedError extends IdempotencyError {
  * @public
  */
 export class InFlightError extends IdempotencyError {
+  static {
+    keepName(this, 'InFlightError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:in-flight';
   readonly httpStatus = 409;
   constructor(
@@ -99,6 +128,9 @@ export class InFlightError extends IdempotencyError {
  * @public
  */
 export class LeaseLostError extends IdempotencyError {
+  static {
+    keepName(this, 'LeaseLostError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:lease-lost';
   readonly httpStatus = 409;
   readonly retryAfterSeconds = 1;
@@ -110,6 +142,9 @@ export class LeaseLostError extends IdempotencyError {
  * @public
  */
 export class StoreUnavailableError extends IdempotencyError {
+  static {
+    keepName(this, 'StoreUnavailableError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:store-unavailable';
   readonly httpStatus = 503;
   readonly retryAfterSeconds = 1;
@@ -123,6 +158,9 @@ export class StoreUnavailableError extends IdempotencyError {
  * @public
  */
 export class ScopeUnresolvedError extends IdempotencyError {
+  static {
+    keepName(this, 'ScopeUnresolvedError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:scope-unresolved';
   readonly httpStatus = 500;
 }
@@ -135,6 +173,9 @@ export class ScopeUnresolvedError extends IdempotencyError {
  * @public
  */
 export class ResultNotStoredError extends IdempotencyError {
+  static {
+    keepName(this, 'ResultNotStoredError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:result-not-stored';
   readonly httpStatus = 500;
 }
@@ -148,6 +189,9 @@ export class ResultNotStoredError extends IdempotencyError {
  * @public
  */
 export class EncodingNotAcceptableError extends IdempotencyError {
+  static {
+    keepName(this, 'EncodingNotAcceptableError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:encoding-not-acceptable';
   readonly httpStatus = 406;
 }
@@ -162,6 +206,9 @@ export class EncodingNotAcceptableError extends IdempotencyError {
  * @public
  */
 export class DecompressionBusyError extends IdempotencyError {
+  static {
+    keepName(this, 'DecompressionBusyError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:decompression-busy';
   readonly httpStatus = 503;
   readonly retryAfterSeconds = 1;
@@ -179,6 +226,9 @@ export class DecompressionBusyError extends IdempotencyError {
  * @public
  */
 export class StoredAnswerUnreadableError extends IdempotencyError {
+  static {
+    keepName(this, 'StoredAnswerUnreadableError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:stored-answer-unreadable';
   readonly httpStatus = 500;
 }
@@ -201,6 +251,9 @@ const RECORD_FOUND: Readonly<Record<string, string>> = {
  * @public
  */
 export class RecordVersionError extends IdempotencyError {
+  static {
+    keepName(this, 'RecordVersionError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:record-version';
   readonly httpStatus = 500;
   constructor(
@@ -232,6 +285,9 @@ export class RecordVersionError extends IdempotencyError {
  * @public
  */
 export class SchemaVersionError extends IdempotencyError {
+  static {
+    keepName(this, 'SchemaVersionError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:schema-version';
   readonly httpStatus = 500;
   constructor(
@@ -266,109 +322,34 @@ export class SchemaVersionError extends IdempotencyError {
  * @public
  */
 export class StoreRefusedError extends IdempotencyError {
+  static {
+    keepName(this, 'StoreRefusedError');
+  }
   readonly problemType = 'urn:idempotency-chain:problem:store-refused';
   readonly httpStatus = 500;
 }
 
-function is<T extends IdempotencyError>(name: string) {
-  return (error: unknown): error is T =>
-    typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
+/**
+ * True for an error raised by this package, also one raised by another
+ * loaded copy of it (where `instanceof` is false). Given one of its error
+ * classes, true only for an error of that class, and narrowed to it.
+ *
+ * @example
+ * try {
+ *   return await idempotency.run(request, (execution) => charge(execution));
+ * } catch (error) {
+ *   if (isIdempotencyError(error, InFlightError)) return retryIn(error.retryAfterSeconds);
+ *   if (isIdempotencyError(error)) return reply(error.httpStatus, error.problemType);
+ *   throw error;
+ * }
+ *
+ * @public
+ */
+export function isIdempotencyError<T extends IdempotencyError = IdempotencyError>(
+  error: unknown,
+  kind?: abstract new (...args: never[]) => T,
+): error is T {
+  if (typeof error !== 'object' || error === null || !(marker in error)) return false;
+  if (kind === undefined || kind.name === IdempotencyError.name || error instanceof kind) return true;
+  return (error as { name?: unknown }).name === kind.name;
 }
-
-/**
- * True for any error raised by this package.
- *
- * @public
- */
-export const isIdempotencyError = (error: unknown): error is IdempotencyError =>
-  typeof error === 'object' && error !== null && marker in error;
-/**
- * True for a `InvalidRequestError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isInvalidRequestError = is<InvalidRequestError>('InvalidRequestError');
-/**
- * True for a `ScopeUnresolvedError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isScopeUnresolvedError = is<ScopeUnresolvedError>('ScopeUnresolvedError');
-/**
- * True for a `ResultNotStoredError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isResultNotStoredError = is<ResultNotStoredError>('ResultNotStoredError');
-/**
- * True for a `StoredAnswerUnreadableError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isStoredAnswerUnreadableError = is<StoredAnswerUnreadableError>('StoredAnswerUnreadableError');
-/**
- * True for a `RecordVersionError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isRecordVersionError = is<RecordVersionError>('RecordVersionError');
-/**
- * True for a `SchemaVersionError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isSchemaVersionError = is<SchemaVersionError>('SchemaVersionError');
-/**
- * True for a `StoreRefusedError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isStoreRefusedError = is<StoreRefusedError>('StoreRefusedError');
-/**
- * True for a `EncodingNotAcceptableError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isEncodingNotAcceptableError = is<EncodingNotAcceptableError>('EncodingNotAcceptableError');
-/**
- * True for a `DecompressionBusyError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isDecompressionBusyError = is<DecompressionBusyError>('DecompressionBusyError');
-/**
- * True for a `InvalidKeyError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isInvalidKeyError = is<InvalidKeyError>('InvalidKeyError');
-/**
- * True for a `MissingKeyError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isMissingKeyError = is<MissingKeyError>('MissingKeyError');
-/**
- * True for a `KeyReusedError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isKeyReusedError = is<KeyReusedError>('KeyReusedError');
-/**
- * True for a `InFlightError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isInFlightError = is<InFlightError>('InFlightError');
-/**
- * True for a `LeaseLostError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isLeaseLostError = is<LeaseLostError>('LeaseLostError');
-/**
- * True for a `StoreUnavailableError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isStoreUnavailableError = is<StoreUnavailableError>('StoreUnavailableError');

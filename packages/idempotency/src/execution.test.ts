@@ -1,6 +1,6 @@
 import { Recorder } from '../test/support/recorder';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
-import { isLeaseLostError } from './errors';
+import { isIdempotencyError, LeaseLostError } from './errors';
 import { MemoryStore } from './memory-store';
 
 /**
@@ -174,7 +174,7 @@ describe('Execution completion when the store fails', () => {
     const first = settle(coordinator.run({ ...request(leaseMs), policy: { leaseMs, heartbeatMs: 500 } }, charge));
     const error = await first.catch((e: unknown) => e);
 
-    expect(isLeaseLostError(error)).toBe(true);
+    expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
     expect(recorder.count('lease_lost')).toBe(1);
     expect(recorder.count('completion_failed')).toBe(0);
     await store.close();

@@ -1,4 +1,4 @@
-import { isInvalidKeyError } from './errors';
+import { InvalidKeyError, isIdempotencyError } from './errors';
 import { formatIdempotencyKey, MAX_KEY_LENGTH, parseIdempotencyKey } from './key';
 
 function refusal(header: string | string[]): unknown {
@@ -65,12 +65,12 @@ describe('parseIdempotencyKey', () => {
     ['a no-break space after a string', '"abc"\u00a0'],
     ['a line feed after a string', '"abc"\n'],
   ])('refuses %s with InvalidKeyError', (_, header) => {
-    expect(isInvalidKeyError(refusal(header))).toBe(true);
+    expect(isIdempotencyError(refusal(header), InvalidKeyError)).toBe(true);
   });
 
   it('refuses a header sent twice (an array of two values) and an empty array', () => {
-    expect(isInvalidKeyError(refusal(['"a"', '"b"']))).toBe(true);
-    expect(isInvalidKeyError(refusal([]))).toBe(true);
+    expect(isIdempotencyError(refusal(['"a"', '"b"']), InvalidKeyError)).toBe(true);
+    expect(isIdempotencyError(refusal([]), InvalidKeyError)).toBe(true);
   });
 
   it('gives the refusal the 400 problem type', () => {

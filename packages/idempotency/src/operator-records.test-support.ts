@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
-import { isLeaseLostError } from './errors';
+import { isIdempotencyError, LeaseLostError } from './errors';
 import { hashKey } from './key-hash';
 import { inspectRecord, releaseRecord } from './operator-records';
 import type { InspectableStore } from './store';
@@ -162,7 +162,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(released).toMatchObject({ outcome: 'released', epochBefore: execution.epoch });
 
       const error = await failure(execution.complete(JSON.stringify(ANSWER)));
-      expect(isLeaseLostError(error)).toBe(true);
+      expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
       const retry = await idempotency.run(req, async () => ANSWER);
       expect(retry).toMatchObject({ replayed: false });
       expect(retry.epoch).toBeGreaterThan(released.epochAfter!);
@@ -178,7 +178,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       const execution = (await idempotency.begin(request())).execution!;
       const aborted = new Promise<unknown>((resolve) => execution.signal.addEventListener('abort', () => resolve(execution.signal.reason)));
       expect((await releaseRecord(store(), { recordKey: execution.recordKey })).outcome).toBe('released');
-      expect(isLeaseLostError(await aborted)).toBe(true);
+      expect(isIdempotencyError(await aborted, LeaseLostError)).toBe(true);
       await execution.release(); // what the action's caller does next: answers false in the store, changes nothing
       expect(await inspectRecord(store(), { recordKey: execution.recordKey })).toMatchObject({ status: 'absent' });
     });

@@ -14,7 +14,7 @@ import type { Cluster } from 'ioredis';
 import { connectCluster, clusterNodes, deleteClusterKeys } from '../../test/support/redis-cluster';
 import { createTestSchema, DATABASE_URL, type TestSchema } from '../../test/support/postgres';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
-import { isLeaseLostError } from '../errors';
+import { isIdempotencyError, LeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
 import { RedisStore, redisRecordKey } from '../redis';
 import { connect, deleteKeys, REDIS_URL, sharedRedisStore, waitUntil } from '../redis/redis.test-support';
@@ -165,7 +165,7 @@ function describeCli(
         epochAfter: execution.epoch + 1,
         reason: 'INC-7 holder gone',
       });
-      expect(isLeaseLostError(await failure(execution.complete(JSON.stringify(ANSWER))))).toBe(true);
+      expect(isIdempotencyError(await failure(execution.complete(JSON.stringify(ANSWER))), LeaseLostError)).toBe(true);
       const retry = await idempotency.run(req, async () => ANSWER);
       expect(retry.replayed).toBe(false);
       expect(retry.epoch).toBeGreaterThan(execution.epoch + 1);

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { AnswerEncryption } from '../answer-encryption';
 import { encryptionKeysFromEnv, type AnswerEncryptionOptions } from '../encryption-keys';
-import { isRecordVersionError } from '../errors';
+import { isIdempotencyError, RecordVersionError } from '../errors';
 import { hashKey, KEY_HASH_SECRET_ENV } from '../key-hash';
 import {
   auditRecord,
@@ -375,7 +375,7 @@ function storeFailure(command: Command, error: unknown, sent: boolean): Outcome 
   const detail = error instanceof Error ? error.message : String(error);
   const at = where(command.values);
   // Answers that say the store did nothing: a record of another format, refused whole; a key on another cluster node.
-  if (isRecordVersionError(error)) return failure(command, 'refused_format', `refused by ${at}: ${detail}`);
+  if (isIdempotencyError(error, RecordVersionError)) return failure(command, 'refused_format', `refused by ${at}: ${detail}`);
   if (/^MOVED /.test(detail)) {
     return failure(
       command,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
-import { isStoredAnswerUnreadableError } from '../errors';
+import { isIdempotencyError, StoredAnswerUnreadableError } from '../errors';
 import {
   answerTo,
   BODY_MARKER,
@@ -100,7 +100,7 @@ describe('encryption at rest: PostgreSQL transactional completion', () => {
     expect(await transactional().run(second, charge(second))).toEqual({ value: answerTo(second), replayed: true, waited: false });
 
     await records().writeResult(recordKey, earlier);
-    expect(isStoredAnswerUnreadableError(await failure(transactional().run(second, charge(second))))).toBe(true);
+    expect(isIdempotencyError(await failure(transactional().run(second, charge(second))), StoredAnswerUnreadableError)).toBe(true);
     expect(await ledgerRows(second.key)).toBe(2);
   });
 });

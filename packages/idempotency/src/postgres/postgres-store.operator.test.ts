@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { latch } from '../../test/support/async';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { IdempotencyCoordinator } from '../coordinator';
-import { isLeaseLostError } from '../errors';
+import { isIdempotencyError, LeaseLostError } from '../errors';
 import { releaseRecord } from '../operator-records';
 import { describeOperatorRecords } from '../operator-records.test-support';
 import { postgresTransaction } from './postgres-execution';
@@ -41,11 +41,12 @@ describe('operator release of a transactional execution (PostgreSQL)', () => {
     expect((await releaseRecord(store, { recordKey }, { reason: 'stuck' })).outcome).toBe('released');
     proceed.open();
     expect(
-      isLeaseLostError(
+      isIdempotencyError(
         await run.then(
           () => undefined,
           (error: unknown) => error,
         ),
+        LeaseLostError,
       ),
     ).toBe(true);
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId]);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresStore } from '.';
-import { isRecordVersionError, RecordVersionError } from '../errors';
+import { isIdempotencyError, RecordVersionError } from '../errors';
 import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
@@ -80,7 +80,7 @@ describe('PostgresStore record formats', () => {
     );
     const refused = await store.claim({ recordKey, fingerprint: 'fp', owner: 'me', leaseMs: 60_000 }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RecordVersionError);
-    expect(isRecordVersionError(refused)).toBe(true);
+    expect(isIdempotencyError(refused, RecordVersionError)).toBe(true);
     expect(refused).toMatchObject({ foundVersion: '7', supportedVersion: 1, httpStatus: 500 });
     expect((refused as Error).message).toContain('format version 7');
     await expect(store.waitForChange(recordKey, 30_000)).rejects.toBeInstanceOf(RecordVersionError);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyCoordinator } from '../coordinator';
-import { isLeaseLostError, isStoreUnavailableError } from '../errors';
+import { isIdempotencyError, LeaseLostError, StoreUnavailableError } from '../errors';
 import { PostgresStore, postgresTransaction } from '.';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { eventually, latch, within } from '../../test/support/async';
@@ -82,7 +82,7 @@ describe('PostgresStore transactional completion', () => {
         return { statusCode: 201 };
       })
       .catch((e: unknown) => e);
-    expect(isLeaseLostError(error)).toBe(true);
+    expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
     expect(await ledgerRows(orderId)).toBe(0);
     expect(await recordStatus(key)).toBe('in_progress'); // the usurper's claim, untouched
   });
@@ -101,7 +101,7 @@ describe('PostgresStore transactional completion', () => {
         return { statusCode: 201 };
       })
       .catch((e: unknown) => e);
-    expect(isStoreUnavailableError(error)).toBe(true);
+    expect(isIdempotencyError(error, StoreUnavailableError)).toBe(true);
     expect(await ledgerRows(orderId)).toBe(0);
     expect(await recordStatus(key)).toBe('in_progress');
 

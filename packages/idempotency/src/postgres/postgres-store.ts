@@ -18,7 +18,7 @@ import { isUndefinedObject, migrate, quoteSchema } from './migrate';
 import { isRefusal, refusal, storeAccess } from './store-access';
 import { SCHEMA_VERSION } from './migrations';
 import { operatorStatements, RECORD_FORMAT, statements, type OperatorStatements, type Statements } from './sql';
-import { isStoreRefusedError, RecordVersionError, SchemaVersionError } from '../errors';
+import { isIdempotencyError, RecordVersionError, SchemaVersionError, StoreRefusedError } from '../errors';
 
 /**
  * Options of {@link PostgresStore}.
@@ -444,7 +444,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
    */
   private async migrationFailed(error: unknown): Promise<void> {
     const found = await this.schemaVersion().catch((failure: unknown) => failure);
-    if (isStoreRefusedError(found)) throw found;
+    if (isIdempotencyError(found, StoreRefusedError)) throw found;
     if (typeof found !== 'number') throw error;
     if (found >= SCHEMA_VERSION) return;
     this.migrateAfter = Date.now() + MIGRATION_RETRY_MS;
@@ -482,7 +482,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     } catch (error) {
       if (isUndefinedObject(error)) {
         this.schemaReady = false;
-        const found = await this.schemaVersion().catch((failure: unknown) => (isStoreRefusedError(failure) ? failure : 0));
+        const found = await this.schemaVersion().catch((failure: unknown) =>
+          isIdempotencyError(failure, StoreRefusedError) ? failure : 0,
+        );
         throw typeof found === 'number' ? new SchemaVersionError(this.schema, found, SCHEMA_VERSION, { cause: error }) : found;
       }
       if (!isRefusal(error)) throw error;

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { StoreRefusedError } from '../errors';
+import { isIdempotencyError, StoreRefusedError } from '../errors';
 import { RECORD_COLUMNS, SCHEMA_VERSION } from './migrations';
 
 /** The privileges the store's statements need on `idempotency_records`. */
@@ -117,7 +117,7 @@ export function refusal(error: unknown, detail?: unknown): StoreRefusedError | u
   const login = refusedLogin(error);
   if (login) return login;
   if (sqlState(error) !== '42501') return undefined;
-  if (detail instanceof StoreRefusedError) return new StoreRefusedError(detail.message, { cause: error });
+  if (isIdempotencyError(detail, StoreRefusedError)) return new StoreRefusedError(detail.message, { cause: error });
   return new StoreRefusedError(
     `The PostgreSQL role may not run an idempotency store statement (${(error as Error).message}): ` +
       `grant it SELECT, INSERT, UPDATE, DELETE on the store's idempotency_records and USAGE on its schema; requests are refused until then`,

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RedisStore, redisRecordKey } from './redis-store';
 import { IdempotencyCoordinator } from '../coordinator';
-import { isRecordVersionError, KeyReusedError, RecordVersionError } from '../errors';
+import { isIdempotencyError, KeyReusedError, RecordVersionError } from '../errors';
 import { requestFingerprint } from '../fingerprint';
 import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
@@ -275,7 +275,7 @@ describe('RedisStore record formats', () => {
     const [type, dump, ttl] = [await client.type(key), await client.dump(key), await expiresAt(key)];
     const refused = await claim(recordKey, 'me').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RecordVersionError);
-    expect(isRecordVersionError(refused)).toBe(true);
+    expect(isIdempotencyError(refused, RecordVersionError)).toBe(true);
     expect(refused).toMatchObject({ foundVersion, supportedVersion: RECORD_FORMAT, httpStatus: 500 });
     await expect(store.waitForChange(recordKey, 30_000)).rejects.toBeInstanceOf(RecordVersionError);
     expect(await store.complete(recordKey, 'other', 'r', RETENTION_MS)).toBe(false);

@@ -4,7 +4,7 @@ import { eventually, latch, within } from '../../test/support/async';
 import { Recorder } from '../../test/support/recorder';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
-import { isInFlightError } from '../errors';
+import { InFlightError, isIdempotencyError } from '../errors';
 import type { OperationPolicy } from '../policy';
 import { LuaScript } from './lua-script';
 import { RedisStore, redisRecordKey } from './redis-store';
@@ -99,7 +99,7 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
 
   test('past maxWaitersPerKey (default 1,000) are answered 409 with Retry-After; the others get the replay', async () => {
     const { answers } = await duplicatesOfAHeldKey({});
-    const refused = answers.filter(isInFlightError);
+    const refused = answers.filter((answer) => isIdempotencyError(answer, InFlightError));
     expect(refused).toHaveLength(DUPLICATES - 1_000);
     // The lease left when each was refused, rounded up: 60 s at most, less by however long a loaded machine took.
     const retryAfter = refused.map((error) => error.retryAfterSeconds);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { isStoreUnavailableError } from '../../errors';
+import { isIdempotencyError, StoreUnavailableError } from '../../errors';
 import { assertMatch } from '../assert-match';
 import { eventually, latch, within } from '../async';
 import { charge, newKey, SAFETY_MS, withPolicy, type AddCase } from '../case-context';
@@ -38,7 +38,7 @@ export function outageCases(it: AddCase): void {
       SAFETY_MS,
       'a run against a stopped store',
     ).catch((e: unknown) => e);
-    assert.ok(isStoreUnavailableError(error), `expected StoreUnavailableError, got ${String(error)}`);
+    assert.ok(isIdempotencyError(error, StoreUnavailableError), `expected StoreUnavailableError, got ${String(error)}`);
     assert.equal(executions, 0);
     assert.ok(recorder.count('store_error') >= 1, 'no store_error event');
     assert.equal(recorder.count('fail_open'), 0);
@@ -88,7 +88,7 @@ export function outageCases(it: AddCase): void {
     const error = await within(duplicate, SAFETY_MS * 2, 'the duplicate whose store stopped');
     gate.open();
     await within(holder, SAFETY_MS, 'the holder').catch(() => undefined);
-    assert.ok(isStoreUnavailableError(error), `expected StoreUnavailableError, got ${String(error)}`);
+    assert.ok(isIdempotencyError(error, StoreUnavailableError), `expected StoreUnavailableError, got ${String(error)}`);
     assert.equal(executions, 1);
     assert.equal(recorder.count('fail_open'), 0);
   });

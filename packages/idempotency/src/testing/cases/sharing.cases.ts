@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { isInFlightError, isKeyReusedError } from '../../errors';
+import { InFlightError, isIdempotencyError, KeyReusedError } from '../../errors';
 import { assertMatch } from '../assert-match';
 import { eventually, latch, track, within } from '../async';
 import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type AddCase, type Charge } from '../case-context';
@@ -79,11 +79,11 @@ export function sharingCases(it: AddCase): void {
     const otherBody = { amountCents: 9_999 };
 
     const inProgress = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
-    assert.ok(isKeyReusedError(inProgress), `expected KeyReusedError, got ${String(inProgress)}`);
+    assert.ok(isIdempotencyError(inProgress, KeyReusedError), `expected KeyReusedError, got ${String(inProgress)}`);
     gate.open();
     await winner;
     const completed = await coordinator.run(charge(key, {}, otherBody), neverRuns).catch((error: unknown) => error);
-    assert.ok(isKeyReusedError(completed), `expected KeyReusedError, got ${String(completed)}`);
+    assert.ok(isIdempotencyError(completed, KeyReusedError), `expected KeyReusedError, got ${String(completed)}`);
     assertMatch(await coordinator.run(charge(key), neverRuns), { replayed: true });
     assert.equal(recorder.count('mismatched'), 2);
   });
@@ -129,7 +129,7 @@ export function sharingCases(it: AddCase): void {
     await eventually(() => started, 'the winner to start');
 
     const error = await coordinator.run(charge(key, withPolicy({ inFlight: 'reject' })), neverRuns).catch((e: unknown) => e);
-    assert.ok(isInFlightError(error), `expected InFlightError, got ${String(error)}`);
+    assert.ok(isIdempotencyError(error, InFlightError), `expected InFlightError, got ${String(error)}`);
     assert.ok(error.retryAfterSeconds >= 1, `retryAfterSeconds ${error.retryAfterSeconds}`);
     assert.equal(recorder.count('rejected_in_flight'), 1);
     gate.open();
@@ -155,7 +155,7 @@ export function sharingCases(it: AddCase): void {
       const waiter = coordinator.run(charge(key, { deadline: Date.now() + limit.deadlineInMs, policy: limit.policy }), neverRuns);
 
       const error = await within(waiter, SAFETY_MS, 'the bounded waiter').catch((e: unknown) => e);
-      assert.ok(isInFlightError(error), `expected InFlightError, got ${String(error)}`);
+      assert.ok(isIdempotencyError(error, InFlightError), `expected InFlightError, got ${String(error)}`);
       assert.equal(winnerState.settled, false);
       assert.equal(recorder.count('rejected_in_flight'), 1);
       gate.open();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { isInFlightError } from '../../errors';
+import { InFlightError, isIdempotencyError } from '../../errors';
 import { assertMatch } from '../assert-match';
 import { eventually, latch, within } from '../async';
 import { charge, neverRuns, newKey, SAFETY_MS, withPolicy, type AddCase, type Charge } from '../case-context';
@@ -29,7 +29,7 @@ export function waitingCases(it: AddCase): void {
     for (const [i, caller] of callers.entries()) if (i % 2 === 0) caller.abort();
     for (const waiter of leaving) await assert.rejects(within(waiter, SAFETY_MS, 'a waiter whose caller left'), { name: 'AbortError' });
     const hurriedError = await within(hurried, SAFETY_MS, 'the waiter whose wait ran out').catch((error: unknown) => error);
-    assert.ok(isInFlightError(hurriedError), `expected InFlightError, got ${String(hurriedError)}`);
+    assert.ok(isIdempotencyError(hurriedError, InFlightError), `expected InFlightError, got ${String(hurriedError)}`);
     // Joins the wait the others still share (claims so far: the winner's, 20, and the hurried waiter's two).
     const late = coordinator.run(charge(key), neverRuns);
     await eventually(() => recorder.claims >= 24, 'the late waiter to find the key held');
