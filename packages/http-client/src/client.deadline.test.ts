@@ -1,6 +1,6 @@
 import type { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
-import { isDeadlineExceededError, type DeadlineExceededError } from './errors';
+import { DeadlineExceededError, isHttpCallError } from './errors';
 import { FAKE_TIMERS, reply, startClient, type AttemptLog, type FaultServer, type Script } from './fault-server.test-support';
 import { runWithRequestContext } from './request-context';
 
@@ -45,7 +45,7 @@ describe('IdempotentHttpClient: no retry outlives the deadline', () => {
     }
     const error = await call;
 
-    expect(isDeadlineExceededError(error)).toBe(true);
+    expect(isHttpCallError(error, DeadlineExceededError)).toBe(true);
     expect(error.limit).toBe('deadline');
     expect(error.message).toMatch(/overall deadline/);
     expect(log.events.length).toBeGreaterThanOrEqual(2);

@@ -1,7 +1,7 @@
 import type { BodyTooLarge } from './bounded-body';
 import { IdempotentHttpClient } from './client';
 import { DEFAULT_MAX_RESPONSE_BYTES } from './client-options';
-import { isResponseTooLargeError, type ResponseTooLargeError } from './errors';
+import { isHttpCallError, ResponseTooLargeError } from './errors';
 import { startClient, type ClientUnderTest } from './fault-server.test-support';
 
 const MiB = 1024 * 1024;
@@ -20,7 +20,7 @@ describe('IdempotentHttpClient: response bodies are capped', () => {
     under = await startClient(() => ({ stream: 200 * MiB }), { maxResponseBytes: 1 * MiB });
     const error = (await under.client.get('/export').catch((e: unknown) => e)) as ResponseTooLargeError;
 
-    expect(isResponseTooLargeError(error)).toBe(true);
+    expect(isHttpCallError(error, ResponseTooLargeError)).toBe(true);
     expect(error).toMatchObject({ limit: 'response-size', maxBytes: 1 * MiB, attempts: 1, lastStatus: 200, lastOutcome: 'too-large' });
     expect(error.message).toMatch(/over 1048576 bytes/);
     // Held in memory: the cap and the one chunk that crossed it.
@@ -35,7 +35,7 @@ describe('IdempotentHttpClient: response bodies are capped', () => {
   it('refuses a body whose content-length is over the cap before reading any of it', async () => {
     under = await startClient(() => ({ stream: 200 * MiB, announce: true }), { maxResponseBytes: 1 * MiB });
     const error = await under.client.get('/export').catch((e: unknown) => e);
-    expect(isResponseTooLargeError(error)).toBe(true);
+    expect(isHttpCallError(error, ResponseTooLargeError)).toBe(true);
     expect(((error as ResponseTooLargeError).cause as BodyTooLarge).bytesRead).toBe(0);
     expect(under.server.streamed).toBeLessThan(100 * MiB);
   });

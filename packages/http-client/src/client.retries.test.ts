@@ -1,6 +1,6 @@
 import { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
-import { isRetriesExhaustedError, type RetriesExhaustedError } from './errors';
+import { isHttpCallError, RetriesExhaustedError } from './errors';
 import { FAKE_TIMERS, reply, startClient, type AttemptLog, type FaultServer, settle, type Script } from './fault-server.test-support';
 
 // Fake timers: every wait between attempts is advanced by hand, by exactly the
@@ -91,7 +91,7 @@ describe('IdempotentHttpClient: retries only unknown outcomes', () => {
     });
     const error = (await settle(client.post('/charges', {}), log).catch((e: unknown) => e)) as RetriesExhaustedError;
 
-    expect(isRetriesExhaustedError(error)).toBe(true);
+    expect(isHttpCallError(error, RetriesExhaustedError)).toBe(true);
     expect(error).toMatchObject({ limit: 'attempts', attempts: 3, lastStatus: 503, lastResponse: { body: { index: 2 } } });
     expect(error.message).toMatch(/attempt limit/);
     expect(server.seen.map((r) => r.attempt)).toEqual([1, 2, 3]);

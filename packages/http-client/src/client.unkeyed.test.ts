@@ -1,6 +1,6 @@
 import type { IdempotentHttpClient } from './client';
 import type { IdempotentClientOptions } from './client-options';
-import { isOutcomeUnknownError, type OutcomeUnknownError } from './errors';
+import { isHttpCallError, OutcomeUnknownError } from './errors';
 import { FAKE_TIMERS, reply, settle, startClient, type AttemptLog, type FaultServer, type Script } from './fault-server.test-support';
 import type { KeyStrategy } from './key-policy';
 
@@ -32,7 +32,7 @@ describe('IdempotentHttpClient: an unsafe method without a key is not retried', 
     await setup(lostOnce, { keyPolicy });
     const error = (await settle(client.post('/charges', {}), log).catch((e: unknown) => e)) as OutcomeUnknownError;
 
-    expect(isOutcomeUnknownError(error)).toBe(true);
+    expect(isHttpCallError(error, OutcomeUnknownError)).toBe(true);
     expect(error).toMatchObject({ limit: 'no-key', attempts: 1, lastOutcome: 'reset' });
     expect(error.message).toMatch(/POST \/charges: no retry of an unsafe method sent without an Idempotency-Key/);
     expect(server.seen).toHaveLength(1);

@@ -6,11 +6,21 @@ import type { AttemptOutcome } from './attempt-event';
  * non-retryable response (400, 404, 422...) is returned to the caller as an
  * `HttpResponse`, never thrown.
  *
- * Each error carries a marker property so the `isXError` guards still work
- * when two copies of the package are loaded.
+ * Each error carries a marker property so that `isHttpCallError` still
+ * recognises it when two copies of the package are loaded.
  */
 
 const marker = Symbol.for('idempotency-chain.http-client.error');
+
+/**
+ * Give a class its name in writing. The guard tells the classes of two
+ * copies of the package apart by name, and a bundler that minifies an app
+ * renames classes (`RetriesExhaustedError` would be `t` in one copy, `n` in
+ * the other, and another class `t` too); a name set here is kept.
+ */
+function keepName(kind: abstract new (...args: never[]) => unknown, name: string): void {
+  Object.defineProperty(kind, 'name', { value: name, configurable: true });
+}
 
 /**
  * Which limit ended a call.
@@ -45,11 +55,21 @@ const LIMIT_TEXT: Record<CallLimit, string> = {
 };
 
 /**
- * Root of every error a call through `IdempotentHttpClient` ends with.
+ * Root of every error a call through `IdempotentHttpClient` ends with. Test
+ * errors with {@link isHttpCallError} (`isHttpCallError(error,
+ * RetriesExhaustedError)` for one class) rather than `instanceof`. An app can
+ * load two copies of this package (two versions under `node_modules`, one
+ * pulled in by a library of yours), and then has two `RetriesExhaustedError`
+ * classes; `instanceof` knows only its own, the guard recognises both, by the
+ * marker every error carries and the class's name. The classes stay exported
+ * for the types and for the guard to be given.
  *
  * @public
  */
 export abstract class HttpCallError extends Error {
+  static {
+    keepName(this, 'HttpCallError');
+  }
   readonly [marker] = true;
   readonly attempts: number;
   readonly lastOutcome?: AttemptOutcome;
@@ -83,11 +103,14 @@ export abstract class HttpCallError extends Error {
  *
  * @example
  * try { await client.post('/charges', charge); }
- * catch (error) { if (isRetriesExhaustedError(error)) log.warn(error.lastStatus); }
+ * catch (error) { if (isHttpCallError(error, RetriesExhaustedError)) log.warn(error.lastStatus); }
  *
  * @public
  */
 export class RetriesExhaustedError extends HttpCallError {
+  static {
+    keepName(this, 'RetriesExhaustedError');
+  }
   constructor(call: string, last: LastAttempt, reason?: string) {
     super('attempts', call, last, reason);
   }
@@ -98,11 +121,14 @@ export class RetriesExhaustedError extends HttpCallError {
  * deadline, whichever is sooner — left no room for another attempt or wait.
  *
  * @example
- * if (isDeadlineExceededError(error) && error.limit === 'inbound-deadline') { ... }
+ * if (isHttpCallError(error, DeadlineExceededError) && error.limit === 'inbound-deadline') { ... }
  *
  * @public
  */
 export class DeadlineExceededError extends HttpCallError {
+  static {
+    keepName(this, 'DeadlineExceededError');
+  }
   constructor(limit: 'deadline' | 'inbound-deadline', call: string, last: LastAttempt) {
     super(limit, call, last);
   }
@@ -117,11 +143,14 @@ export class DeadlineExceededError extends HttpCallError {
  * retry anyway.
  *
  * @example
- * catch (error) { if (isOutcomeUnknownError(error)) await reconcile(order); }
+ * catch (error) { if (isHttpCallError(error, OutcomeUnknownError)) await reconcile(order); }
  *
  * @public
  */
 export class OutcomeUnknownError extends HttpCallError {
+  static {
+    keepName(this, 'OutcomeUnknownError');
+  }
   constructor(call: string, last: LastAttempt) {
     super('no-key', call, last);
   }
@@ -133,11 +162,14 @@ export class OutcomeUnknownError extends HttpCallError {
  * retried (the server would send it again). `lastStatus` is its status.
  *
  * @example
- * if (isResponseTooLargeError(error)) log.warn({ maxBytes: error.maxBytes }, 'answer too large');
+ * if (isHttpCallError(error, ResponseTooLargeError)) log.warn({ maxBytes: error.maxBytes }, 'answer too large');
  *
  * @public
  */
 export class ResponseTooLargeError extends HttpCallError {
+  static {
+    keepName(this, 'ResponseTooLargeError');
+  }
   constructor(
     call: string,
     last: LastAttempt,
@@ -148,41 +180,28 @@ export class ResponseTooLargeError extends HttpCallError {
   }
 }
 
-function is<T extends HttpCallError>(name: string) {
-  return (error: unknown): error is T =>
-    typeof error === 'object' && error !== null && marker in error && (error as { name?: unknown }).name === name;
-}
-
 /**
- * Guards that hold across two loaded copies of the package.
+ * True for an error a call through `IdempotentHttpClient` ended with, also
+ * one from another loaded copy of this package (where `instanceof` is
+ * false). Given one of its error classes, true only for an error of that
+ * class, and narrowed to it.
  *
  * @example
- * catch (error) { if (isHttpCallError(error)) return reply(503, error.limit); throw error; }
+ * try {
+ *   return await client.post('/charges', charge);
+ * } catch (error) {
+ *   if (isHttpCallError(error, DeadlineExceededError)) return reply(504, error.limit);
+ *   if (isHttpCallError(error)) return reply(503, error.limit);
+ *   throw error;
+ * }
  *
  * @public
  */
-export const isHttpCallError = (error: unknown): error is HttpCallError => typeof error === 'object' && error !== null && marker in error;
-/**
- * True for a `RetriesExhaustedError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isRetriesExhaustedError = is<RetriesExhaustedError>('RetriesExhaustedError');
-/**
- * True for a `DeadlineExceededError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isDeadlineExceededError = is<DeadlineExceededError>('DeadlineExceededError');
-/**
- * True for a `OutcomeUnknownError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isOutcomeUnknownError = is<OutcomeUnknownError>('OutcomeUnknownError');
-/**
- * True for a `ResponseTooLargeError`, also one thrown by another loaded copy of this package.
- *
- * @public
- */
-export const isResponseTooLargeError = is<ResponseTooLargeError>('ResponseTooLargeError');
+export function isHttpCallError<T extends HttpCallError = HttpCallError>(
+  error: unknown,
+  kind?: abstract new (...args: never[]) => T,
+): error is T {
+  if (typeof error !== 'object' || error === null || !(marker in error)) return false;
+  if (kind === undefined || kind.name === HttpCallError.name || error instanceof kind) return true;
+  return (error as { name?: unknown }).name === kind.name;
+}

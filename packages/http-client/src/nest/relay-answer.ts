@@ -1,7 +1,7 @@
 import { InvalidKeyError, MissingKeyError } from '@idempotency-chain/idempotency';
 import { BadGatewayException, GatewayTimeoutException, HttpException } from '@nestjs/common';
 import type { HttpResponse } from '../client-options';
-import { isDeadlineExceededError, isOutcomeUnknownError, isResponseTooLargeError, isRetriesExhaustedError } from '../errors';
+import { DeadlineExceededError, isHttpCallError, OutcomeUnknownError, ResponseTooLargeError, RetriesExhaustedError } from '../errors';
 import { problemType } from '../problem-type';
 
 /**
@@ -90,8 +90,12 @@ export async function relayAnswer<T>(call: Promise<HttpResponse<T>>, options: Re
   try {
     response = await call;
   } catch (error) {
-    if (isDeadlineExceededError(error)) throw new GatewayTimeoutException(error.message, { cause: error });
-    if (isRetriesExhaustedError(error) || isOutcomeUnknownError(error) || isResponseTooLargeError(error)) {
+    if (isHttpCallError(error, DeadlineExceededError)) throw new GatewayTimeoutException(error.message, { cause: error });
+    if (
+      isHttpCallError(error, RetriesExhaustedError) ||
+      isHttpCallError(error, OutcomeUnknownError) ||
+      isHttpCallError(error, ResponseTooLargeError)
+    ) {
       throw new BadGatewayException(error.message, { cause: error });
     }
     throw error;
