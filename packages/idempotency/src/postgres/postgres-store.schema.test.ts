@@ -382,3 +382,31 @@ describe('PostgresStore with a role the database refuses', () => {
     }
   });
 });
+
+describe('PostgresStore with a role granted column by column', () => {
+  test('column-level grants that let every statement run: ping is up and a charge runs once', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    const columns = (
+      await pool.query<{ c: string }>(
+        `SELECT attname::text AS c FROM pg_attribute WHERE attrelid = '"${schema}".idempotency_records'::regclass AND attnum > 0 AND NOT attisdropped`,
+      )
+    ).rows
+      .map((row) => `"${row.c}"`)
+      .join(', ');
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT (${columns}), INSERT (${columns}), UPDATE (${columns}) ON "${schema}".idempotency_records TO "${role}"`);
+    await pool.query(`GRANT DELETE ON "${schema}".idempotency_records TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expectChargedOnce(failOpen(store), [], 'column-grants');
+      // One column short of what the statements name is still refused.
+      await pool.query(`REVOKE SELECT (result) ON "${schema}".idempotency_records FROM "${role}"`);
+      await expect(store.ping()).rejects.toThrow(`it lacks SELECT on its table`);
+    } finally {
+      await store.close();
+    }
+  });
+});

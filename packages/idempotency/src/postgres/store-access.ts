@@ -19,6 +19,21 @@ interface AccessRow {
 }
 
 /**
+ * Whether the role holds `privilege` on `idempotency_records` (alias `r`):
+ * on the table, or, for those PostgreSQL also grants column by column, on
+ * every column of it the store's statements name (a role granted
+ * `SELECT (store_key, ...)` runs them as well as one granted the table).
+ */
+function privilege(privilege: (typeof RECORD_PRIVILEGES)[number]): string {
+  if (privilege === 'DELETE') return `has_table_privilege(r.oid, 'DELETE')`;
+  const columns = RECORD_COLUMNS.map((column) => `'${column}'`).join(', ');
+  return (
+    `(has_table_privilege(r.oid, '${privilege}') OR (SELECT count(*) = ${RECORD_COLUMNS.length} AND bool_and(has_column_privilege(r.oid, c.attnum, '${privilege}'))` +
+    ` FROM pg_catalog.pg_attribute c WHERE c.attrelid = r.oid AND c.attname = ANY (ARRAY[${columns}]) AND NOT c.attisdropped))`
+  );
+}
+
+/**
  * What the role may do in the schema, from the catalogs and the
  * `has_*_privilege` functions: none of them raises an error (nothing in the
  * server's log on each health check), whatever the role may not do.
@@ -28,7 +43,7 @@ const ACCESS = `
          n.oid IS NOT NULL AS schema_found,
          coalesce(has_schema_privilege(n.oid, 'USAGE'), false) AS schema_usage,
          r.oid IS NOT NULL AS records_found,
-         ${RECORD_PRIVILEGES.map((p) => `coalesce(has_table_privilege(r.oid, '${p}'), false) AS "${p.toLowerCase()}"`).join(',\n         ')},
+         ${RECORD_PRIVILEGES.map((p) => `coalesce(${privilege(p)}, false) AS "${p.toLowerCase()}"`).join(',\n         ')},
          coalesce(has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(v.oid, 'SELECT'), false) AS versions_readable,
          ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a
                 WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
