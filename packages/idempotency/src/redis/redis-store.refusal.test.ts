@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { createRedisClient } from './redis-client';
+import { createRedisClient, createRedisCluster } from './redis-client';
 import { RedisStore } from './redis-store';
 import { charge, expectChargedOnce, failOpen } from '../../test/support/fail-open';
 import { startPrivateRedis } from '../../test/support/redis';
@@ -132,6 +132,36 @@ describe('RedisStore on a private Redis that requires a password (NOAUTH)', () =
       await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
       expect(ran).toEqual(['k1']);
       await expect(store.ping()).rejects.toMatchObject({ name: expect.not.stringMatching('StoreRefusedError') });
+    } finally {
+      await store.close();
+      await redis.stop();
+    }
+  });
+});
+
+describe('RedisStore on a private Redis Cluster that refuses the login (WRONGPASS)', () => {
+  test('a Cluster client with a wrong password is refused, though the Cluster reports it as slots it could not refresh', async () => {
+    const redis = await startPrivateRedis({ cluster: true });
+    const port = Number(new URL(redis.url).port);
+    const owner = await connect(redis.url);
+    await owner.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    await waitUntil(async () => /cluster_state:ok/.test(String(await owner.call('CLUSTER', 'INFO'))), 20_000, 'the cluster to be ok');
+    // The private server's own default user, never the shared one's.
+    await owner.call('ACL', 'SETUSER', 'default', 'resetpass', `>${randomBytes(12).toString('hex')}`);
+    await owner.quit();
+    const cluster = createRedisCluster([{ host: '127.0.0.1', port }], { redisOptions: { password: 'not-the-password' } });
+    const errors: string[] = [];
+    cluster.on('error', (error: Error) => errors.push(error.message));
+    const store = new RedisStore({ client: cluster, prefix: uniquePrefix(), ownsClient: true });
+    const ran: string[] = [];
+    try {
+      await expect(store.connect()).rejects.toThrow();
+      // The Cluster's own error comes after the node's WRONGPASS, and names it only as its lastNodeError.
+      await waitUntil(() => errors.includes('Failed to refresh slots cache.'), 10_000, 'the slots refresh to fail');
+      const refused = { name: 'StoreRefusedError', cause: { message: /^WRONGPASS/ } };
+      for (let attempt = 0; attempt < 3; attempt += 1) await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(refused);
+      await expect(store.ping()).rejects.toMatchObject(refused);
+      expect(ran).toEqual([]);
     } finally {
       await store.close();
       await redis.stop();

@@ -342,7 +342,9 @@ export class RedisStore implements InspectableStore {
   private loginRefused: Error | undefined;
 
   private readonly heard = (error: unknown): void => {
-    this.loginRefused = isRefusal(error) ? (error as Error) : undefined;
+    // A Cluster whose nodes all refuse the login reports it as slots it could not refresh, the refusal its lastNodeError.
+    const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
+    this.loginRefused = isRefusal(error) ? (error as Error) : isRefusal(last) ? (last as Error) : undefined;
   };
 
   private readonly connected = (): void => {

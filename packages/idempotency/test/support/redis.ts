@@ -62,13 +62,23 @@ export interface PrivateRedisOptions {
    * so a crash and a restart lose nothing. Default off: nothing persists.
    */
   durable?: boolean;
+  /**
+   * Run it in cluster mode (`cluster-enabled`, announcing 127.0.0.1), its
+   * node file in a temporary folder of its own. It holds no slot until
+   * told (`CLUSTER ADDSLOTSRANGE 0 16383`).
+   */
+  cluster?: boolean;
 }
 
 /** Start `redis-server` on a free port and wait until it answers PING. */
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
-  const dir = options.durable ? mkdtempSync(join(tmpdir(), 'idem-redis-')) : undefined;
-  let kill = await launch(port, dir);
+  const dir = options.durable || options.cluster ? mkdtempSync(join(tmpdir(), 'idem-redis-')) : undefined;
+  const args = [
+    ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(options.cluster ? ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'] : []),
+  ];
+  let kill = await launch(port, dir, args);
   let stopped = false;
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -80,16 +90,16 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     restart: async () => {
       if (stopped) throw new Error('This private Redis was stopped for good');
       await kill();
-      kill = await launch(port, dir);
+      kill = await launch(port, dir, args);
     },
   };
 }
 
-/** Run one `redis-server` on `port` (append-only in `dir`, when given); resolves with what kills it. */
-async function launch(port: number, dir: string | undefined): Promise<() => Promise<void>> {
+/** Run one `redis-server` on `port` with `args` (its files in `dir`, when given); resolves with what kills it. */
+async function launch(port: number, dir: string | undefined, args: string[]): Promise<() => Promise<void>> {
   const binary = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
-  const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
+  const files = dir ? ['--dir', dir] : [];
+  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...files, ...args], {
     cwd: dir ?? tmpdir(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
