@@ -286,7 +286,8 @@ describe('PostgresStore with a role the database refuses', () => {
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
     const failed = failedStatements(appPool);
     const ran: string[] = [];
-    const grant = `GRANT SELECT, INSERT, UPDATE, DELETE ON "${schema}".idempotency_records TO "${role}"`;
+    // DELETE is for sweeping, which this store (sweepIntervalMs 0) leaves to another job.
+    const grant = `GRANT SELECT, INSERT, UPDATE ON "${schema}".idempotency_records TO "${role}"`;
     try {
       await expect(store.ping()).rejects.toMatchObject({ name: 'StoreRefusedError', httpStatus: 500 });
       await expect(store.ping()).rejects.toThrow(grant);
@@ -406,6 +407,28 @@ describe('PostgresStore with a role granted column by column', () => {
       await pool.query(`REVOKE SELECT (result) ON "${schema}".idempotency_records FROM "${role}"`);
       await expect(store.ping()).rejects.toThrow(`it lacks SELECT on its table`);
     } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('PostgresStore whose rows another job sweeps', () => {
+  test('a role without DELETE, the store not sweeping (sweepIntervalMs 0): ping is up and a charge runs once', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema });
+    const { role, appPool } = await newRole();
+    await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE ON "${schema}".idempotency_records TO "${role}"`);
+    const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
+    const sweeping = new PostgresStore({ pool: appPool, schema });
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expectChargedOnce(failOpen(store), [], 'swept-elsewhere');
+      // Sweeping is what needs DELETE: a store that sweeps itself is refused without it, and so is a sweep called.
+      await expect(sweeping.ping()).rejects.toThrow(`GRANT DELETE ON "${schema}".idempotency_records TO "${role}"`);
+      await expect(store.sweep()).rejects.toMatchObject({ name: 'StoreRefusedError', cause: { code: '42501' } });
+    } finally {
+      await sweeping.close();
       await store.close();
     }
   });

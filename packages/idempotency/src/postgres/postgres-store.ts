@@ -381,8 +381,8 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /**
    * Resolve when the database answers, the store's role may use its table
-   * (USAGE on the schema; SELECT, INSERT, UPDATE, DELETE on
-   * `idempotency_records`, asked of the catalogs, so a role without them
+   * (USAGE on the schema; SELECT, INSERT, UPDATE on `idempotency_records`,
+   * and DELETE when it sweeps on its timer, asked of the catalogs, so a role without them
    * leaves no error in the server's log) and its schema is at the version
    * this release needs, applying the migrations first under
    * `migrateOnConnect`. Rejects with `StoreRefusedError`, naming the GRANT,
@@ -463,7 +463,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /** The schema's version as the role sees it; `StoreRefusedError` when it may not use the store (see `storeAccess`). */
   private schemaVersion(): Promise<number> {
-    return storeAccess(this.pool, this.schema, quoteSchema(this.schema));
+    return storeAccess(this.pool, this.schema, quoteSchema(this.schema), this.sweeper !== undefined);
   }
 
   /**

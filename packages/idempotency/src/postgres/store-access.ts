@@ -58,8 +58,8 @@ const ACCESS = `
  *
  * Rejects with `StoreRefusedError` when the server refuses the role's login
  * (SQLSTATE class 28, or a database that does not exist), or the role lacks
- * `USAGE` on the schema or any of SELECT, INSERT, UPDATE, DELETE on
- * `idempotency_records`: the message names the GRANT that fixes it. Asked
+ * `USAGE` on the schema or any of SELECT, INSERT, UPDATE on
+ * `idempotency_records`, or DELETE when the store `sweeps` on its timer: the message names the GRANT that fixes it. Asked
  * of the catalogs, so that a role without those grants raises no error in
  * the server's log on each `ping()`.
  *
@@ -69,12 +69,12 @@ const ACCESS = `
  * answered by the records table's columns: {@link SCHEMA_VERSION} when it
  * has every column of it, else 0.
  */
-export async function storeAccess(pool: Pool, schema: string, quoted: string): Promise<number> {
+export async function storeAccess(pool: Pool, schema: string, quoted: string, sweeps: boolean): Promise<number> {
   try {
     const { rows } = await pool.query<AccessRow>(ACCESS, [schema]);
     const access = rows[0];
     if (!access) throw new Error('The PostgreSQL catalogs answered no row');
-    const refused = missingGrants(access, quoted);
+    const refused = missingGrants(access, quoted, sweeps);
     if (refused.length > 0) {
       throw new StoreRefusedError(
         `The PostgreSQL role "${access.role}" may not use the idempotency store in schema ${quoted}: ` +
@@ -94,12 +94,18 @@ export async function storeAccess(pool: Pool, schema: string, quoted: string): P
   }
 }
 
-/** The GRANTs the role needs and lacks, as statements to run (none when the schema or its table is not there). */
-function missingGrants(access: AccessRow, quoted: string): string[] {
+/**
+ * The GRANTs the role needs and lacks, as statements to run (none when the
+ * schema or its table is not there). DELETE only when the store `sweeps`
+ * on its own timer: no other statement deletes, so a store whose rows
+ * another job sweeps serves without it.
+ */
+function missingGrants(access: AccessRow, quoted: string, sweeps: boolean): string[] {
   const role = quoteIdentifier(access.role);
   const grants: string[] = [];
   if (access.schema_found && !access.schema_usage) grants.push(`it lacks USAGE on the schema: GRANT USAGE ON SCHEMA ${quoted} TO ${role}`);
-  const missing = RECORD_PRIVILEGES.filter((privilege) => !access[privilege.toLowerCase() as Lowercase<typeof privilege>]);
+  const needed = sweeps ? RECORD_PRIVILEGES : RECORD_PRIVILEGES.filter((privilege) => privilege !== 'DELETE');
+  const missing = needed.filter((privilege) => !access[privilege.toLowerCase() as Lowercase<typeof privilege>]);
   if (access.records_found && missing.length > 0) {
     const list = missing.join(', ');
     grants.push(`it lacks ${list} on its table: GRANT ${list} ON ${quoted}.idempotency_records TO ${role}`);
