@@ -78,6 +78,29 @@ describe('RedisStore with a user the shared Redis refuses (ACL)', () => {
     }
   });
 
+  test('a user that may publish but not subscribe: ping is down naming SUBSCRIBE (a waiter would read it as an outage)', async () => {
+    const { store } = await storeAs('-subscribe');
+    try {
+      await expect(store.ping()).rejects.toThrow('may not run SUBSCRIBE');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a user without WAIT, for a store that waits for replicas: ping is down naming WAIT', async () => {
+    const { user, password, store: plain } = await storeAs('-wait');
+    const { client } = clientAs(REDIS_URL, user, password);
+    await client.connect();
+    const store = new RedisStore({ client, prefix, ownsClient: true, waitForReplicas: { replicas: 1, timeoutMs: 100 } });
+    try {
+      await expect(plain.ping()).resolves.toBeUndefined();
+      await expect(store.ping()).rejects.toThrow('may not run WAIT');
+    } finally {
+      await store.close();
+      await plain.close();
+    }
+  });
+
   test('a user with what the store needs is served', async () => {
     const { store } = await storeAs();
     const ran: string[] = [];

@@ -283,7 +283,15 @@ export class RedisStore implements InspectableStore {
    */
   async ping(): Promise<void> {
     const { record, channel } = this.keys(PING_RECORD);
-    const denied = (await this.run(this.scripts.access, [record, channel, this.pubsub === 'sharded' ? 'SPUBLISH' : 'PUBLISH'])) as string[];
+    const sharded = this.pubsub === 'sharded';
+    const args = [
+      record,
+      channel,
+      sharded ? 'SPUBLISH' : 'PUBLISH',
+      sharded ? 'SSUBSCRIBE' : 'SUBSCRIBE',
+      this.waitForReplicas ? '1' : '0',
+    ];
+    const denied = (await this.run(this.scripts.access, args)) as string[];
     if (denied.length > 0) {
       throw new StoreRefusedError(
         `The Redis user "${this.user()}" may not run ${denied.join(', ')} on the idempotency store's keys and channels: ` +

@@ -313,7 +313,9 @@ return {held.state == 'c' and 'forced' or 'released', held.epoch, after}
  * and later; on earlier servers nothing is listed, and a denied command
  * shows when a script runs it). Nothing is read or written.
  *
- * KEYS[1] a record key, KEYS[2] its channel; ARGV[1] the publish command.
+ * KEYS[1] a record key, KEYS[2] its channel; ARGV[1] the publish command,
+ * ARGV[2] the subscribe command (the waiters' connection logs in as the
+ * same user), ARGV[3] '1' when the store waits for replicas (WAIT).
  */
 export const ACCESS_SCRIPT = `
 if not redis.acl_check_cmd then return {} end
@@ -329,5 +331,7 @@ check('PTTL', KEYS[1])
 check('DEL', KEYS[1])
 check('TIME')
 check(ARGV[1], KEYS[2], '')
+check(ARGV[2], KEYS[2])
+if ARGV[3] == '1' then check('WAIT', '0', '0') end
 return denied
 `;
