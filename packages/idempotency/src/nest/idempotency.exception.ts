@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isIdempotencyError, type IdempotencyError } from '../errors';
+import { callerDetail } from './caller-detail';
 import type { HttpAnswer } from './http-answer';
 
 /** The RFC 9457 problem document an `IdempotencyException` answers with. */
@@ -33,7 +34,7 @@ export class IdempotencyException extends HttpException {
       type: error.problemType,
       title: STATUS_CODES[error.httpStatus] ?? 'Error',
       status: error.httpStatus,
-      detail: error.message,
+      detail: callerDetail(error),
     };
     super(problem, error.httpStatus, { cause: error });
     this.error = error;

@@ -5,7 +5,8 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { errorCodes } from 'fastify';
-import { InFlightError, StoreUnavailableError } from '../errors';
+import { InFlightError, SchemaVersionError, StoreRefusedError, StoreUnavailableError } from '../errors';
+import { IdempotencyException } from './idempotency.exception';
 import { toProblem } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
 
@@ -22,6 +23,17 @@ describe('toProblem', () => {
     });
     expect(headers).toEqual({ 'retry-after': '4' });
     expect(toProblem(new StoreUnavailableError('down')).headers).toEqual({ 'retry-after': '1' });
+  });
+
+  it("keeps a refusing or outdated store's message for its operators: the caller is told what, not the roles and grants", () => {
+    const refused = new StoreRefusedError('permission denied for table idempotency_records: GRANT SELECT ON "idem".records TO "app_7"');
+    const behind = new SchemaVersionError('idem_payments', 1, 2);
+    for (const error of [refused, behind]) {
+      for (const { document } of [toProblem(error), toProblem(new IdempotencyException(error))]) {
+        expect(document).toMatchObject({ status: 500, type: error.problemType });
+        expect(document.detail).toBe('The idempotency store cannot serve this service as it is configured; the request was not executed');
+      }
+    }
   });
 
   it("maps an HttpException to its status, 'about:blank', and its messages as errors", () => {

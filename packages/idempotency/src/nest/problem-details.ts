@@ -1,6 +1,7 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { isIdempotencyError } from '../errors';
+import { callerDetail } from './caller-detail';
 
 /**
  * An RFC 9457 problem document, served as `application/problem+json`.
@@ -42,7 +43,7 @@ export function toProblem(exception: unknown, instance?: string): Problem {
   if (isIdempotencyError(exception)) {
     const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
     return {
-      document: problem({ status: exception.httpStatus, type: exception.problemType, detail: exception.message, instance }),
+      document: problem({ status: exception.httpStatus, type: exception.problemType, detail: callerDetail(exception), instance }),
       headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
       unexpected: false,
     };
