@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { isIdempotencyError, SchemaVersionError, StoreRefusedError } from '../errors';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
 
@@ -17,7 +18,8 @@ const DEFAULT_TIMEOUT_MS = 1000;
 /**
  * Readiness of the idempotency store, for `@nestjs/terminus`: `up` when the
  * store answers its `ping()` within the timeout (a store without `ping()`,
- * like `MemoryStore`, is always up), `down` with the reason otherwise. A
+ * like `MemoryStore`, is always up), `down` with the reason otherwise: one
+ * that does not answer, or one that answers but refuses this service. A
  * service whose store is down answers its idempotent routes 503 (fail
  * closed), so it should not take traffic: point the readiness probe here.
  * Provided and exported by `IdempotencyModule`.
@@ -50,9 +52,10 @@ export class IdempotencyHealthIndicator {
       await Promise.race([store.ping?.(), timedOut]);
       return { [key]: { status: 'up' } } as StoreHealth<Key>;
     } catch (error) {
-      return {
-        [key]: { status: 'down', message: `the idempotency store does not answer: ${(error as Error).message}` },
-      } as StoreHealth<Key>;
+      // A store that answers but refuses (grants, credentials, a schema behind) is configuration to fix, not an outage.
+      const refuses = isIdempotencyError(error, StoreRefusedError) || isIdempotencyError(error, SchemaVersionError);
+      const why = refuses ? 'the idempotency store refuses this service' : 'the idempotency store does not answer';
+      return { [key]: { status: 'down', message: `${why}: ${(error as Error).message}` } } as StoreHealth<Key>;
     } finally {
       clearTimeout(timer);
     }

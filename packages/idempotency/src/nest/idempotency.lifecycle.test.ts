@@ -88,6 +88,22 @@ describe('IdempotencyModule and the store lifecycle', () => {
     await expect(client.ping()).rejects.toThrow(); // closeStore: the store quit the client it owns
   });
 
+  it('reports a store that answers but refuses as refusing, not as one that does not answer', async () => {
+    // No schema at all: PostgreSQL answers, the store refuses (SchemaVersionError) until migrate() has run.
+    const schema = `idem_none_${randomBytes(6).toString('hex')}`;
+    const { app, health } = await boot(new PostgresStore({ pool: createPostgresPool(DATABASE_URL, { max: 2 }), schema, ownsPool: true }));
+    try {
+      expect(await health.isHealthy()).toEqual({
+        idempotencyStore: {
+          status: 'down',
+          message: expect.stringMatching(/^the idempotency store refuses this service: .*run migrate\(\)/),
+        },
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('reports the store down once it stops answering, under the key asked for', async () => {
     const server = await startPrivateRedis();
     const client = createRedisClient(server.url);
