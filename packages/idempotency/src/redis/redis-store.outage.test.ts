@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { createRedisClient } from './redis-client';
 import { RedisStore, redisRecordKey } from './redis-store';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { connect, deleteKeys, newRecordKey, track, uniquePrefix, waitUntil } from './redis.test-support';
@@ -96,6 +97,34 @@ describe('RedisStore when Redis goes away', () => {
     // Unmarked, the completion publishes nothing: the waiter's poll (1 s) finds it.
     expect(await store.complete(recordKey, 'owner-a', 'r', 60_000)).toBe(true);
     await expect(waiter.promise).resolves.toBeUndefined();
+  });
+});
+
+describe("RedisStore and the client's error event", () => {
+  // The store listens to the client's errors (a refused login is heard there); ioredis prints an error that has
+  // no listener, and an app that added none must still see its Redis go away.
+  const unreachable = async (appListener?: () => void) => {
+    const client = createRedisClient('redis://127.0.0.1:1', { retryStrategy: () => null });
+    if (appListener) client.on('error', appListener);
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const store = new RedisStore({ client, prefix, ownsClient: true });
+    try {
+      await expect(store.connect()).rejects.toThrow();
+      return printed.mock.calls.filter(([first]) => first === '[ioredis] Unhandled error event:').length;
+    } finally {
+      printed.mockRestore();
+      await store.close();
+    }
+  };
+
+  test('prints an error as ioredis would while the store is its only listener', async () => {
+    expect(await unreachable()).toBeGreaterThan(0);
+  });
+
+  test("leaves it to the app's own listener when there is one", async () => {
+    const heard = vi.fn();
+    expect(await unreachable(heard)).toBe(0);
+    expect(heard).toHaveBeenCalled();
   });
 });
 

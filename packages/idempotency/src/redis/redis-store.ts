@@ -192,7 +192,7 @@ export class RedisStore implements InspectableStore {
       access: new LuaScript(ACCESS_SCRIPT, 2),
     };
     this.client = client;
-    client.on('error', this.heard);
+    client.on('error', this.heardError);
     client.on('node error', this.heard);
     client.on('ready', this.connected);
     this.writes = new WriteCoalescer(client);
@@ -304,7 +304,7 @@ export class RedisStore implements InspectableStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.client.off('error', this.heard);
+    this.client.off('error', this.heardError);
     this.client.off('node error', this.heard);
     this.client.off('ready', this.connected);
     this.waits.close();
@@ -353,6 +353,19 @@ export class RedisStore implements InspectableStore {
     // A Cluster whose nodes all refuse the login reports it as slots it could not refresh, the refusal its lastNodeError.
     const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
     this.loginRefused = isRefusal(error) ? (error as Error) : isRefusal(last) ? (last as Error) : undefined;
+  };
+
+  /**
+   * The client's own `error` event. ioredis prints an error nobody listens
+   * for (`[ioredis] Unhandled error event`); the store's listener must not
+   * silence that for an app that added none, so while it is the only one it
+   * prints as ioredis would.
+   */
+  private readonly heardError = (error: unknown): void => {
+    this.heard(error);
+    if (this.client.listenerCount('error') === 1 && error instanceof Error) {
+      console.error('[ioredis] Unhandled error event:', error.stack);
+    }
   };
 
   private readonly connected = (): void => {
