@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything `npm run test:ci` needs, in one place: starts what this machine
 # can start (Redis, PostgreSQL, RabbitMQ), installs Debian's chromium when it
-# runs as root, and otherwise names every missing piece in one message, so a
-# newcomer learns all of it at once instead of one failing suite at a time.
+# runs as root, fetches the Node.js releases of the test matrix, and
+# otherwise names every missing piece in one message, so a newcomer learns
+# all of it at once instead of one failing suite at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,9 +60,14 @@ if [ ! -x "$CHROMIUM" ] && [ -z "${CHROMIUM_PATH:-}" ] && [ "$(id -u)" = 0 ] && 
 fi
 [ -x "$CHROMIUM" ] || missing+=("a chromium at $CHROMIUM for the console's browser tests (apt-get install chromium, or set CHROMIUM_PATH)")
 
+# The Node.js releases of the matrix (consumers/node-matrix.json), from the npm registry.
+matrix=$(node scripts/node-matrix.mjs 2>&1) \
+  || missing+=("the Node.js releases of the test matrix: $matrix (the npm registry must be reachable once; they are kept under node_modules/.cache/node-matrix)")
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "preflight: the tests need what this machine does not have:" >&2
   printf '  - %s\n' "${missing[@]}" >&2
   exit 1
 fi
 echo "preflight: Redis $redis, PostgreSQL $pg, RabbitMQ $amqp, chromium $CHROMIUM"
+echo "preflight: $matrix"

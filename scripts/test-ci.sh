@@ -9,10 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
-export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
-export AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}"
-export TURBO_TELEMETRY_DISABLED=1
+source scripts/test-env.sh
 bash scripts/preflight.sh
 npm run typecheck -- --output-logs=errors-only
 npm run lint

@@ -1,24 +1,16 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, readFile, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { cp, readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { childEnv, runCommand } from './command';
-import { LIBRARIES, type LibraryName } from './library-tarballs';
-
-/** The apps of this repository, each a folder a team may copy alone. */
-const APPS = resolve(__dirname, '../../apps');
+import { APPS, installFixture, type FixtureName, type Manifest } from './fixture';
+import type { NodeRelease } from './node-matrix';
+import { LIBRARIES, type Tarballs } from './packed-packages';
 /** What a copy leaves behind: installed and built output, turbo's logs. */
 const NOT_COPIED = new Set(['node_modules', 'dist', '.turbo']);
 /** An install, a build or a test run; this only stops a hung one. */
 const STEP_TIMEOUT_MS = 600_000;
-
-/** A package.json as far as a copy reads it. */
-interface Manifest {
-  scripts?: Record<string, string>;
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
-}
 
 /** How an app starts, from its README: the environment its example sets, and the command. */
 export interface StartCommand {
@@ -62,37 +54,29 @@ export interface StepTime {
 /**
  * `apps/<app>` copied alone into `folder` outside the workspace, as a team
  * takes it: the two libraries from their packed tarballs, everything else
- * from the npm registry (no lock file: npm's cache makes a repeated run an
- * offline one), then built and tested with its own scripts.
+ * as the app's lock in `consumers/fixtures/<app>` pins it, then built and
+ * tested with its own scripts.
  */
 export class AppCopy {
   readonly times: StepTime[] = [];
 
   private constructor(
-    readonly app: string,
+    readonly app: FixtureName,
     readonly folder: string,
   ) {}
 
-  /** Copy the folder and point the libraries at their tarballs; refuses an app that needs another package of ours. */
-  static async copy(app: string, folder: string, tarballs: Record<LibraryName, string>): Promise<AppCopy> {
+  /** Copy the folder; refuses an app that needs another package of ours. */
+  static async copy(app: FixtureName, folder: string): Promise<AppCopy> {
     const internal = await internalDependencies(app);
     if (internal.length > 0) throw new Error(`apps/${app} depends on ${internal.join(', ')}: a copy has none of them`);
     const copy = new AppCopy(app, folder);
-    await copy.timed('copy', async () => {
-      await cp(join(APPS, app), folder, { recursive: true, filter: (source) => !NOT_COPIED.has(basename(source)) });
-      const manifestFile = join(folder, 'package.json');
-      const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Manifest & Record<string, unknown>;
-      for (const library of LIBRARIES) {
-        if (manifest.dependencies?.[library]) manifest.dependencies[library] = `file:${tarballs[library]}`;
-      }
-      await writeFile(manifestFile, JSON.stringify(manifest, null, 2));
-    });
+    await copy.timed('copy', () => cp(join(APPS, app), folder, { recursive: true, filter: (source) => !NOT_COPIED.has(basename(source)) }));
     return copy;
   }
 
-  /** `npm install`, from the registry but for the tarballs. */
-  install(): Promise<string> {
-    return this.npm('install', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error']);
+  /** Point the libraries at their tarballs and install what the app's lock pins. */
+  install(tarballs: Tarballs): Promise<void> {
+    return this.timed('install', () => installFixture(this.folder, this.app, tarballs, STEP_TIMEOUT_MS));
   }
 
   /** The command of the copy's own `<script>`, as its package.json has it. */
@@ -103,9 +87,9 @@ export class AppCopy {
     return command;
   }
 
-  /** `npm run <script>` with the services the app's tests reach. */
-  run(script: string, env: Record<string, string> = {}): Promise<string> {
-    return this.npm(script, ['run', script], env);
+  /** `npm run <script>` with the services the app's tests reach; `step` names it in the times. */
+  run(script: string, env: Record<string, string> = {}, step = script): Promise<string> {
+    return this.timed(step, () => runCommand('npm', ['run', script], { cwd: this.folder, timeoutMs: STEP_TIMEOUT_MS, env }));
   }
 
   /** The total of the steps so far. */
@@ -121,10 +105,6 @@ export class AppCopy {
       this.times.push({ step, ms: Math.round(performance.now() - started) });
     }
   }
-
-  private npm(step: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-    return this.timed(step, () => runCommand('npm', args, { cwd: this.folder, timeoutMs: STEP_TIMEOUT_MS, env }));
-  }
 }
 
 /** A started app: answers on `baseUrl` until stopped. */
@@ -134,13 +114,19 @@ export interface StartedApp {
 }
 
 /**
- * Run `command` in `folder` with `env` (over ours, without npm's) and resolve
- * once `GET /health` answers 200 on `port`; reject with its output if it
- * exits first or does not answer within `bootTimeoutMs`.
+ * Run `command` in `folder` on `node` with `env` (over ours, without npm's)
+ * and resolve once `GET /health` answers 200 on `port`; reject with its
+ * output if it exits first or does not answer within `bootTimeoutMs`.
  */
-export async function startApp(folder: string, command: StartCommand, port: number, bootTimeoutMs = 120_000): Promise<StartedApp> {
+export async function startApp(
+  folder: string,
+  command: StartCommand,
+  port: number,
+  node: NodeRelease,
+  bootTimeoutMs = 120_000,
+): Promise<StartedApp> {
   const [file, ...args] = command.argv as [string, ...string[]];
-  const child = spawn(file === 'node' ? process.execPath : file, args, {
+  const child = spawn(file === 'node' ? node.binary : file, args, {
     cwd: folder,
     env: childEnv({ ...command.env, PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],

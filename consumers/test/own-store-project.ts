@@ -1,13 +1,14 @@
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { commandResult, runCommand, type CommandResult } from './command';
+import { installFixture } from './fixture';
+import type { NodeRelease } from './node-matrix';
+import type { Tarballs } from './packed-packages';
 
 /** The store a team writes against the public API, and its conformance runs under Vitest and node:test. */
 const OWN_STORE_SOURCES = resolve(__dirname, '../own-store');
 /** The workspace's TypeScript. */
 const TSC = require.resolve('typescript/bin/tsc');
-/** Vitest 4.1 is the newest line that runs on Node 20. */
-const VITEST = '~4.1.0';
 /** The suite on the in-memory stores runs in seconds; this only stops a hung run. */
 const RUN_TIMEOUT_MS = 600_000;
 
@@ -26,27 +27,17 @@ export interface SuiteRun {
 
 /**
  * An ESM project outside the workspace that installs the packed
- * `@idempotency-chain/idempotency` and Vitest from the registry, holds the
- * files of `consumers/own-store`, and compiles them with their own
- * `tsconfig.json` for node:test (Vitest runs the TypeScript itself).
+ * `@idempotency-chain/idempotency` and Vitest as `fixtures/own-store` pins
+ * them, holds the files of `consumers/own-store`, and compiles them with
+ * their own `tsconfig.json` for node:test (Vitest runs the TypeScript itself).
  */
 export class OwnStoreProject {
   private constructor(readonly folder: string) {}
 
-  static async install(folder: string, tarball: string): Promise<OwnStoreProject> {
+  static async install(folder: string, tarballs: Tarballs): Promise<OwnStoreProject> {
     await mkdir(folder, { recursive: true });
-    const manifest = {
-      name: 'own-store',
-      private: true,
-      type: 'module',
-      devDependencies: { '@idempotency-chain/idempotency': `file:${tarball}`, vitest: VITEST, '@types/node': '^20.19.0' },
-    };
-    await writeFile(join(folder, 'package.json'), JSON.stringify(manifest, null, 2));
     for (const file of await readdir(OWN_STORE_SOURCES)) await copyFile(join(OWN_STORE_SOURCES, file), join(folder, file));
-    await runCommand('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error'], {
-      cwd: folder,
-      timeoutMs: RUN_TIMEOUT_MS,
-    });
+    await installFixture(folder, 'own-store', tarballs, RUN_TIMEOUT_MS);
     await runCommand(process.execPath, [TSC, '-p', folder], { cwd: folder, timeoutMs: RUN_TIMEOUT_MS });
     return new OwnStoreProject(folder);
   }
@@ -62,11 +53,11 @@ export class OwnStoreProject {
     return JSON.parse(stdout) as string[];
   }
 
-  /** The suite under Vitest, on `store`, read from Vitest's JSON report. */
-  async vitest(store: OwnStore): Promise<SuiteRun> {
-    const report = join(this.folder, `vitest-${store}.json`);
+  /** The suite under Vitest on `node`, on `store`, read from Vitest's JSON report. */
+  async vitest(store: OwnStore, node: NodeRelease): Promise<SuiteRun> {
+    const report = join(this.folder, `vitest-${store}-${node.version}.json`);
     const vitest = join(this.folder, 'node_modules', 'vitest', 'vitest.mjs');
-    const result = await this.run(store, [vitest, 'run', '--reporter=json', `--outputFile=${report}`]);
+    const result = await this.run(store, node, [vitest, 'run', '--reporter=json', `--outputFile=${report}`]);
     const { testResults } = JSON.parse(await readFile(report, 'utf8')) as {
       testResults: Array<{ assertionResults: Array<{ title: string; status: string }> }>;
     };
@@ -76,9 +67,9 @@ export class OwnStoreProject {
     return { exitCode: result.exitCode, cases, output: result.stdout + result.stderr };
   }
 
-  /** The suite under node:test, on `store`, read from its TAP report. */
-  async nodeTest(store: OwnStore): Promise<SuiteRun> {
-    const result = await this.run(store, ['--test-reporter=tap', 'dist/conformance.node-test.js']);
+  /** The suite under node:test on `node`, on `store`, read from its TAP report. */
+  async nodeTest(store: OwnStore, node: NodeRelease): Promise<SuiteRun> {
+    const result = await this.run(store, node, ['--test-reporter=tap', 'dist/conformance.node-test.js']);
     // Top-level test points: `ok 3 - name` or `not ok 3 - name`, the name TAP-escaped.
     const cases = [...result.stdout.matchAll(/^(not )?ok \d+ - (.*)$/gm)].map(([, not, name]) => ({
       name: (name ?? '').replace(/\\(.)/g, '$1'),
@@ -87,8 +78,8 @@ export class OwnStoreProject {
     return { exitCode: result.exitCode, cases, output: result.stdout + result.stderr };
   }
 
-  private run(store: OwnStore, args: string[]): Promise<CommandResult> {
-    return commandResult(process.execPath, args, { cwd: this.folder, timeoutMs: RUN_TIMEOUT_MS, env: { OWN_STORE: store } });
+  private run(store: OwnStore, node: NodeRelease, args: string[]): Promise<CommandResult> {
+    return commandResult(node.binary, args, { cwd: this.folder, timeoutMs: RUN_TIMEOUT_MS, env: { OWN_STORE: store } });
   }
 }
 

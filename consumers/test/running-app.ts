@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { childEnv } from './command';
+import type { NodeRelease } from './node-matrix';
 
 /** What a call to the app answered. */
 export interface AppResponse {
@@ -21,9 +22,9 @@ export class RunningApp {
     readonly baseUrl: string,
   ) {}
 
-  /** Start `entry` and resolve once it listens; reject with its output if it exits first. */
-  static async start(entry: string, env: Record<string, string>, bootTimeoutMs = 120_000): Promise<RunningApp> {
-    const child = spawn(process.execPath, [entry], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Start `entry` on `node` and resolve once it listens; reject with its output if it exits first. */
+  static async start(entry: string, env: Record<string, string>, node: NodeRelease, bootTimeoutMs = 120_000): Promise<RunningApp> {
+    const child = spawn(node.binary, [entry], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     const port = new Promise<string>((resolvePort, reject) => {

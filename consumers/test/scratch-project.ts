@@ -1,9 +1,15 @@
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { scratchDependencies, type NestMajor } from '../app/dependencies';
 import { runCommand } from './command';
 import { SHARED_COMPILER_OPTIONS, type CompileVariant } from './compile-variants';
-import type { LibraryName } from './library-tarballs';
+import { installFixture } from './fixture';
+import type { Tarballs } from './packed-packages';
+
+/** The NestJS majors a scratch app is installed against, each from its own fixture (`fixtures/nest<major>`). */
+export const NEST_MAJORS = [11, 12] as const;
+
+/** A NestJS major a scratch app is installed against. */
+export type NestMajor = (typeof NEST_MAJORS)[number];
 
 /** The scratch app's single source file. */
 const APP_SOURCE = resolve(__dirname, '../app/main.ts');
@@ -11,28 +17,17 @@ const APP_SOURCE = resolve(__dirname, '../app/main.ts');
 const TSC = require.resolve('typescript/bin/tsc');
 
 /**
- * A NestJS app in a folder outside the workspace: one `npm install` of the
- * packed libraries and one NestJS major from the registry, then one
- * subfolder per compile variant. Node finds the shared `node_modules` from
- * each subfolder, and each subfolder's package.json sets its module type.
+ * A NestJS app in a folder outside the workspace: one install of the packed
+ * libraries and one NestJS major from its fixture's lock, then one subfolder
+ * per compile variant. Node finds the shared `node_modules` from each
+ * subfolder, and each subfolder's package.json sets its module type.
  */
 export class ScratchProject {
   private constructor(readonly folder: string) {}
 
-  /**
-   * Install into `folder`: no lock file, so each run gets the newest release
-   * of the major; npm's cache makes a repeated run an offline one.
-   */
-  static async install(folder: string, major: NestMajor, tarballs: Record<LibraryName, string>): Promise<ScratchProject> {
+  static async install(folder: string, major: NestMajor, tarballs: Tarballs): Promise<ScratchProject> {
     await mkdir(folder, { recursive: true });
-    const { dependencies, devDependencies } = scratchDependencies(major);
-    const libraries = Object.fromEntries(Object.entries(tarballs).map(([name, tarball]) => [name, `file:${tarball}`]));
-    const manifest = { name: `scratch-nest${major}`, private: true, dependencies: { ...libraries, ...dependencies }, devDependencies };
-    await writeFile(join(folder, 'package.json'), JSON.stringify(manifest, null, 2));
-    await runCommand('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--loglevel=error'], {
-      cwd: folder,
-      timeoutMs: 600_000,
-    });
+    await installFixture(folder, `nest${major}`, tarballs, 600_000);
     return new ScratchProject(folder);
   }
 

@@ -1,0 +1,95 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePorts } from '@idempotency-chain/local-processes';
+import { allNodes } from './node-matrix';
+import { packedPackages } from './packed-tarballs';
+import { VerifierCli } from './verifier-cli';
+
+/** A three-hop chain in Python's standard library, naive or keyed: the verifier's own proof chain. */
+const PYTHON_CHAIN = resolve(__dirname, '../../packages/verify/test/fixtures/python-chain/chain.py');
+
+/**
+ * The config a team would write for the Python chain: the verifier starts
+ * every service (deepest first, so it can kill payments), each behind its
+ * proxy, and counts charges from payments' ledger.
+ */
+async function pythonChain(variant: 'naive' | 'keyed', dir: string): Promise<unknown> {
+  const [gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments] = (await freePorts(6)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const service = (role: string, port: number, ...args: string[]) => ({
+    start: ['python3', PYTHON_CHAIN, role, '--variant', variant, '--port', String(port), ...args],
+    health: `http://127.0.0.1:${port}/health`,
+  });
+  const hop = (name: string, proxy: number, port: number) => ({
+    name,
+    listen: `127.0.0.1:${proxy}`,
+    upstream: `http://127.0.0.1:${port}`,
+  });
+  return {
+    entry: {
+      url: `http://127.0.0.1:${gatewayProxy}/checkout`,
+      body: { orderId: '{{intentId}}', amount: 1200 },
+      timeoutMs: 10_000,
+      retries: 4,
+    },
+    hops: [
+      { ...hop('gateway', gatewayProxy, gateway), service: service('gateway', gateway, '--downstream', `http://127.0.0.1:${ordersProxy}`) },
+      { ...hop('orders', ordersProxy, orders), service: service('orders', orders, '--downstream', `http://127.0.0.1:${paymentsProxy}`) },
+      // Past orders' 1 s timeout to payments.
+      {
+        ...hop('payments', paymentsProxy, payments),
+        holdMs: 1500,
+        service: service('payments', payments, '--db', join(dir, 'charges.sqlite')),
+      },
+    ],
+    effect: { http: { url: `http://127.0.0.1:${payments}/charges?order={{intentId}}`, path: '$.count' } },
+    settle: { quietMs: 1000, timeoutMs: 60_000 },
+    doubleClick: { presses: 4 },
+  };
+}
+
+// The verifier's proof, from its tarball, on every release a team's CI may run it on.
+describe.each(allNodes())('the packed verifier on Node.js $version, against a Python chain it starts', (node) => {
+  let work: string;
+  let verifier: VerifierCli;
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), `verifier-${node.version}-`));
+    verifier = await VerifierCli.install(join(work, 'verifier'), packedPackages());
+  }, 600_000);
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('passes the keyed chain on every scenario of its catalog with one charge per intent, and exits 0', async () => {
+    const dir = join(work, 'keyed');
+    const run = await verifier.run(node, await pythonChain('keyed', dir), dir);
+
+    expect(
+      run.report?.scenarios.filter((s) => !s.passed).map((s) => s.name),
+      run.output,
+    ).toEqual([]);
+    expect(run.exitCode).toBe(0);
+    // The whole catalog ran, kill included: the verifier started payments.
+    expect(run.report?.scenarios.map((s) => s.name)).toContain('kill');
+    for (const scenario of run.report?.scenarios ?? []) {
+      for (const intent of scenario.intents) expect(intent.effects).toBe(intent.expected === 'none' ? 0 : 1);
+    }
+  }, 300_000);
+
+  it("fails the naive chain's write-up, which charges more than once, and exits 1", async () => {
+    const dir = join(work, 'naive');
+    const run = await verifier.run(node, await pythonChain('naive', dir), dir, ['--scenario', 'write-up']);
+
+    expect(run.exitCode, run.output).toBe(1);
+    expect(run.report?.scenarios[0]?.intents[0]?.effects).toBeGreaterThan(1);
+    expect(run.report?.scenarios[0]?.violations).toContainEqual(expect.objectContaining({ invariant: 'effects' }));
+  }, 300_000);
+});
