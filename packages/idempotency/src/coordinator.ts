@@ -321,7 +321,8 @@ export class IdempotencyCoordinator {
       this.running.started();
       try {
         const started = performance.now();
-        claim = await store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs: policy.leaseMs });
+        const { leaseMs, heartbeatMs } = policy;
+        claim = await store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs });
         this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
       } catch (error) {
         this.running.ended();

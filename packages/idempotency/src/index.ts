@@ -29,6 +29,7 @@ export type {
   ReleaseRecordOptions,
   StoredAnswerReport,
 } from './operator-records';
+export type { HolderState } from './holder-liveness';
 export type { MemoryStoreOptions } from './memory-store';
 export { IdempotencyOutcome } from './observer';
 export type { IdempotencyEvent, IdempotencyObserver } from './observer';

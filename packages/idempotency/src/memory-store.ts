@@ -1,3 +1,4 @@
+import { holderState } from './holder-liveness';
 import { positiveMs } from './milliseconds';
 import {
   RecordStatus,
@@ -15,6 +16,10 @@ interface MemoryRecord {
   epoch: number;
   /** Lease end while in progress; retention end once completed (epoch ms). */
   expiresAt: number;
+  /** When the holder claimed or last renewed the lease (epoch ms). */
+  renewedAt: number;
+  /** The holder's heartbeat interval as its claim gave it; `undefined` when it did not. */
+  heartbeatMs?: number;
   result?: string;
 }
 
@@ -65,7 +70,7 @@ export class MemoryStore implements InspectableStore {
     return this.records.size;
   }
 
-  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  async claim({ recordKey, fingerprint, owner, leaseMs, heartbeatMs }: ClaimRequest): Promise<ClaimResult> {
     const lease = positiveMs('leaseMs', leaseMs);
     const now = Date.now();
     const record = this.live(recordKey, now);
@@ -80,7 +85,15 @@ export class MemoryStore implements InspectableStore {
     this.releasedBy.delete(recordKey);
     this.lastEpoch = Math.max(this.lastEpoch + 1, now);
     const epoch = this.lastEpoch;
-    this.records.set(recordKey, { status: RecordStatus.InProgress, fingerprint, owner, epoch, expiresAt: now + lease });
+    this.records.set(recordKey, {
+      status: RecordStatus.InProgress,
+      fingerprint,
+      owner,
+      epoch,
+      expiresAt: now + lease,
+      renewedAt: now,
+      ...(heartbeatMs !== undefined && { heartbeatMs }),
+    });
     return { status: 'claimed', epoch };
   }
 
@@ -110,7 +123,8 @@ export class MemoryStore implements InspectableStore {
     const lease = positiveMs('leaseMs', leaseMs);
     const record = this.held(recordKey, owner);
     if (!record) return this.completedBy(recordKey, owner);
-    record.expiresAt = Date.now() + lease;
+    const now = Date.now();
+    Object.assign(record, { expiresAt: now + lease, renewedAt: now });
     return true;
   }
 
@@ -119,30 +133,37 @@ export class MemoryStore implements InspectableStore {
     const now = Date.now();
     const record = this.live(recordKey, now);
     if (!record) return undefined;
-    const { status, epoch, fingerprint, result } = record;
+    const { status, epoch, fingerprint, result, heartbeatMs } = record;
+    const inProgress = status === RecordStatus.InProgress;
     return {
       status,
       epoch,
       ownerPresent: record.owner !== '',
       remainingMs: record.expiresAt - now,
       fingerprint,
+      ...(inProgress && { lastRenewalMsAgo: now - record.renewedAt }),
+      ...(inProgress && heartbeatMs !== undefined && { heartbeatMs }),
       ...(result !== undefined && { result }),
     };
   }
 
   /** End the record whoever holds it; the next claim's epoch exceeds the one left behind (see `InspectableStore`). */
   async releaseByOperator(recordKey: string, { force }: { force: boolean }): Promise<OperatorReleaseResult> {
-    const record = this.live(recordKey, Date.now());
+    const now = Date.now();
+    const record = this.live(recordKey, now);
     if (!record) return { outcome: 'absent' };
     const epochBefore = record.epoch;
-    if (record.status === RecordStatus.Completed && !force) return { outcome: 'refused_completed', epochBefore };
+    const completed = record.status === RecordStatus.Completed;
+    if (completed && !force) return { outcome: 'refused_completed', epochBefore };
+    const alive = !completed && holderState(now - record.renewedAt, record.heartbeatMs) === 'alive';
+    if (alive && !force) return { outcome: 'refused_holder_alive', epochBefore, lastRenewalMsAgo: now - record.renewedAt };
     // The next claim's epoch exceeds epochAfter, which nobody holds; no owner's resend is recognised any more.
     const epochAfter = epochBefore + 1;
     this.lastEpoch = Math.max(this.lastEpoch, epochAfter);
     this.records.delete(recordKey);
     this.releasedBy.delete(recordKey);
     this.wake(recordKey);
-    return { outcome: record.status === RecordStatus.Completed ? 'forced' : 'released', epochBefore, epochAfter };
+    return { outcome: completed ? 'forced' : alive ? 'forced_holder_alive' : 'released', epochBefore, epochAfter };
   }
 
   waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {

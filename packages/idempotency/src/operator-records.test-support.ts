@@ -10,6 +10,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { IdempotencyCoordinator, type RunRequest } from './coordinator';
 import type { AnswerEncryptionKey } from './encryption-keys';
 import { isIdempotencyError, LeaseLostError } from './errors';
+import { claimSilent } from './holder-liveness.test-support';
+import { eventually } from './testing/async';
 import { hashKey } from './key-hash';
 import { inspectRecord, releaseRecord } from './operator-records';
 import type { InspectableStore } from './store';
@@ -65,6 +67,9 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
       return claim.epoch;
     };
+    /** A claim by a holder that is gone: it never renews, and the store finds it silent. */
+    const gone = (recordKey: string, owner: string): Promise<number> =>
+      claimSilent(store(), { recordKey, fingerprint: FINGERPRINT, owner, leaseMs: LEASE_MS });
 
     test('a record never claimed is absent, found by its key or by its record key alike', async () => {
       const req = request();
@@ -116,10 +121,11 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect((await inspectRecord(store(), target(req), { body: true })).answer?.body).toBe(stored);
     });
 
-    test('release of an in-progress record: the holder can no longer complete, renew or release; the next claim’s epoch is greater, and fences the old one out', async () => {
+    test('release of an in-progress record whose holder is silent: the holder can no longer complete, renew or release; the next claim’s epoch is greater, and fences the old one out', async () => {
       const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
       const ledger = new FencedLedger();
-      const held = await claimed(recordKey, 'gone-holder');
+      const held = await gone(recordKey, 'gone-holder');
+      expect(await inspectRecord(store(), { recordKey })).toMatchObject({ holder: 'silent', heartbeatMs: 20 });
       expect(ledger.write(recordKey, held)).toBe(true);
 
       const released = await releaseRecord(store(), { recordKey }, { reason: 'INC-1 holder gone' });
@@ -136,7 +142,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(typeof released.audit.user).toBe('string');
       expect(await inspectRecord(store(), { recordKey })).toMatchObject({ status: 'absent' });
 
-      // The holder is still alive: every owner check now fails, and changes nothing.
+      // The silent holder comes back: every owner check now fails, and changes nothing.
       expect(await store().complete(recordKey, 'gone-holder', '"late"', RETENTION_MS)).toBe(false);
       expect(await store().renew(recordKey, 'gone-holder', LEASE_MS)).toBe(false);
       expect(await store().release(recordKey, 'gone-holder')).toBe(false);
@@ -153,13 +159,100 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(await store().release(recordKey, 'next-holder')).toBe(true);
     });
 
-    test('release of a record a live execution holds: its completion is refused as a lost lease, and a retry executes under a greater epoch', async () => {
+    test('release of a record a live execution holds is refused without force, changing nothing: the holder completes, a retry replays', async () => {
+      const req = request();
+      const idempotency = coordinator();
+      const execution = (await idempotency.begin(req)).execution!;
+      const found = await inspectRecord(store(), target(req));
+      expect(found).toMatchObject({ status: 'in_progress', holder: 'alive', heartbeatMs: LEASE_MS / 3 });
+      expect(found.lastRenewalMsAgo).toBeGreaterThanOrEqual(0);
+      expect(found.lastRenewalMsAgo).toBeLessThan(LEASE_MS / 3);
+
+      const refused = await releaseRecord(store(), target(req), { reason: 'stuck?' });
+      expect(refused).toMatchObject({ outcome: 'refused_holder_alive', epochBefore: execution.epoch });
+      expect(refused.epochAfter).toBeUndefined();
+      expect(refused.lastRenewalMsAgo).toBeGreaterThanOrEqual(0);
+      expect(refused.audit).toMatchObject({ action: 'release', outcome: 'refused_holder_alive', epochBefore: execution.epoch });
+      expect(await inspectRecord(store(), target(req))).toMatchObject({ status: 'in_progress', epoch: execution.epoch });
+
+      expect(await execution.complete(JSON.stringify(ANSWER))).toBe(true);
+      let executions = 0;
+      const retry = await idempotency.run(req, async () => {
+        executions += 1;
+        return ANSWER;
+      });
+      expect(retry).toMatchObject({ replayed: true });
+      expect(executions).toBe(0);
+    });
+
+    test('issue 35: a release while the holder charges and renews its lease is refused, so the customer is charged once', async () => {
+      const idempotency = new IdempotencyCoordinator({
+        service: SERVICE,
+        store: store(),
+        replayCache: false,
+        defaults: { leaseMs: 3_000, heartbeatMs: 1_000, retentionMs: RETENTION_MS },
+      });
+      const req = request();
+      const recordKey = idempotency.recordKey(OPERATION, SCOPE, req.key);
+      let charges = 0;
+      let charging!: () => void;
+      const started = new Promise<void>((resolve) => (charging = resolve));
+      let operatorDone!: () => void;
+      const released = new Promise<void>((resolve) => (operatorDone = resolve));
+      const charge = async () => {
+        charging();
+        await released; // still in flight at the payment provider while the operator acts
+        charges += 1;
+        return ANSWER;
+      };
+      const holder = failure(idempotency.run(req, charge));
+      await started;
+      // Event ordering, not a sleep: until the holder's heartbeat has renewed the lease once.
+      const claimedAt = Date.now();
+      await eventually(async () => {
+        const { lastRenewalMsAgo } = await inspectRecord(store(), { recordKey });
+        return lastRenewalMsAgo !== undefined && lastRenewalMsAgo < Date.now() - claimedAt - 200;
+      }, 'a renewal of the holder’s lease');
+      const found = await inspectRecord(store(), { recordKey });
+      const release = await releaseRecord(store(), { recordKey }, { reason: 'INC-35 looks stuck' });
+      operatorDone();
+      expect(await holder).toBeUndefined();
+      const retry = await idempotency.run(req, charge);
+
+      expect({ charges, outcome: release.outcome }).toEqual({ charges: 1, outcome: 'refused_holder_alive' });
+      expect(retry.replayed).toBe(true);
+      expect(found).toMatchObject({ status: 'in_progress', holder: 'alive', heartbeatMs: 1_000 });
+    });
+
+    test('a silent holder that renews is alive again: its release is refused', async () => {
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
+      // A heartbeat of 1 s: alive for 2 s after the renewal, a wide margin for the two calls below.
+      const held = await claimSilent(store(), { recordKey, fingerprint: FINGERPRINT, owner: 'slow-holder', leaseMs: LEASE_MS }, 1_000);
+      expect((await inspectRecord(store(), { recordKey })).holder).toBe('silent');
+      expect(await store().renew(recordKey, 'slow-holder', LEASE_MS)).toBe(true);
+      expect(await releaseRecord(store(), { recordKey })).toMatchObject({ outcome: 'refused_holder_alive', epochBefore: held });
+      const found = await inspectRecord(store(), { recordKey });
+      expect(found).toMatchObject({ status: 'in_progress', epoch: held, holder: 'alive', heartbeatMs: 1_000 });
+      expect(found.lastRenewalMsAgo).toBeLessThanOrEqual(2_000);
+      expect(await store().release(recordKey, 'slow-holder')).toBe(true);
+    });
+
+    test('a holder claimed without a heartbeat, or by a release that kept none, counts as alive for as long as its lease', async () => {
+      const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
+      const held = await claimed(recordKey, 'holder-without-heartbeat');
+      expect((await inspectRecord(store(), { recordKey })).holder).toBe('alive');
+      expect(await releaseRecord(store(), { recordKey })).toMatchObject({ outcome: 'refused_holder_alive', epochBefore: held });
+      expect(await store().release(recordKey, 'holder-without-heartbeat')).toBe(true);
+    });
+
+    test('release of a record a live execution holds, with force: its completion is refused as a lost lease, and a retry executes under a greater epoch', async () => {
       const req = request();
       const idempotency = coordinator();
       const begun = await idempotency.begin(req);
       const execution = begun.execution!;
-      const released = await releaseRecord(store(), target(req), { reason: 'stuck' });
-      expect(released).toMatchObject({ outcome: 'released', epochBefore: execution.epoch });
+      const released = await releaseRecord(store(), target(req), { reason: 'stuck', force: true });
+      expect(released).toMatchObject({ outcome: 'forced_holder_alive', epochBefore: execution.epoch });
+      expect(released.audit).toMatchObject({ outcome: 'forced_holder_alive' });
 
       const error = await failure(execution.complete(JSON.stringify(ANSWER)));
       expect(isIdempotencyError(error, LeaseLostError)).toBe(true);
@@ -177,7 +270,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       });
       const execution = (await idempotency.begin(request())).execution!;
       const aborted = new Promise<unknown>((resolve) => execution.signal.addEventListener('abort', () => resolve(execution.signal.reason)));
-      expect((await releaseRecord(store(), { recordKey: execution.recordKey })).outcome).toBe('released');
+      expect((await releaseRecord(store(), { recordKey: execution.recordKey }, { force: true })).outcome).toBe('forced_holder_alive');
       expect(isIdempotencyError(await aborted, LeaseLostError)).toBe(true);
       await execution.release(); // what the action's caller does next: answers false in the store, changes nothing
       expect(await inspectRecord(store(), { recordKey: execution.recordKey })).toMatchObject({ status: 'absent' });
@@ -185,7 +278,7 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
 
     test('release wakes the requests waiting on the record', async () => {
       const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
-      await claimed(recordKey, 'holder');
+      await gone(recordKey, 'holder');
       const waiting = store().waitForChange(recordKey, 120_000);
       expect((await releaseRecord(store(), { recordKey })).outcome).toBe('released');
       await waiting; // resolved by the release's wake-up, long before its timeout

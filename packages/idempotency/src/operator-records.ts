@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { AnswerEncryption, isSealedAnswer } from './answer-encryption';
 import type { AnswerEncryptionOptions } from './encryption-keys';
+import { holderState, type HolderState } from './holder-liveness';
 import { hashKey } from './key-hash';
 import { recordKeyOf } from './record-key';
 import { isInspectableStore, RecordStatus, type IdempotencyStore, type InspectableStore, type OperatorReleaseResult } from './store';
@@ -91,6 +92,15 @@ export interface RecordInspection {
   ownerPresent?: boolean;
   /** In progress: how long the lease holds without a renewal, in ms. */
   leaseRemainingMs?: number;
+  /**
+   * In progress: whether its holder is still running it (see `HolderState`):
+   * what decides whether `releaseRecord` needs `force`.
+   */
+  holder?: HolderState;
+  /** In progress: how long ago its holder last renewed the lease (or claimed it), in ms; `undefined` when the record does not keep it. */
+  lastRenewalMsAgo?: number;
+  /** In progress: the holder's heartbeat interval, in ms (`0`: none); `undefined` when the record does not keep it. */
+  heartbeatMs?: number;
   /** Completed: how long the answer is kept, in ms. */
   retentionRemainingMs?: number;
   /** The request fingerprint the record was claimed for: a retry with another one is answered 422. */
@@ -115,6 +125,8 @@ export interface RecordRelease {
   epochBefore?: number;
   /** The epoch left as the fence: every later claim gets a greater one. */
   epochAfter?: number;
+  /** `refused_holder_alive`: how long ago the holder last renewed its lease, in ms, when the record keeps it. */
+  lastRenewalMsAgo?: number;
   /** The audit line of this release, for the caller to log. */
   audit: OperatorAudit;
 }
@@ -140,10 +152,12 @@ export interface InspectRecordOptions {
  */
 export interface ReleaseRecordOptions {
   /**
-   * Release a completed record too, deleting its stored answer. Dangerous:
+   * Release a completed record too, deleting its stored answer, or an
+   * in-progress record whose holder is alive (see `HolderState`), ending an
+   * execution that may still run its side effect. Dangerous either way:
    * the next request with this key executes the operation again (a
-   * customer may be charged twice). Default `false`: a completed record is
-   * refused.
+   * customer may be charged twice). Default `false`: both are refused
+   * (`refused_completed`, `refused_holder_alive`).
    */
   force?: boolean;
   /** Why, for the audit line (a ticket, an incident). */
@@ -183,12 +197,16 @@ export async function inspectRecord(
   const audit = auditLine('inspect', target, record?.status ?? 'absent', options.actor, { epochBefore: record?.epoch });
   if (!record) return { recordKey, status: 'absent', audit };
   const completed = record.status === RecordStatus.Completed;
+  const { lastRenewalMsAgo, heartbeatMs } = record;
   return {
     recordKey,
     status: record.status,
     epoch: record.epoch,
     ownerPresent: record.ownerPresent,
     ...(record.remainingMs !== undefined && { [completed ? 'retentionRemainingMs' : 'leaseRemainingMs']: record.remainingMs }),
+    ...(!completed && { holder: holderState(lastRenewalMsAgo, heartbeatMs) }),
+    ...(!completed && lastRenewalMsAgo !== undefined && { lastRenewalMsAgo }),
+    ...(!completed && heartbeatMs !== undefined && { heartbeatMs }),
     fingerprint: record.fingerprint,
     ...(completed && record.result !== undefined && { answer: answerReport(recordKey, record.fingerprint, record.result, options) }),
     audit,
@@ -197,7 +215,12 @@ export async function inspectRecord(
 
 /**
  * End one record whoever holds it, for a key held by a holder that is
- * gone, or stuck: an in-progress record's owner loses it (its `complete`,
+ * gone, or stuck. An in-progress record whose holder is alive (it renewed
+ * its lease within two heartbeat intervals, or the record does not say,
+ * see `HolderState`) is refused (`refused_holder_alive`) unless `force`:
+ * its execution is running, and may still charge the customer after the
+ * release, while the retry the release lets in charges them again. A
+ * released in-progress record's owner loses it (its `complete`,
  * `renew` and `release` answer `false`, a transactional completion rolls
  * back) and its epoch moves forward, so the next claim's epoch is greater
  * than `epochAfter`. A resource fenced on the record refuses the old
@@ -231,7 +254,8 @@ export async function releaseRecord(
     ...('epochAfter' in result && { epochAfter: result.epochAfter }),
   };
   const audit = auditLine('release', target, result.outcome, options.actor, { ...epochs, reason: options.reason });
-  return { recordKey, outcome: result.outcome, ...epochs, audit };
+  const renewal = 'lastRenewalMsAgo' in result && result.lastRenewalMsAgo !== undefined && { lastRenewalMsAgo: result.lastRenewalMsAgo };
+  return { recordKey, outcome: result.outcome, ...epochs, ...renewal, audit };
 }
 
 function inspectable(store: IdempotencyStore): InspectableStore {

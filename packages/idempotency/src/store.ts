@@ -39,6 +39,15 @@ export interface ClaimRequest {
   owner: string;
   /** How long the claim holds without a renewal, in milliseconds. */
   leaseMs: number;
+  /**
+   * How often the claimer's heartbeat renews the lease, in milliseconds;
+   * `0` when it never does. Kept with the record, with the time of its last
+   * renewal, so that an operator can tell a holder that is still running
+   * from one that went silent (see `HolderState`). A store that is not
+   * given it, or cannot keep it, reports the holder alive for as long as
+   * its lease lasts.
+   */
+  heartbeatMs?: number;
 }
 
 /**
@@ -203,6 +212,15 @@ export interface StoredRecord {
   remainingMs?: number;
   /** The request fingerprint the record was claimed for, as the store keeps it (see `IdempotencyStore.keptFingerprint`). */
   fingerprint: string;
+  /**
+   * In progress: how long ago, by the store's clock, the holder last
+   * renewed its lease (or claimed it, when it has not renewed yet), in
+   * milliseconds; `undefined` when the record does not keep it (written by
+   * an earlier release).
+   */
+  lastRenewalMsAgo?: number;
+  /** In progress: the holder's heartbeat interval, as its claim gave it (`0`: no heartbeat); `undefined` when the record does not keep it. */
+  heartbeatMs?: number;
   /** The stored answer as the store keeps it (maybe encrypted), once completed. */
   result?: string;
 }
@@ -210,21 +228,29 @@ export interface StoredRecord {
 /**
  * What {@link InspectableStore.releaseByOperator} did, decided atomically by
  * the store:
- * - `released`: the record was in progress; its owner no longer holds it
- *   (its `complete`, `renew` and `release` answer `false`) and every later
- *   claim gets an epoch greater than `epochAfter`.
+ * - `released`: the record was in progress and its holder silent (see
+ *   `HolderState`); its owner no longer holds it (its `complete`, `renew`
+ *   and `release` answer `false`) and every later claim gets an epoch
+ *   greater than `epochAfter`.
  * - `forced`: the record was completed and `force` was set: its stored
  *   answer is deleted, so the next request with this key executes again.
+ * - `forced_holder_alive`: the record was in progress, its holder alive,
+ *   and `force` was set: released as above, while the holder's execution
+ *   may still run its side effect, which a retry then runs again.
  * - `refused_completed`: the record is completed and `force` was not set:
  *   nothing changed.
+ * - `refused_holder_alive`: the record is in progress, its holder alive
+ *   (see `HolderState`), and `force` was not set: nothing changed. Ending it
+ *   would let a retry run the side effect the holder is still running.
  * - `absent`: no live record (never claimed, released, or its lease or
  *   retention ran out): nothing changed.
  *
  * @beta
  */
 export type OperatorReleaseResult =
-  | { outcome: 'released' | 'forced'; epochBefore: number; epochAfter: number }
+  | { outcome: 'released' | 'forced' | 'forced_holder_alive'; epochBefore: number; epochAfter: number }
   | { outcome: 'refused_completed'; epochBefore: number }
+  | { outcome: 'refused_holder_alive'; epochBefore: number; lastRenewalMsAgo?: number }
   | { outcome: 'absent' };
 
 /**
@@ -242,8 +268,10 @@ export interface InspectableStore extends IdempotencyStore {
   inspect(recordKey: string): Promise<StoredRecord | undefined>;
   /**
    * End the record at `recordKey` whoever holds it: take the ownership of
-   * an in-progress record away and move its epoch forward, or, with
-   * `force`, delete a completed record's answer; wake its waiters.
+   * an in-progress record whose holder is silent away and move its epoch
+   * forward; with `force`, that of a holder still alive too, or delete a
+   * completed record's answer; wake its waiters. Whether the holder is
+   * alive is decided in the same atomic step, by `holderState`.
    */
   releaseByOperator(recordKey: string, options: { force: boolean }): Promise<OperatorReleaseResult>;
 }

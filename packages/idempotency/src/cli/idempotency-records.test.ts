@@ -18,9 +18,12 @@ import { isIdempotencyError, LeaseLostError } from '../errors';
 import { PostgresStore } from '../postgres';
 import { RedisStore, redisRecordKey } from '../redis';
 import { connect, deleteKeys, REDIS_URL, sharedRedisStore, waitUntil } from '../redis/redis.test-support';
+import { claimSilent } from '../holder-liveness.test-support';
 import { hashKey } from '../key-hash';
+import { inspectRecord } from '../operator-records';
+import { latch } from '../testing/async';
 import { operatorReleaseScript } from '../redis/scripts';
-import type { IdempotencyStore } from '../store';
+import type { IdempotencyStore, InspectableStore } from '../store';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'cli', 'idempotency-records.js');
 const OPERATION = 'payments.charge';
@@ -149,26 +152,88 @@ function describeCli(
       expect(absent.audit).toMatchObject({ action: 'inspect', outcome: 'absent' });
     });
 
-    test('release an in-progress record: exit 0, epochs in the audit line; its live holder can no longer complete, and a retry executes above the new epoch', async () => {
+    test('release an in-progress record whose holder is silent: exit 0, epochs in the audit line; the holder can no longer complete, and a retry executes above the new epoch', async () => {
       const req = request();
       const idempotency = coordinator();
-      const execution = (await idempotency.begin(req)).execution!;
-      const recordKey = execution.recordKey;
+      const recordKey = idempotency.recordKey(OPERATION, SCOPE, req.key);
+      const store = setup().store as InspectableStore;
+      const epoch = await claimSilent(store, { recordKey, fingerprint: req.fingerprint, owner: 'gone-holder', leaseMs: 60_000 });
+      const inspected = await cli(['inspect', ...setup().storeArgs, '--record', recordKey]);
+      expect(inspected.stdout).toMatch(
+        /renewals {5}holder silent \(its lease not yet expired\), last renewal \d+ ms ago \(heartbeat every 20 ms\)/,
+      );
       const run = await cli(['release', ...setup().storeArgs, '--record', recordKey, '--reason', 'INC-7 holder gone']);
       expect(run.code).toBe(0);
-      expect(run.stdout).toContain(`released; epoch ${execution.epoch} -> ${execution.epoch + 1}`);
+      expect(run.stdout).toContain(`released; epoch ${epoch} -> ${epoch + 1}`);
       expect(run.audit).toMatchObject({
         action: 'release',
         recordRef: keyed(recordKey),
         outcome: 'released',
-        epochBefore: execution.epoch,
-        epochAfter: execution.epoch + 1,
+        epochBefore: epoch,
+        epochAfter: epoch + 1,
         reason: 'INC-7 holder gone',
       });
-      expect(isIdempotencyError(await failure(execution.complete(JSON.stringify(ANSWER))), LeaseLostError)).toBe(true);
+      expect(await store.complete(recordKey, 'gone-holder', JSON.stringify(ANSWER), 60_000)).toBe(false);
       const retry = await idempotency.run(req, async () => ANSWER);
       expect(retry.replayed).toBe(false);
-      expect(retry.epoch).toBeGreaterThan(execution.epoch + 1);
+      expect(retry.epoch).toBeGreaterThan(epoch + 1);
+    });
+
+    test('issue 35: an operator release while the holder charges and renews its lease is refused (exit 1), so the customer is charged once; --force is what ends it', async () => {
+      // The issue's figures: a 3 s lease renewed every 1 s, the operator releasing mid-charge, then the customer's retry.
+      const { store, service } = setup();
+      const idempotency = new IdempotencyCoordinator({
+        service,
+        store,
+        replayCache: false,
+        defaults: { leaseMs: 3_000, heartbeatMs: 1_000, retentionMs: 3_600_000 },
+      });
+      const req = request();
+      const recordKey = idempotency.recordKey(OPERATION, SCOPE, req.key);
+      let charges = 0;
+      const charging = latch();
+      const operatorDone = latch();
+      const charge = async () => {
+        charging.open();
+        await operatorDone.promise; // the charge is still in flight at the payment provider while the operator acts
+        charges += 1;
+        return ANSWER;
+      };
+      const holder = failure(idempotency.run(req, charge));
+      await charging.promise;
+      // Event ordering, not a sleep: wait until the store shows the lease renewed (its lease left jumps back up).
+      const first = await inspectRecord(store, { recordKey });
+      const firstAt = performance.now();
+      await waitUntil(
+        async () => {
+          const now = await inspectRecord(store, { recordKey });
+          return (now.leaseRemainingMs ?? 0) > (first.leaseRemainingMs ?? 0) - (performance.now() - firstAt) + 250;
+        },
+        30_000,
+        'a renewal of the holder’s lease',
+      );
+      const inspected = await cli(['inspect', ...setup().storeArgs, '--record', recordKey]);
+      const released = await cli(['release', ...setup().storeArgs, '--record', recordKey, '--reason', 'INC-35 looks stuck']);
+      operatorDone.open();
+      const holderError = await holder;
+      const retry = await idempotency.run(req, charge);
+
+      expect({ charges, releaseExit: released.code }).toEqual({ charges: 1, releaseExit: 1 });
+      expect(holderError).toBeUndefined();
+      expect(retry.replayed).toBe(true);
+      expect(inspected.stdout).toMatch(/renewals {5}holder alive, last renewal \d+ ms ago \(heartbeat every 1000 ms\)/);
+      expect(released.stdout).toContain('refused, its holder is alive');
+      expect(released.stdout).toContain('a customer may be charged twice; add --force');
+      expect(released.audit).toMatchObject({ action: 'release', outcome: 'refused_holder_alive', reason: 'INC-35 looks stuck' });
+
+      // With --force the operator ends it anyway, and is told what that costs.
+      const again = request();
+      const live = (await idempotency.begin(again)).execution!;
+      const forced = await cli(['release', ...setup().storeArgs, '--record', live.recordKey, '--force']);
+      expect(forced.code).toBe(0);
+      expect(forced.audit).toMatchObject({ outcome: 'forced_holder_alive', epochBefore: live.epoch, epochAfter: live.epoch + 1 });
+      expect(forced.messages).toEqual([expect.stringContaining('a customer may be charged twice')]);
+      expect(isIdempotencyError(await failure(live.complete(JSON.stringify(ANSWER))), LeaseLostError)).toBe(true);
     });
 
     test('release of a completed record: refused with exit 1 and the record kept; --force deletes the answer, exit 0', async () => {
@@ -202,14 +267,15 @@ function describeCli(
       expect(wrong.audit).toMatchObject({ action: 'release', outcome: 'usage_error' });
       expect((await inspectRecordStatus(req)).status).toBe('in_progress'); // nothing was released
 
+      // The holder is alive (it has just claimed): only --force ends it.
       const run = await cli(
-        ['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged, '--reason', 'INC-9'],
+        ['release', ...setup().storeArgs, ...identity, '--key-stdin', '--key-hash', logged, '--reason', 'INC-9', '--force'],
         {},
         `${req.key}\n`,
       );
       expect(run.code).toBe(0);
       expect(run.audit).toMatchObject({
-        outcome: 'released',
+        outcome: 'forced_holder_alive',
         keyHash: logged,
         recordRef: keyed(execution.recordKey),
         epochBefore: execution.epoch,
@@ -415,9 +481,8 @@ describe('idempotency-records and the store it acts on', () => {
   const { prefix } = redis;
   const claimed = async (): Promise<{ recordKey: string; epoch: number }> => {
     const recordKey = randomBytes(32).toString('hex');
-    const claim = await redis.store().claim({ recordKey, fingerprint: 'fp', owner: 'gone-holder', leaseMs: 600_000 });
-    if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
-    return { recordKey, epoch: claim.epoch };
+    const epoch = await claimSilent(redis.store(), { recordKey, fingerprint: 'fp', owner: 'gone-holder', leaseMs: 600_000 });
+    return { recordKey, epoch };
   };
   const base = new URL(REDIS_URL);
 

@@ -33,11 +33,14 @@ const USAGE = `usage: idempotency-records <inspect|release> [--store <redis://..
                 (needs ${KEY_HASH_SECRET_ENV}, the secret the services hash keys with)
   --record      the record key as the application holds it (execution.recordKey), 64 hex digits
 
-  inspect   show the record's state, epoch, lease or retention left, and its stored answer's status and size
-            (the answer itself with --body; decrypted when IDEMPOTENCY_ENCRYPTION_KEYS holds the keyring)
-  release   end an in-progress record whoever holds it: the holder can no longer complete, the next claim gets
-            a greater epoch. A completed record is refused unless --force, which deletes its answer: the next
-            request with this key executes again (a customer may be charged twice).
+  inspect   show the record's state, epoch, lease or retention left, whether its holder is alive (renewed its
+            lease within two heartbeats) or silent, and its stored answer's status and size (the answer itself
+            with --body; decrypted when IDEMPOTENCY_ENCRYPTION_KEYS holds the keyring)
+  release   end an in-progress record whose holder is silent: the holder can no longer complete, the next claim
+            gets a greater epoch. A record whose holder is alive is refused unless --force: its execution may
+            still charge, and the retry the release lets in charges again (a customer may be charged twice).
+            A completed record is refused unless --force, which deletes its answer: the next request with this
+            key executes again (a customer may be charged twice).
 
   Exit 0: done (inspect: a record was found). 1: absent, or release refused. 2: usage, store or timeout error.
   Every inspect or release, including a failed one, prints one JSON audit line to stderr.`;
@@ -309,9 +312,11 @@ async function execute(command: Command, open: OpenStore): Promise<Outcome> {
     ...(values.reason !== undefined && { reason: values.reason }),
   });
   const { audit, ...report } = released;
-  const code = released.outcome === 'released' || released.outcome === 'forced' ? 0 : 1;
+  const done = released.outcome === 'released' || released.outcome === 'forced' || released.outcome === 'forced_holder_alive';
   const stdout = values.json ? JSON.stringify(report) : describeRelease(report);
-  return { code, stdout, audit, ...(released.outcome === 'forced' && { warning: REPLAY_CACHE_WARNING }) };
+  const warning =
+    released.outcome === 'forced' ? REPLAY_CACHE_WARNING : released.outcome === 'forced_holder_alive' ? LIVE_HOLDER_WARNING : undefined;
+  return { code: done ? 0 : 1, stdout, audit, ...(warning && { warning }) };
 }
 
 function describeInspection(found: Omit<RecordInspection, 'audit'>, redisKey: string | undefined): string {
@@ -326,6 +331,7 @@ function describeInspection(found: Omit<RecordInspection, 'audit'>, redisKey: st
     `owner        ${found.ownerPresent ? 'present' : 'none'}`,
   ];
   if (found.leaseRemainingMs !== undefined) lines.push(`lease left   ${seconds(found.leaseRemainingMs)}`);
+  if (found.holder !== undefined) lines.push(`renewals     ${describeHolder(found)}`);
   if (found.retentionRemainingMs !== undefined) lines.push(`kept for     ${seconds(found.retentionRemainingMs)}`);
   lines.push(`fingerprint  ${found.fingerprint}`);
   const { answer } = found;
@@ -345,6 +351,10 @@ function describeRelease(released: Omit<RecordRelease, 'audit'>): string {
   switch (released.outcome) {
     case 'released':
       return `record ${recordKey}: released; epoch ${epochBefore} -> ${epochAfter}. Its holder can no longer complete or renew; the next claim gets an epoch above ${epochAfter}.`;
+    case 'forced_holder_alive':
+      return `record ${recordKey}: in-progress record of a live holder released by force; epoch ${epochBefore} -> ${epochAfter}. Its holder may still run its side effect; the next request with this key executes again.`;
+    case 'refused_holder_alive':
+      return `record ${recordKey}: refused, its holder is alive (${renewalAgo(released.lastRenewalMsAgo)}, epoch ${epochBefore}). Releasing it lets a retry run the operation while the holder may still run it: a customer may be charged twice; add --force to do so.`;
     case 'forced':
       return `record ${recordKey}: completed record released by force; epoch ${epochBefore} -> ${epochAfter}. Its answer is deleted: the next request with this key executes again.`;
     case 'refused_completed':
@@ -359,6 +369,27 @@ const REPLAY_CACHE_WARNING =
   'warning: no running process is told. One that has replayed this answer keeps it in its replay cache (on by default) and goes on replaying it, ' +
   'without asking the store, until the retention the record had left runs out or the process restarts: ' +
   'restart the instances of the service for the next request to execute again.';
+
+/** What a forced release of a live holder cannot stop: the holder's own side effect. */
+const LIVE_HOLDER_WARNING =
+  'warning: its holder was alive: its execution goes on until it next renews or completes, and its side effect may still happen; ' +
+  'the next request with this key executes again, so a customer may be charged twice. Only a resource fenced on the epoch refuses the holder.';
+
+/** The holder line of an inspection: alive or silent, and the renewal it is judged by. */
+function describeHolder(found: Omit<RecordInspection, 'audit'>): string {
+  const heartbeat =
+    found.heartbeatMs === undefined
+      ? 'the record keeps no heartbeat: counted alive until its lease runs out'
+      : found.heartbeatMs > 0
+        ? `heartbeat every ${found.heartbeatMs} ms`
+        : 'no heartbeat: counted alive until its lease runs out';
+  const state = found.holder === 'alive' ? 'holder alive' : 'holder silent (its lease not yet expired)';
+  return `${state}, ${renewalAgo(found.lastRenewalMsAgo)} (${heartbeat})`;
+}
+
+function renewalAgo(ms: number | undefined): string {
+  return ms === undefined ? 'last renewal unknown' : `last renewal ${ms} ms ago`;
+}
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;

@@ -30,7 +30,7 @@ describe('migrate', () => {
   test('creates the schema and its tables, records every version, and applies nothing the second time', async () => {
     const schema = newSchema();
     expect(await migrate(pool, { schema })).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(await versions(schema)).toEqual([1, 2]);
+    expect(await versions(schema)).toEqual([1, 2, 3]);
     expect(await migrate(pool, { schema })).toEqual([]);
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".idempotency_records`);
     expect(rows[0].n).toBe(0);
@@ -40,7 +40,7 @@ describe('migrate', () => {
     const schema = newSchema();
     const results = await Promise.all([migrate(pool, { schema }), migrate(pool, { schema }), migrate(pool, { schema })]);
     expect(results.map((done) => done.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
-    expect(await versions(schema)).toEqual([1, 2]);
+    expect(await versions(schema)).toEqual([1, 2, 3]);
   });
 
   test('applies only the versions not yet recorded, in order', async () => {
@@ -48,11 +48,11 @@ describe('migrate', () => {
     await migrate(pool, { schema });
     const extra = [
       ...MIGRATIONS,
-      { version: 4, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` },
-      { version: 3, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` },
+      { version: 5, name: 'c', sql: (s: string) => `CREATE TABLE ${s}.c (id int)` },
+      { version: 4, name: 'b', sql: (s: string) => `CREATE TABLE ${s}.b (id int)` },
     ];
-    expect(await migrate(pool, { schema, migrations: extra })).toEqual([3, 4]);
-    expect(await versions(schema)).toEqual([1, 2, 3, 4]);
+    expect(await migrate(pool, { schema, migrations: extra })).toEqual([4, 5]);
+    expect(await versions(schema)).toEqual([1, 2, 3, 4, 5]);
   });
 
   test('a failing migration rolls back everything the call applied', async () => {
@@ -60,11 +60,11 @@ describe('migrate', () => {
     await migrate(pool, { schema });
     const broken = [
       ...MIGRATIONS,
-      { version: 3, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` },
-      { version: 4, name: 'bad', sql: () => 'SELECT * FROM no_such_table' },
+      { version: 4, name: 'ok', sql: (s: string) => `CREATE TABLE ${s}.two (id int)` },
+      { version: 5, name: 'bad', sql: () => 'SELECT * FROM no_such_table' },
     ];
     await expect(migrate(pool, { schema, migrations: broken })).rejects.toThrow('no_such_table');
-    expect(await versions(schema)).toEqual([1, 2]);
+    expect(await versions(schema)).toEqual([1, 2, 3]);
     const { rows } = await pool.query(`SELECT to_regclass('"${schema}".two') AS t`);
     expect(rows[0].t).toBeNull();
   });
@@ -77,7 +77,7 @@ describe('migrate', () => {
     const migrating = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     await migrating.connect();
     await migrating.connect();
-    expect(await versions(schema)).toEqual([1, 2]);
+    expect(await versions(schema)).toEqual([1, 2, 3]);
     await Promise.all([plain.close(), migrating.close()]);
   });
 
@@ -99,7 +99,7 @@ describe('migrate', () => {
       // Concurrent first operations share one migration, then each runs.
       const claims = await Promise.all([1, 2, 3, 4].map(claim));
       expect(claims.map((c) => c.status)).toEqual(['claimed', 'claimed', 'claimed', 'claimed']);
-      expect(await versions(schema)).toEqual([1, 2]);
+      expect(await versions(schema)).toEqual([1, 2, 3]);
       await expect(store.ping()).resolves.toBeUndefined();
       expect(await store.complete('r-1', 'o-1', 'done', 60_000)).toBe(true);
       expect(await claim(1)).toMatchObject({ status: 'completed', result: 'done' });
@@ -124,7 +124,7 @@ describe('migrate', () => {
     } finally {
       holder.release();
     }
-    expect(await migrate(pool, { schema, lockTimeoutMs: 100 })).toEqual([2]);
+    expect(await migrate(pool, { schema, lockTimeoutMs: 100 })).toEqual([2, 3]);
   });
 
   test('a caller that waited its turn behind one that gave up on the table lock gives up too, without waiting for it again', async () => {
@@ -150,7 +150,7 @@ describe('migrate', () => {
     } finally {
       holder.release();
     }
-    expect(await migrate(pool, { schema, lockTimeoutMs: 200 })).toEqual([2]);
+    expect(await migrate(pool, { schema, lockTimeoutMs: 200 })).toEqual([2, 3]);
   });
 
   test('refuses a lockTimeoutMs that is not a positive integer', async () => {

@@ -42,10 +42,31 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE ${schema}.idempotency_records ADD COLUMN format smallint NOT NULL DEFAULT 1;
     `,
   },
+  {
+    // The holder's last renewal and heartbeat, for an operator to tell a holder still running from a silent
+    // one (see `HolderState`). Nullable: a row claimed before, or by an earlier release, keeps neither, and
+    // its holder counts as alive; an earlier release reads and writes the rows as it did.
+    version: 3,
+    name: 'add idempotency_records.renewed_at and heartbeat_ms',
+    sql: (schema) => `
+      ALTER TABLE ${schema}.idempotency_records ADD COLUMN renewed_at timestamptz, ADD COLUMN heartbeat_ms integer;
+    `,
+  },
 ];
 
 /** The newest migration: the schema version this release reads and writes. */
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
 
 /** The columns of `idempotency_records` at {@link SCHEMA_VERSION}: a migration that adds one the statements use adds it here. */
-export const RECORD_COLUMNS: readonly string[] = ['store_key', 'status', 'fingerprint', 'owner', 'epoch', 'result', 'expires_at', 'format'];
+export const RECORD_COLUMNS: readonly string[] = [
+  'store_key',
+  'status',
+  'fingerprint',
+  'owner',
+  'epoch',
+  'result',
+  'expires_at',
+  'format',
+  'renewed_at',
+  'heartbeat_ms',
+];

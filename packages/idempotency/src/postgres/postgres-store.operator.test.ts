@@ -3,7 +3,8 @@ import { latch } from '../../test/support/async';
 import { createTestSchema, type TestSchema } from '../../test/support/postgres';
 import { IdempotencyCoordinator } from '../coordinator';
 import { isIdempotencyError, LeaseLostError } from '../errors';
-import { releaseRecord } from '../operator-records';
+import { claimSilent } from '../holder-liveness.test-support';
+import { inspectRecord, releaseRecord } from '../operator-records';
 import { describeOperatorRecords } from '../operator-records.test-support';
 import { postgresTransaction } from './postgres-execution';
 import { PostgresStore } from './postgres-store';
@@ -38,7 +39,7 @@ describe('operator release of a transactional execution (PostgreSQL)', () => {
       return { statusCode: 201 };
     });
     const recordKey = await inserted.promise;
-    expect((await releaseRecord(store, { recordKey }, { reason: 'stuck' })).outcome).toBe('released');
+    expect((await releaseRecord(store, { recordKey }, { reason: 'stuck', force: true })).outcome).toBe('forced_holder_alive');
     proceed.open();
     expect(
       isIdempotencyError(
@@ -51,5 +52,26 @@ describe('operator release of a transactional execution (PostgreSQL)', () => {
     ).toBe(true);
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".ledger WHERE order_id = $1`, [orderId]);
     expect(rows[0].n).toBe(0);
+  });
+});
+
+describe('operator release of a row claimed by an earlier release (PostgreSQL)', () => {
+  test('a row without renewed_at and heartbeat_ms is read as before, its holder counted alive: refused without force', async () => {
+    const recordKey = `old-${randomUUID()}`;
+    const epoch = await claimSilent(store, { recordKey, fingerprint: 'fp', owner: 'old-holder', leaseMs: 60_000 });
+    // What a claim by a release before migration 3 leaves: neither column set.
+    await db.pool.query(`UPDATE "${db.schema}".idempotency_records SET renewed_at = NULL, heartbeat_ms = NULL WHERE store_key = $1`, [
+      recordKey,
+    ]);
+
+    const found = await inspectRecord(store, { recordKey });
+    expect(found).toMatchObject({ status: 'in_progress', epoch, holder: 'alive' });
+    expect(found.lastRenewalMsAgo).toBeUndefined();
+    expect(found.heartbeatMs).toBeUndefined();
+    expect(await releaseRecord(store, { recordKey })).toMatchObject({ outcome: 'refused_holder_alive', epochBefore: epoch });
+    expect(await releaseRecord(store, { recordKey }, { force: true })).toMatchObject({
+      outcome: 'forced_holder_alive',
+      epochBefore: epoch,
+    });
   });
 });

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createPostgresPool, migrate, PostgresStore } from '.';
-import { MIGRATIONS } from './migrations';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
+
+/** Every migration but the newest: a schema one migration behind this release. */
+const BEHIND = MIGRATIONS.slice(0, -1);
 import { charge, expectChargedOnce, failOpen } from '../../test/support/fail-open';
 import { DATABASE_URL } from '../../test/support/postgres';
 
@@ -55,14 +58,22 @@ const grantRecords = async (schema: string, role: string) => {
 describe('PostgresStore on a schema behind this release', () => {
   test('a schema one migration behind: ping is down, a fail-open request is refused and not run, until migrate()', async () => {
     const schema = newSchema();
-    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    await migrate(pool, { schema, migrations: BEHIND });
     const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0 });
     const ran: string[] = [];
     try {
-      const behind = { name: 'SchemaVersionError', schema, foundVersion: 1, requiredVersion: 2, httpStatus: 500 };
+      const behind = {
+        name: 'SchemaVersionError',
+        schema,
+        foundVersion: SCHEMA_VERSION - 1,
+        requiredVersion: SCHEMA_VERSION,
+        httpStatus: 500,
+      };
       await expect(store.ping()).rejects.toMatchObject(behind);
       await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(behind);
-      await expect(store.ping()).rejects.toThrow(`schema "${schema}" is at migration 1, but this library needs 2: run migrate()`);
+      await expect(store.ping()).rejects.toThrow(
+        `schema "${schema}" is at migration ${SCHEMA_VERSION - 1}, but this library needs ${SCHEMA_VERSION}: run migrate()`,
+      );
       expect(ran).toEqual([]);
 
       await migrate(pool, { schema });
@@ -97,7 +108,7 @@ describe('PostgresStore on a schema behind this release', () => {
       const coordinator = failOpen(store);
       await expect(charge(coordinator, ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
       await pool.query(`DROP TABLE "${schema}".idempotency_records`);
-      await expect(charge(coordinator, ran, 'k2')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 2 });
+      await expect(charge(coordinator, ran, 'k2')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: SCHEMA_VERSION });
       expect(ran).toEqual(['k1']);
     } finally {
       await store.close();
@@ -106,7 +117,7 @@ describe('PostgresStore on a schema behind this release', () => {
 
   test('under migrateOnConnect, a migration that gives up on its table lock leaves the schema behind: refused, not failed open', async () => {
     const schema = newSchema();
-    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    await migrate(pool, { schema, migrations: BEHIND });
     const holder = await pool.connect();
     const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     const ran: string[] = [];
@@ -115,13 +126,22 @@ describe('PostgresStore on a schema behind this release', () => {
       // ALTER of migration 2 waits for it past lockTimeoutMs and gives up.
       await holder.query('BEGIN');
       await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
-      const behind = { name: 'SchemaVersionError', schema, foundVersion: 1, requiredVersion: 2, cause: { code: '55P03' } };
+      const behind = {
+        name: 'SchemaVersionError',
+        schema,
+        foundVersion: SCHEMA_VERSION - 1,
+        requiredVersion: SCHEMA_VERSION,
+        cause: { code: '55P03' },
+      };
       await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject(behind);
-      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 1 });
+      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: SCHEMA_VERSION - 1 });
       expect(ran).toEqual([]);
       await holder.query('COMMIT');
       // The lock is free, but the next attempt waits 30 s: each one holds every query of the table up.
-      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 1 });
+      await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({
+        name: 'SchemaVersionError',
+        foundVersion: SCHEMA_VERSION - 1,
+      });
       const now = Date.now();
       const later = vi.spyOn(Date, 'now').mockImplementation(() => now + 30_001);
       try {
@@ -138,7 +158,7 @@ describe('PostgresStore on a schema behind this release', () => {
 
   test('under migrateOnConnect, a migration that cannot get its table lock holds the other queries of the table up once, not on every request', async () => {
     const schema = newSchema();
-    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    await migrate(pool, { schema, migrations: BEHIND });
     const [holder, earlier] = [await pool.connect(), await pool.connect()];
     const store = new PostgresStore({ pool, schema, sweepIntervalMs: 0, migrateOnConnect: true });
     const stalls: number[] = [];
@@ -171,7 +191,7 @@ describe('PostgresStore on a schema behind this release', () => {
 
   test('under migrateOnConnect, replicas that boot together hold the other queries of the table up once, not once each', async () => {
     const schema = newSchema();
-    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    await migrate(pool, { schema, migrations: BEHIND });
     const [holder, earlier] = [await pool.connect(), await pool.connect()];
     // Four replicas of the new release, each with its own pool, as separate processes have.
     const pools = [1, 2, 3, 4].map(() => createPostgresPool(DATABASE_URL, { max: 2 }));
@@ -204,18 +224,20 @@ describe('PostgresStore on a schema behind this release', () => {
       for (const replicaPool of pools) await replicaPool.end();
     }
     expect(stalls.length).toBe(1);
-    expect((await pool.query(`SELECT version FROM "${schema}".idempotency_schema_versions`)).rows).toEqual([{ version: 1 }]);
+    expect((await pool.query(`SELECT version FROM "${schema}".idempotency_schema_versions ORDER BY version`)).rows).toEqual(
+      BEHIND.map(({ version }) => ({ version })),
+    );
   });
 
   test('a role that may use the records but not read the versions table: served at this release, refused behind it', async () => {
     const schema = newSchema();
-    await migrate(pool, { schema, migrations: MIGRATIONS.slice(0, 1) });
+    await migrate(pool, { schema, migrations: BEHIND });
     const { role, appPool } = await newRole();
     await grantRecords(schema, role);
     const store = new PostgresStore({ pool: appPool, schema, sweepIntervalMs: 0 });
     const ran: string[] = [];
     try {
-      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 0, requiredVersion: 2 });
+      await expect(store.ping()).rejects.toMatchObject({ name: 'SchemaVersionError', foundVersion: 0, requiredVersion: SCHEMA_VERSION });
       await expect(charge(failOpen(store), ran, 'k1')).rejects.toMatchObject({ name: 'SchemaVersionError' });
       expect(ran).toEqual([]);
 

@@ -17,6 +17,7 @@ import { SignalledWaits } from '../signalled-wait';
 import { isUndefinedObject, migrate, quoteSchema } from './migrate';
 import { isRefusal, refusal, storeAccess } from './store-access';
 import { SCHEMA_VERSION } from './migrations';
+import { holderState } from '../holder-liveness';
 import { operatorStatements, RECORD_FORMAT, statements, type OperatorStatements, type Statements } from './sql';
 import { isIdempotencyError, RecordVersionError, SchemaVersionError, StoreRefusedError } from '../errors';
 
@@ -105,6 +106,20 @@ interface InspectRow {
   result: string | null;
   remaining_ms: number;
   format: number;
+}
+
+/** What the operator statements read of an in-progress record's holder (`numeric` arrives as a string). */
+interface HolderColumns {
+  renewal_ms_ago: string | number | null;
+  heartbeat_ms: number | null;
+}
+
+/** An in-progress record's last renewal and heartbeat, when its row keeps them. */
+function holderOf(row: HolderColumns): { lastRenewalMsAgo?: number; heartbeatMs?: number } {
+  return {
+    ...(row.renewal_ms_ago !== null && { lastRenewalMsAgo: Math.max(0, Math.floor(Number(row.renewal_ms_ago))) }),
+    ...(row.heartbeat_ms !== null && { heartbeatMs: row.heartbeat_ms }),
+  };
 }
 
 interface ClaimRow {
@@ -213,10 +228,11 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     return this.guarded(() => this.claimRecord(request));
   }
 
-  private async claimRecord({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  private async claimRecord({ recordKey, fingerprint, owner, leaseMs, heartbeatMs }: ClaimRequest): Promise<ClaimResult> {
     const lease = positiveMs('leaseMs', leaseMs);
+    const heartbeat = heartbeatMs === undefined ? null : Math.max(0, Math.floor(heartbeatMs));
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
-      const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease]);
+      const { rows } = await queryRetryingConflicts<ClaimRow>(this.pool, this.sql.claim, [recordKey, fingerprint, owner, lease, heartbeat]);
       const row = rows[0];
       assertFormat(row?.format);
       if (row?.status === 'claimed') return { status: 'claimed', epoch: Number(row.epoch) };
@@ -280,7 +296,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
 
   /** The live record at `recordKey`, read by one statement (see `InspectableStore`). */
   async inspect(recordKey: string): Promise<StoredRecord | undefined> {
-    const { rows } = await this.guarded(() => queryRetryingConflicts<InspectRow>(this.pool, this.operatorSql.inspect, [recordKey]));
+    const { rows } = await this.guarded(() =>
+      queryRetryingConflicts<InspectRow & HolderColumns>(this.pool, this.operatorSql.inspect, [recordKey]),
+    );
     const row = rows[0];
     if (!row) return undefined;
     assertFormat(row.format);
@@ -293,6 +311,7 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
       ownerPresent: row.owner_present,
       remainingMs: Math.max(0, Math.ceil(row.remaining_ms)),
       fingerprint: row.fingerprint,
+      ...holderOf(row),
       ...(row.result !== null && { result: row.result }),
     };
   }
@@ -314,15 +333,26 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     let failed = false;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const { rows } = await client.query<{ status: string; epoch: string; format: number }>(this.operatorSql.lock, [recordKey]);
+      const { rows } = await client.query<{ status: string; epoch: string; format: number } & HolderColumns>(this.operatorSql.lock, [
+        recordKey,
+      ]);
       const row = rows[0];
       assertFormat(row?.format);
+      const completed = row?.status === RecordStatus.Completed;
+      const holder = row && !completed ? holderOf(row) : {};
+      const alive = row !== undefined && !completed && holderState(holder.lastRenewalMsAgo, holder.heartbeatMs) === 'alive';
       let result: OperatorReleaseResult;
       if (!row) result = { outcome: 'absent' };
-      else if (row.status === RecordStatus.Completed && !force) result = { outcome: 'refused_completed', epochBefore: Number(row.epoch) };
-      else {
+      else if (completed && !force) result = { outcome: 'refused_completed', epochBefore: Number(row.epoch) };
+      else if (alive && !force) {
+        result = {
+          outcome: 'refused_holder_alive',
+          epochBefore: Number(row.epoch),
+          ...(holder.lastRenewalMsAgo !== undefined && { lastRenewalMsAgo: holder.lastRenewalMsAgo }),
+        };
+      } else {
         const ended = await client.query<{ epoch: string }>(this.operatorSql.end, [recordKey, this.channel]);
-        const outcome = row.status === RecordStatus.Completed ? 'forced' : 'released';
+        const outcome = completed ? 'forced' : alive ? 'forced_holder_alive' : 'released';
         result = { outcome, epochBefore: Number(row.epoch), epochAfter: Number(ended.rows[0]?.epoch) };
       }
       await client.query('COMMIT');

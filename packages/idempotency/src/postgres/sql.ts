@@ -39,17 +39,18 @@ export function statements(s: string) {
      * reported `claimed` with its epoch. A row of another format is never
      * taken over: it is reported, with its format, for the store to refuse.
      *
-     * $1 store key, $2 fingerprint, $3 owner, $4 lease ms.
+     * $1 store key, $2 fingerprint, $3 owner, $4 lease ms, $5 heartbeat ms (NULL: not given).
      */
     claim: `
       WITH claimed AS (
-        INSERT INTO ${records} AS r (store_key, status, fingerprint, owner, epoch, result, expires_at, format)
+        INSERT INTO ${records} AS r (store_key, status, fingerprint, owner, epoch, result, expires_at, format, renewed_at, heartbeat_ms)
         SELECT $1, 'in_progress', $2, $3, floor(extract(epoch FROM now.t) * 1000)::bigint, NULL, now.t + $4 * interval '1 millisecond',
-               ${RECORD_FORMAT}
+               ${RECORD_FORMAT}, now.t, $5::integer
           FROM (SELECT clock_timestamp() AS t) AS now
         ON CONFLICT (store_key) DO UPDATE
           SET status = 'in_progress', fingerprint = excluded.fingerprint, owner = excluded.owner,
-              epoch = greatest(r.epoch + 1, excluded.epoch), result = NULL, expires_at = excluded.expires_at
+              epoch = greatest(r.epoch + 1, excluded.epoch), result = NULL, expires_at = excluded.expires_at,
+              renewed_at = excluded.renewed_at, heartbeat_ms = excluded.heartbeat_ms
           WHERE r.expires_at <= clock_timestamp() AND r.${ours}
         RETURNING r.epoch
       )
@@ -98,10 +99,11 @@ export function statements(s: string) {
       SELECT NULL FROM ${records} WHERE store_key = $1 AND owner = $2 AND status = 'released' AND NOT EXISTS (SELECT 1 FROM gone)`,
 
     /**
-     * Extend a live lease; a record its owner completed is left as it is,
-     * and counts as renewed. $1 key, $2 owner, $3 lease ms.
+     * Extend a live lease, and note when; a record its owner completed is
+     * left as it is, and counts as renewed. $1 key, $2 owner, $3 lease ms.
      */
-    renew: `UPDATE ${records} SET expires_at = CASE WHEN status = 'in_progress' THEN clock_timestamp() + $3 * interval '1 millisecond' ELSE expires_at END
+    renew: `UPDATE ${records} SET expires_at = CASE WHEN status = 'in_progress' THEN clock_timestamp() + $3 * interval '1 millisecond' ELSE expires_at END,
+           renewed_at = CASE WHEN status = 'in_progress' THEN clock_timestamp() ELSE renewed_at END
        WHERE (${held}) OR (${completedBy})`,
 
     /**
@@ -134,18 +136,23 @@ export function operatorStatements(s: string) {
   const records = `${s}.idempotency_records`;
   const ours = `format = ${RECORD_FORMAT}`;
   const found = `store_key = $1 AND (NOT ${ours} OR (status <> 'released' AND expires_at > clock_timestamp()))`;
+  /** An in-progress record's holder: ms since its last renewal, and its heartbeat; NULL when the row does not keep them. */
+  const holder = `CASE WHEN status = 'in_progress' THEN extract(epoch FROM clock_timestamp() - renewed_at) * 1000 END AS renewal_ms_ago,
+             CASE WHEN status = 'in_progress' AND renewed_at IS NOT NULL THEN heartbeat_ms END AS heartbeat_ms`;
   return {
     /** The live record at $1; a released or ended row is the fence, not a record. */
     inspect: `
       SELECT status, fingerprint, owner <> '' AS owner_present, epoch::text AS epoch, result,
-             extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS remaining_ms, format
+             extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS remaining_ms, format, ${holder}
         FROM ${records} WHERE ${found}`,
 
     /**
      * Lock the live record at $1 (waiting for a transactional completion
-     * that holds it to commit or roll back), inside the release's transaction.
+     * that holds it to commit or roll back), inside the release's
+     * transaction: a renewal then waits for the release, so whether the
+     * holder is alive is decided on the row as it stays.
      */
-    lock: `SELECT status, epoch::text AS epoch, format FROM ${records} WHERE ${found} FOR UPDATE`,
+    lock: `SELECT status, epoch::text AS epoch, format, ${holder} FROM ${records} WHERE ${found} FOR UPDATE`,
 
     /**
      * End the locked record: the row stays as the fence, released, already

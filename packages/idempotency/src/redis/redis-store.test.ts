@@ -6,7 +6,7 @@ import { isIdempotencyError, KeyReusedError, RecordVersionError } from '../error
 import { requestFingerprint } from '../fingerprint';
 import { inspectRecord, releaseRecord } from '../operator-records';
 import { expectCoordinatorRefuses } from '../record-version.test-support';
-import { HEADER_BYTES, RECORD_FORMAT } from './scripts';
+import { HEADER_BYTES, RECORD_FORMAT, RENEWAL_BYTES } from './scripts';
 import { connect, deleteKeys, keptOwner, newRecordKey, readRecord, uniquePrefix, waitUntil } from './redis.test-support';
 
 const prefix = uniquePrefix();
@@ -307,7 +307,13 @@ describe('RedisStore record formats', () => {
     ]);
     header.writeUIntBE(claimed.epoch, 27, 6);
     expect(HEADER_BYTES).toBe(33);
-    expect(await client.getBuffer(key)).toEqual(header);
+    // In progress, a tail follows the header: when it was claimed or last renewed (server ms, 6 bytes; the
+    // claim's epoch on a key never claimed before), and the heartbeat the claim named (4 bytes; none here).
+    const inProgress = (await client.getBuffer(key))!;
+    expect(inProgress.length).toBe(RENEWAL_BYTES);
+    expect(inProgress.subarray(0, HEADER_BYTES)).toEqual(header);
+    expect(inProgress.readUIntBE(HEADER_BYTES, 6)).toBe(claimed.epoch);
+    expect(inProgress.readUInt32BE(HEADER_BYTES + 6)).toBe(0);
     const answer = '{"statusCode":201,"body":"✓"}';
     expect(await store.complete(recordKey, 'owner-a', answer, RETENTION_MS)).toBe(true);
     const completed = (await client.getBuffer(key))!;

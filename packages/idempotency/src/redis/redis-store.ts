@@ -206,11 +206,22 @@ export class RedisStore implements InspectableStore {
     this.channels = new CompletionChannels(subscriber, this.pubsub);
   }
 
-  async claim({ recordKey, fingerprint, owner, leaseMs }: ClaimRequest): Promise<ClaimResult> {
+  async claim({ recordKey, fingerprint, owner, leaseMs, heartbeatMs }: ClaimRequest): Promise<ClaimResult> {
     const keys = this.keys(recordKey);
     const lease = positiveMs('leaseMs', leaseMs);
     const epochTtl = String(Math.max(lease, EPOCH_TTL_FLOOR_MS));
-    const args = [keys.record, keys.epoch, keys.released, keptFingerprintBytes(fingerprint), ownerBytes(owner), String(lease), epochTtl];
+    // No heartbeat given is kept as none (0): the holder then counts as alive for as long as its lease.
+    const heartbeat = String(Math.max(0, Math.floor(heartbeatMs ?? 0)));
+    const args = [
+      keys.record,
+      keys.epoch,
+      keys.released,
+      keptFingerprintBytes(fingerprint),
+      ownerBytes(owner),
+      String(lease),
+      epochTtl,
+      heartbeat,
+    ];
     if (!this.waitForReplicas) return toClaimResult(await this.run(this.scripts.claim, args), fingerprint);
     return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim').catch(this.refused), fingerprint);
   }
@@ -532,7 +543,9 @@ function toClaimResult(reply: unknown, requested: string): ClaimResult {
 }
 
 function toStoredRecord(reply: unknown): StoredRecord | undefined {
-  const [status, fingerprint, owner, epoch, pttl, result] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
+  const [status, fingerprint, owner, epoch, pttl, result, renewalAgo, heartbeat] = Array.isArray(refuseOtherFormat(reply))
+    ? (reply as unknown[])
+    : [];
   if (status === undefined) return undefined;
   if ((status !== RecordStatus.InProgress && status !== RecordStatus.Completed) || !Number.isSafeInteger(Number(epoch))) {
     throw new Error('Unexpected reply from the idempotency inspect script');
@@ -544,6 +557,7 @@ function toStoredRecord(reply: unknown): StoredRecord | undefined {
     ownerPresent: owner === '1',
     ...(remainingMs >= 0 && { remainingMs }),
     fingerprint: String(fingerprint),
+    ...(renewalAgo !== undefined && renewalAgo !== '' && { lastRenewalMsAgo: Number(renewalAgo), heartbeatMs: Number(heartbeat) }),
     ...(status === RecordStatus.Completed && { result: String(result ?? '') }),
   };
 }
@@ -552,6 +566,10 @@ function toOperatorRelease(reply: unknown): OperatorReleaseResult {
   const [outcome, before, after] = Array.isArray(refuseOtherFormat(reply)) ? (reply as unknown[]) : [];
   if (outcome === 'absent') return { outcome };
   if (outcome === 'refused_completed') return { outcome, epochBefore: Number(before) };
-  if (outcome === 'released' || outcome === 'forced') return { outcome, epochBefore: Number(before), epochAfter: Number(after) };
+  if (outcome === 'refused_holder_alive') {
+    return { outcome, epochBefore: Number(before), ...(after !== undefined && after !== '' && { lastRenewalMsAgo: Number(after) }) };
+  }
+  if (outcome === 'released' || outcome === 'forced' || outcome === 'forced_holder_alive')
+    return { outcome, epochBefore: Number(before), epochAfter: Number(after) };
   throw new Error('Unexpected reply from the idempotency operator release script');
 }

@@ -1,3 +1,5 @@
+import { SILENT_AFTER_HEARTBEATS } from '../holder-liveness';
+
 /**
  * The Lua scripts behind `RedisStore`. Redis runs a script to completion
  * before it serves any other command, so each script is one indivisible
@@ -15,8 +17,23 @@
  *         3  fingerprint    16 bytes: the first 128 bits of SHA-256 of the request's (see `keptFingerprint` in redis-store.ts)
  *        19  owner          8 bytes: the first 64 bits of SHA-256 of the owner token
  *        27  epoch          6 bytes, big-endian: the fencing epoch (server milliseconds, up to 2^48)
- *        33  result         the stored answer, once completed; nothing while in progress
+ *        33  result         the stored answer, once completed
  * ```
+ *
+ * While in progress, a record written by this release carries a tail
+ * instead of a result, for an operator to tell a holder still running from
+ * a silent one (see `HolderState`):
+ *
+ * ```text
+ *        33  renewed at     6 bytes, big-endian: server ms of the claim, then of each renewal
+ *        39  heartbeat      4 bytes, big-endian: the holder's heartbeat interval in ms (0: none)
+ * ```
+ *
+ * Still format 2: every reader of format 2 reads an in-progress record's
+ * header only, so an earlier 0.x release reads such a record as it always
+ * did, and the completion drops the tail with the rest of the value. An
+ * in-progress record without it (claimed by an earlier release) reports no
+ * renewal, and its holder counts as alive.
  *
  * Fixed offsets, so the scripts read every field with `string.sub` and
  * `struct` whatever bytes it holds (the fingerprint and the owner arrive as
@@ -54,6 +71,9 @@ export const RECORD_FORMAT = 2;
 /** Bytes before a record's result: version line, state, fingerprint, owner, epoch. */
 export const HEADER_BYTES = 33;
 
+/** Bytes of an in-progress record that keeps its last renewal: header, renewed at, heartbeat. */
+export const RENEWAL_BYTES = HEADER_BYTES + 10;
+
 /** The epochs a header holds: 6 bytes. */
 const EPOCH_LIMIT = 2 ** 48;
 
@@ -85,6 +105,11 @@ local function record(key)
 end
 local function hex(fp) return string.format('%08x%08x%08x%08x', struct.unpack('>I4I4I4I4', fp)) end
 local function result(held) return string.sub(held.value, ${HEADER_BYTES + 1}) end
+-- An in-progress record's last renewal (server ms) and heartbeat interval, or nil when it does not keep them.
+local function renewal(held)
+  if held.state == 'c' or #held.value < ${RENEWAL_BYTES} then return nil end
+  return (struct.unpack('>I6', held.value, ${HEADER_BYTES + 1})), (struct.unpack('>I4', held.value, ${HEADER_BYTES + 7}))
+end
 `;
 
 /**
@@ -111,10 +136,23 @@ local function at(epoch, ms) return string.format('%.0f', math.max(now, tonumber
 `;
 
 /**
+ * Whether the holder of `held`, an in-progress record, is alive at `now`:
+ * `holderState` in holder-liveness.ts, the rule every store applies.
+ */
+const ALIVE = `
+local function alive(held)
+  local renewed, heartbeat = renewal(held)
+  if not renewed or heartbeat <= 0 then return true end
+  return now - renewed <= ${SILENT_AFTER_HEARTBEATS} * heartbeat
+end
+`;
+
+/**
  * Create the record or report the one that is there.
  *
  * KEYS: record, epoch counter, released-by key. ARGV: fingerprint (16
- * bytes), owner (8 bytes), leaseMs, epoch counter TTL in ms. Returns
+ * bytes), owner (8 bytes), leaseMs, epoch counter TTL in ms, heartbeat
+ * interval in ms (the record's tail). Returns
  * `{'claimed', epoch}` (also to the same owner's claim run again),
  * `{'in_progress', fp, pttl}`, `{'completed', fp, result, pttl}` or
  * `{'version', found}` (`counter` for an epoch counter it cannot go on
@@ -153,7 +191,7 @@ local issued = math.max((previous or 0) + 1, now)
 -- this far), is refused as a damaged record is: never a script error, which a fail-open claim would run past.
 if type(counter) == 'table' or issued >= ${EPOCH_LIMIT} then return {'version', 'counter'} end
 local epoch = string.format('%.0f', issued)
-redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. ARGV[1] .. ARGV[2] .. struct.pack('>I6', issued))
+redis.call('SET', KEYS[1], '${RECORD_FORMAT}\\np' .. ARGV[1] .. ARGV[2] .. struct.pack('>I6', issued) .. struct.pack('>I6I4', now, tonumber(ARGV[5]) or 0))
 redis.call('PEXPIREAT', KEYS[1], at(epoch, ARGV[3]))
 if previous then
   redis.call('SET', KEYS[2], epoch)
@@ -219,7 +257,9 @@ return 1
 `;
 
 /**
- * Extend the lease to `leaseMs` from now if `owner` still holds it.
+ * Extend the lease to `leaseMs` from now if `owner` still holds it, and
+ * note the renewal in the record's tail when it has one (SETRANGE keeps
+ * the TTL, which PEXPIREAT then moves).
  *
  * KEYS: record. ARGV: owner (8 bytes), leaseMs. Returns 1 or 0; 1 without a change
  * when `owner` has completed the record (its renewal arriving late).
@@ -232,6 +272,7 @@ local held = record(KEYS[1])
 if not held or held.owner ~= ARGV[1] then return 0 end
 if held.state == 'c' then return 1 end
 ${CLOCK}
+if renewal(held) then redis.call('SETRANGE', KEYS[1], ${HEADER_BYTES}, struct.pack('>I6', now)) end
 redis.call('PEXPIREAT', KEYS[1], at(held.epoch, ARGV[2]))
 return 1
 `;
@@ -267,16 +308,21 @@ return 'in_progress'
  *
  * KEYS: record. Returns `{}` when there is no record, `{'version', found}`
  * for a value of another format, else `{state, fp (hex), owner present
- * ('1' | '0': eight zero bytes name none), epoch, pttl, result}` (`state`
- * is `in_progress` or `completed`; the result is `''` while in progress).
+ * ('1' | '0': eight zero bytes name none), epoch, pttl, result, ms since
+ * the last renewal, heartbeat ms}` (`state` is `in_progress` or
+ * `completed`; the result is `''` while in progress; the last two are `''`
+ * unless the record keeps its renewals).
  */
 export const INSPECT_SCRIPT = `${RECORD}
 local held, found = record(KEYS[1])
 if found then return {'version', found} end
 if not held then return {} end
+${CLOCK}
 local completed = held.state == 'c'
+local renewed, heartbeat = renewal(held)
 return {completed and 'completed' or 'in_progress', hex(held.fp), held.owner ~= string.rep('\\0', 8) and '1' or '0', held.epoch,
-  redis.call('PTTL', KEYS[1]), completed and result(held) or ''}
+  redis.call('PTTL', KEYS[1]), completed and result(held) or '',
+  renewed and string.format('%.0f', math.max(now - renewed, 0)) or '', heartbeat and string.format('%.0f', heartbeat) or ''}
 `;
 
 /**
@@ -284,14 +330,16 @@ return {completed and 'completed' or 'in_progress', hex(held.fp), held.owner ~= 
  * released-by key, and leave `epoch + 1` in the counter, an epoch nobody
  * holds, so the next claim's exceeds it (see the claim script). The holder
  * that is still alive then fails every owner check (complete, renew,
- * release) and its resends are no longer recognised. A completed record is
- * refused unless ARGV[1] is `1`. A value of another format is refused
- * whatever ARGV[1] says, and left as it is.
+ * release) and its resends are no longer recognised. A completed record,
+ * or one whose holder is alive (see `ALIVE`), is refused unless ARGV[1] is
+ * `1`. A value of another format is refused whatever ARGV[1] says, and
+ * left as it is.
  *
  * KEYS: record, epoch counter, released-by key. ARGV: force (`1` | `0`),
  * completion channel, epoch counter TTL in ms. Returns `{'absent'}`,
- * `{'version', found}`, `{'refused_completed', epoch}`, or `{'released' |
- * 'forced', epoch, epoch + 1}`.
+ * `{'version', found}`, `{'refused_completed', epoch}`,
+ * `{'refused_holder_alive', epoch, ms since the last renewal or ''}`, or
+ * `{'released' | 'forced' | 'forced_holder_alive', epoch, epoch + 1}`.
  */
 export const operatorReleaseScript = (publish: 'PUBLISH' | 'SPUBLISH'): string => `${RECORD}
 local held, found = record(KEYS[1])
@@ -299,12 +347,18 @@ if found then return {'version', found} end
 if not held then return {'absent'} end
 if held.state == 'c' and ARGV[1] ~= '1' then return {'refused_completed', held.epoch} end
 ${CLOCK}
+${ALIVE}
+local living = held.state ~= 'c' and alive(held)
+if living and ARGV[1] ~= '1' then
+  local renewed = renewal(held)
+  return {'refused_holder_alive', held.epoch, renewed and string.format('%.0f', math.max(now - renewed, 0)) or ''}
+end
 local after = string.format('%.0f', math.max(tonumber(held.epoch), tonumber(redis.call('GET', KEYS[2])) or 0) + 1)
 redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('SET', KEYS[2], after)
 redis.call('PEXPIREAT', KEYS[2], at(after, ARGV[3]))
 if held.state == 'w' then redis.call('${publish}', ARGV[2], 'released') end
-return {held.state == 'c' and 'forced' or 'released', held.epoch, after}
+return {held.state == 'c' and 'forced' or living and 'forced_holder_alive' or 'released', held.epoch, after}
 `;
 
 /**
