@@ -41,7 +41,8 @@ export interface IdempotencyOptions {
    * Answer the replays of a record this process has already replayed once
    * from memory, without a round trip (see `ReplayCache`); `false` turns it
    * off. Default on: 10,000 records, 16 Mi characters of record keys,
-   * fingerprints and results.
+   * fingerprints and results, each replayed from memory for 60 s at most
+   * (`maxAgeMs`) before the store is asked again.
    */
   replayCache?: ReplayCacheOptions | false;
   /**

@@ -311,6 +311,29 @@ export function describeOperatorRecords(name: string, store: () => InspectableSt
       expect(executions).toBe(2);
     });
 
+    test('a forced release reaches a process that replays the answer from memory within its replay cache’s maxAgeMs', async () => {
+      const req = request();
+      const service = new IdempotencyCoordinator({
+        service: SERVICE,
+        store: store(),
+        replayCache: { maxAgeMs: 300 },
+        defaults: { leaseMs: LEASE_MS, retentionMs: RETENTION_MS },
+      });
+      let executions = 0;
+      const action = async () => {
+        executions += 1;
+        return ANSWER;
+      };
+      await service.run(req, action);
+      expect(await service.run(req, action)).toMatchObject({ replayed: true }); // from the store; kept in memory from now on
+      expect((await releaseRecord(store(), target(req), { force: true })).outcome).toBe('forced');
+      // Replayed from memory while the entry is young; executed again once the store is asked: never twice more.
+      await eventually(async () => (await service.run(req, action)).replayed === false, 'the forced release to be seen', {
+        timeoutMs: 30_000,
+      });
+      expect(executions).toBe(2);
+    });
+
     test('release of an absent record says so and changes nothing', async () => {
       const recordKey = coordinator().recordKey(OPERATION, SCOPE, `key-${randomUUID()}`);
       const absent = await releaseRecord(store(), { recordKey }, { force: true });

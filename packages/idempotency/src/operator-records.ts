@@ -229,9 +229,10 @@ export async function inspectRecord(
  * which deletes its answer: the next request executes again, once it
  * reaches the store. A process that has replayed the answer keeps it in its
  * replay cache (the coordinator's `replayCache`, on by default) and replays
- * it without asking the store until the retention the record had left runs
- * out, the cache evicts it, or the process restarts: restart the service's
- * instances after a forced release for the next request to execute at once.
+ * it without asking the store for up to the cache's `maxAgeMs` (60 s by
+ * default), or until the retention the record had left runs out, the cache
+ * evicts it, or the process restarts: restart the service's instances after
+ * a forced release for the next request to execute at once.
  * A record of another format version is refused (`RecordVersionError`),
  * `force` or not.
  *

@@ -17,6 +17,23 @@ describe('ReplayCache', () => {
     expect(cache.get('b')).toBeUndefined(); // a tenth before, for short retentions
   });
 
+  it('replays from memory for maxAgeMs at most (60 s by default), then leaves the next replay to the store', () => {
+    const byDefault = new ReplayCache();
+    byDefault.set('a', 'fp', 'result', 24 * 3_600_000);
+    vi.advanceTimersByTime(59_999);
+    expect(byDefault.get('a')?.result).toBe('result');
+    vi.advanceTimersByTime(2);
+    expect(byDefault.get('a')).toBeUndefined(); // what an operator's forced release is seen after, at the latest
+
+    const short = new ReplayCache({ maxAgeMs: 500 });
+    short.set('a', 'fp', 'result', 60_000);
+    vi.advanceTimersByTime(499);
+    expect(short.get('a')?.result).toBe('result');
+    vi.advanceTimersByTime(2);
+    expect(short.get('a')).toBeUndefined();
+    expect(() => new ReplayCache({ maxAgeMs: 0 })).toThrow(RangeError);
+  });
+
   it('drops the oldest records past its count or its size', () => {
     const byCount = new ReplayCache({ maxEntries: 2 });
     for (const key of ['a', 'b', 'c']) byCount.set(key, 'fp', key, 60_000);

@@ -1,3 +1,8 @@
+import { positiveMs } from './milliseconds';
+
+/** How long an answer is replayed from memory by default before the store is asked again. */
+const DEFAULT_MAX_AGE_MS = 60_000;
+
 /**
  * Bounds of the replay cache: the answers this process keeps in memory.
  *
@@ -13,6 +18,14 @@ export interface ReplayCacheOptions {
    * the scope and key a request brought). Default 16 Mi.
    */
   maxChars?: number;
+  /**
+   * How long an answer is replayed from memory before the store is asked
+   * again, in milliseconds. Default 60 s. A completed record changes only
+   * when an operator force-releases it (`releaseRecord` with `force`):
+   * this bounds how long a process goes on replaying the deleted answer,
+   * at the cost of one store round trip per record this often.
+   */
+  maxAgeMs?: number;
 }
 
 interface Entry {
@@ -31,21 +44,25 @@ interface Entry {
  * answer would cost each first execution a write here and keep every
  * result in memory. Safe because a completed record never changes:
  * nothing but the end of its retention removes it (a release and a
- * takeover only ever touch a record in progress). Each entry is dropped a
- * little before the record's own expiry (a tenth of what is left, a second
- * at most), so a replay from memory is never one the store would no longer
- * give. Bounded by count and by size, names included; the oldest entries
- * go first.
+ * takeover only ever touch a record in progress), or an operator's forced
+ * release, which no process hears of. Each entry is dropped a little
+ * before the record's own expiry (a tenth of what is left, a second at
+ * most), so a replay from memory is never one the store would no longer
+ * give, and after `maxAgeMs` at the latest, so a forced release reaches
+ * every process within it. Bounded by count and by size, names included;
+ * the oldest entries go first.
  */
 export class ReplayCache {
   private readonly entries = new Map<string, Entry>();
   private kept = 0;
   private readonly maxEntries: number;
   private readonly maxChars: number;
+  private readonly maxAgeMs: number;
 
   constructor(options: ReplayCacheOptions = {}) {
     this.maxEntries = options.maxEntries ?? 10_000;
     this.maxChars = options.maxChars ?? 16 * 1024 * 1024;
+    this.maxAgeMs = positiveMs('replayCache.maxAgeMs', options.maxAgeMs ?? DEFAULT_MAX_AGE_MS);
   }
 
   /** Characters kept now: names, fingerprints and results (what `maxChars` bounds). */
@@ -64,7 +81,7 @@ export class ReplayCache {
 
   /** Remember a completed record that the store keeps for `remainingMs` more. */
   set(record: string, fingerprint: string, result: string, remainingMs: number): void {
-    const keepMs = remainingMs - Math.min(1_000, remainingMs / 10);
+    const keepMs = Math.min(remainingMs - Math.min(1_000, remainingMs / 10), this.maxAgeMs);
     const chars = record.length + fingerprint.length + result.length;
     if (!(keepMs > 0) || chars > this.maxChars) return;
     const previous = this.entries.get(record);

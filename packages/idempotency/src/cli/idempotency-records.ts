@@ -367,8 +367,8 @@ function describeRelease(released: Omit<RecordRelease, 'audit'>): string {
 /** What a forced release cannot reach: the answer kept in the memory of the processes that replayed it. */
 const REPLAY_CACHE_WARNING =
   'warning: no running process is told. One that has replayed this answer keeps it in its replay cache (on by default) and goes on replaying it, ' +
-  'without asking the store, until the retention the record had left runs out or the process restarts: ' +
-  'restart the instances of the service for the next request to execute again.';
+  "without asking the store, for up to the cache's maxAgeMs (60 s by default), or until the retention the record had left runs out or the process restarts: " +
+  'wait that long, or restart the instances of the service, for the next request to execute again.';
 
 /** What a forced release of a live holder cannot stop: the holder's own side effect. */
 const LIVE_HOLDER_WARNING =
