@@ -9,5 +9,6 @@ export type { Violation, InvariantName } from './invariants/check';
 export type { Attempt, AttemptOutcome } from './proxy/attempt';
 export { writeReports } from './reports/write';
 export type { IntentReport, PressReport, RunReport, ScenarioReport } from './run/report';
+export type { SkippedScenario } from './scenarios/catalog';
 export type { EffectExpectation } from './scenarios/scenario';
 export { runChain, type RunOptions, type RunProgress } from './run/runner';

@@ -92,6 +92,7 @@ describe('the Markdown report, as Mermaid reads it', () => {
       config: 'chain;#.yaml',
       startedAt: '2026-01-01T00:00:00.000Z',
       durationMs: 1,
+      skipped: [],
       passed: false,
       hops,
       scenarios: HOSTILE.map((text) => scenario(text, hops)),

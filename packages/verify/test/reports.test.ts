@@ -55,6 +55,7 @@ const run: RunReport = {
   passed: false,
   hops: ['orders-v2', 'payments'],
   scenarios: [failed, passed],
+  skipped: [],
 };
 
 describe('reports', () => {
@@ -76,7 +77,7 @@ describe('reports', () => {
 
   it('writes JUnit XML with one case per scenario and the failure in full, escaped', () => {
     const xml = junitReport(run);
-    expect(xml).toContain('<testsuites name="idempotency-verify" tests="2" failures="1" time="4.000">');
+    expect(xml).toContain('<testsuites name="idempotency-verify" tests="2" failures="1" skipped="0" time="4.000">');
     expect(xml).toContain('<testcase classname="idempotency-verify" name="later-press" time="2.300"/>');
     expect(xml).toContain('<failure message="expected exactly 1 effect(s), counted 2">');
     expect(xml).toContain('Held &#38; lost &#60;at&#62; payments.');
@@ -117,6 +118,31 @@ describe('reports', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  describe('a scenario skipped for want of config', () => {
+    const reason = 'the deepest hop "payments" has no service for the verifier to start, kill and start again (set hops.1.service)';
+    const withSkip: RunReport = { ...run, skipped: [{ name: 'kill', family: 'kill', reason }] };
+
+    it('is a row of the table on a terminal and a line elsewhere, with its reason, and counted apart in the verdict', () => {
+      const tty = { ...captureOutput(), isTTY: true };
+      terminalSummary(withSkip, tty);
+      expect(tty.text()).toMatch(new RegExp(`^kill\\s+skip\\s+because the deepest hop "payments" has no service`));
+      expect(tty.text()).toContain('1/2 scenarios passed (1 skipped) in 4.0s');
+      const piped = captureOutput();
+      terminalSummary(withSkip, piped);
+      expect(piped.text()).toMatch(/^skipped kill, because the deepest hop "payments" has no service .*\(set hops\.1\.service\)\n/);
+    });
+
+    it('is in report.md and in JUnit as skipped, because …', () => {
+      expect(markdownReport(withSkip)).toContain(`| kill | skipped, because ${reason} | | |`);
+      expect(markdownReport(withSkip)).toContain('1/2 scenarios passed (1 skipped)');
+      const xml = junitReport(withSkip);
+      expect(xml).toContain('tests="3" failures="1" skipped="1"');
+      expect(xml).toContain(
+        '<testcase classname="idempotency-verify" name="kill" time="0.000">\n      <skipped message="because the deepest hop &#34;payments&#34; has no service',
+      );
+    });
   });
 
   it('closes with every failure in full, then the verdict', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { missingFor } from '../scenarios/requirements';
 
 /** `host:port` a fault proxy listens on; the host defaults to loopback. */
 const listenAddress = z
@@ -124,19 +125,34 @@ const SCENARIO_NAMES = [
   'two-callers',
 ] as const;
 
+/** Every scenario family, in the order the catalog runs them. */
+export const ALL_SCENARIOS: readonly ScenarioName[] = SCENARIO_NAMES;
+
 /** The whole config file: what to call, where the proxies sit, how to count an effect. */
-export const chainConfigSchema = z.strictObject({
-  entry,
-  hops: z.array(hop).min(1),
-  effect,
-  settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
-  scenarios: z
-    .array(z.enum(SCENARIO_NAMES))
-    .min(1)
-    .default([...SCENARIO_NAMES]),
-  doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
-  keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
-});
+export const chainConfigSchema = z
+  .strictObject({
+    entry,
+    hops: z.array(hop).min(1),
+    effect,
+    settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
+    /**
+     * The families that must run; absent, every family the config can run (the others
+     * are reported as skipped). Kept absent rather than defaulted, so that a family
+     * the file names and cannot run is an error and one it leaves out is not.
+     */
+    scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).optional(),
+    doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
+    keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
+  })
+  .superRefine((config, context) => {
+    // A scenario named and never run would leave the gate green without having tested.
+    config.scenarios?.forEach((family, index) => {
+      const missing = missingFor(family, config);
+      if (missing !== undefined) {
+        context.addIssue({ code: 'custom', path: ['scenarios', index], message: `"${family}" cannot run: ${missing}` });
+      }
+    });
+  });
 
 /**
  * A validated config with every default filled in.

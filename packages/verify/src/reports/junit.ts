@@ -4,17 +4,21 @@ import { failureText } from './failure';
 /** The run as JUnit XML: one test case per scenario, so CI shows each one by name. */
 export function junitReport(run: RunReport): string {
   const failures = run.scenarios.filter((s) => !s.passed).length;
+  const open = (name: string, ms: number) => `    <testcase classname="idempotency-verify" name="${xml(name)}" time="${seconds(ms)}"`;
   const cases = run.scenarios.map((s) => {
-    const open = `    <testcase classname="idempotency-verify" name="${xml(s.name)}" time="${seconds(s.durationMs)}"`;
-    if (s.passed) return `${open}/>`;
+    if (s.passed) return `${open(s.name, s.durationMs)}/>`;
     const first = s.error ?? s.violations[0]?.message ?? 'failed';
-    return `${open}>\n      <failure message="${xml(first)}">${xml(failureText(s))}</failure>\n    </testcase>`;
+    return `${open(s.name, s.durationMs)}>\n      <failure message="${xml(first)}">${xml(failureText(s))}</failure>\n    </testcase>`;
   });
+  const skips = run.skipped.map((s) => `${open(s.name, 0)}>\n      <skipped message="${xml(`because ${s.reason}`)}"/>\n    </testcase>`);
+  const tests = run.scenarios.length + run.skipped.length;
+  const counts = `tests="${tests}" failures="${failures}" skipped="${run.skipped.length}" time="${seconds(run.durationMs)}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="idempotency-verify" tests="${run.scenarios.length}" failures="${failures}" time="${seconds(run.durationMs)}">`,
-    `  <testsuite name="${xml(run.config)}" tests="${run.scenarios.length}" failures="${failures}" time="${seconds(run.durationMs)}" timestamp="${run.startedAt}">`,
+    `<testsuites name="idempotency-verify" ${counts}>`,
+    `  <testsuite name="${xml(run.config)}" ${counts} timestamp="${run.startedAt}">`,
     ...cases,
+    ...skips,
     '  </testsuite>',
     '</testsuites>',
     '',

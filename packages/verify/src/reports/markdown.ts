@@ -1,19 +1,20 @@
 import type { RunReport, ScenarioReport } from '../run/report';
 import { sequenceDiagram } from './mermaid';
+import { verdict } from './terminal';
 
 /** The run as Markdown: a summary table, then per scenario its intents, broken invariants and diagram. */
 export function markdownReport(run: RunReport): string {
-  const passed = run.scenarios.filter((s) => s.passed).length;
   return [
     `# Idempotency verification: ${run.passed ? 'passed' : 'FAILED'}`,
     '',
-    `Config \`${run.config}\`, started ${run.startedAt}, ${passed}/${run.scenarios.length} scenarios passed in ${(run.durationMs / 1000).toFixed(1)}s.`,
+    `Config \`${run.config}\`, started ${run.startedAt}, ${verdict(run)} in ${(run.durationMs / 1000).toFixed(1)}s.`,
     '',
     '| Scenario | Result | Effects | Attempts seen |',
     '| --- | --- | --- | --- |',
     ...run.scenarios.map(
       (s) => `| ${s.name} | ${s.passed ? 'pass' : '**FAIL**'} | ${s.intents.map((i) => i.effects).join(', ')} | ${s.attempts.length} |`,
     ),
+    ...run.skipped.map((s) => `| ${s.name} | skipped, because ${cell(s.reason)} | | |`),
     '',
     ...run.scenarios.flatMap((s) => section(s, run.hops)),
   ].join('\n');
@@ -42,4 +43,9 @@ function section(s: ScenarioReport, hops: string[]): string[] {
     '```',
     '',
   ];
+}
+
+/** A table cell keeps to its cell: a `|` would start the next one. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
 }

@@ -49,11 +49,24 @@ function counter(index: number, total: number): string {
   return `[${index + 1}/${total}]`;
 }
 
-/** The closing lines: every failure in full, then the verdict. */
+/**
+ * The closing lines: the scenarios skipped for want of config (rows of the table on a
+ * terminal), every failure in full, then the verdict.
+ */
 export function terminalSummary(run: RunReport, out: Output): void {
+  for (const skip of run.skipped) {
+    const because = `because ${skip.reason}`;
+    out.write(out.isTTY ? `${row([skip.name, 'skip', because])}\n` : `skipped ${skip.name}, ${because}\n`);
+  }
   for (const failed of run.scenarios.filter((s) => !s.passed)) out.write(`\n${failureText(failed)}\n`);
+  out.write(`\n${verdict(run)} in ${(run.durationMs / 1000).toFixed(1)}s\n`);
+}
+
+/** `9/11 scenarios passed`, and how many were skipped, if any: a skip is never a pass. */
+export function verdict(run: RunReport): string {
   const passed = run.scenarios.filter((s) => s.passed).length;
-  out.write(`\n${passed}/${run.scenarios.length} scenarios passed in ${(run.durationMs / 1000).toFixed(1)}s\n`);
+  const skipped = run.skipped.length > 0 ? ` (${run.skipped.length} skipped)` : '';
+  return `${passed}/${run.scenarios.length} scenarios passed${skipped}`;
 }
 
 function cells(report: ScenarioReport): string[] {

@@ -1,6 +1,7 @@
 import type { Violation } from '../invariants/check';
 import type { Attempt } from '../proxy/attempt';
 import type { Press } from './caller';
+import type { SkippedScenario } from '../scenarios/catalog';
 import type { EffectExpectation } from '../scenarios/scenario';
 
 /**
@@ -59,6 +60,8 @@ export interface RunReport {
   /** Hop names, entry side first. */
   hops: string[];
   scenarios: ScenarioReport[];
+  /** Scenarios of the default catalog this config cannot run, each with what it lacks. */
+  skipped: SkippedScenario[];
 }
 
 /** A press as reports show it: statuses and errors, no bodies (they may hold personal data). */

@@ -5,7 +5,7 @@ import { checkIntent, type Violation } from '../invariants/check';
 import { keyHash } from '../proxy/attempt';
 import { AttemptLog } from '../proxy/attempt-log';
 import { FaultProxy } from '../proxy/fault-proxy';
-import { catalog, select } from '../scenarios/catalog';
+import { catalog, select, skipped } from '../scenarios/catalog';
 import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scenario';
 import { Caller } from './caller';
 import { ServiceProcess } from './service';
@@ -61,7 +61,13 @@ export interface RunOptions {
  * @public
  */
 export async function runChain(config: ChainConfig, options: RunOptions): Promise<RunReport> {
-  const scenarios = select(catalog(config), options.scenarios ?? []);
+  const names = options.scenarios ?? [];
+  const cannotRun = skipped(config);
+  const scenarios = select(catalog(config), names, cannotRun);
+  // A run that tested nothing must never read as a pass: it is a setup error.
+  if (scenarios.length === 0) {
+    throw new Error(`no scenario can run with this config: ${cannotRun.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
+  }
   const started = Date.now();
   const log = new AttemptLog();
   /** Per hop, the hops whose plans start over at each of its attempts (`perAttemptOf`). */
@@ -101,6 +107,8 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
     passed: reports.every((r) => r.passed),
     hops: config.hops.map((h) => h.name),
     scenarios: reports,
+    // Named on the command line, a scenario that cannot run threw above: only the default catalog's are listed.
+    skipped: names.length === 0 ? cannotRun : [],
   };
 }
 

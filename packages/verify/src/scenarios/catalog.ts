@@ -1,10 +1,24 @@
-import type { ChainConfig } from '../config/schema';
+import { ALL_SCENARIOS, type ChainConfig, type ScenarioName } from '../config/schema';
 import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
 import { doubleClick, keyReuse, noKey, twoCallers } from './presses';
+import { missingFor } from './requirements';
 import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
 
-/** Every scenario the config allows, in the order they run. */
+/**
+ * A scenario left to the default catalog that this config cannot run, and why.
+ *
+ * @public
+ */
+export interface SkippedScenario {
+  /** Its name; one per family, since a family that cannot run cannot run at any hop. */
+  name: string;
+  family: ScenarioName;
+  /** What the config lacks, naming the field to set. */
+  reason: string;
+}
+
+/** Every scenario the config selects and can run, in the order they run. */
 export function catalog(config: ChainConfig): Scenario[] {
   const hops = config.hops.map((h) => h.name);
   const deepest = hops[hops.length - 1] as string;
@@ -55,32 +69,33 @@ export function catalog(config: ChainConfig): Scenario[] {
       description: `The first attempt at ${hop} is reset mid-request, before ${hop} sees it.`,
       run: (c) => faultedPress(c, { [hop]: [{ kind: 'reset' }] }),
     })),
-    ...(config.hops[hops.length - 1]?.service
-      ? [
-          {
-            name: 'kill',
-            family: 'kill',
-            description: `${deepest} is killed after its effect and before its answer, started again, and the chain retries.`,
-            run: (c: ScenarioContext) => faultedPress(c, { [deepest]: [{ kind: 'kill', crash: () => c.restart(deepest) }] }),
-          } satisfies Scenario,
-        ]
-      : []),
-    ...(config.entry.callers
-      ? [
-          {
-            name: 'two-callers',
-            family: 'two-callers',
-            description: 'Two callers send the same key, each with its own body: each must get its own effect and answer.',
-            run: twoCallers,
-          } satisfies Scenario,
-        ]
-      : []),
+    {
+      name: 'kill',
+      family: 'kill',
+      description: `${deepest} is killed after its effect and before its answer, started again, and the chain retries.`,
+      run: (c: ScenarioContext) => faultedPress(c, { [deepest]: [{ kind: 'kill', crash: () => c.restart(deepest) }] }),
+    },
+    {
+      name: 'two-callers',
+      family: 'two-callers',
+      description: 'Two callers send the same key, each with its own body: each must get its own effect and answer.',
+      run: twoCallers,
+    },
   ];
-  return all.filter((s) => config.scenarios.includes(s.family) && (config.entry.key.send || !NEEDS_KEY.has(s.family)));
+  return all.filter((s) => selected(config).includes(s.family) && missingFor(s.family, config) === undefined);
 }
 
-/** Families that are about what one key does: meaningless for a caller that sends none. */
-const NEEDS_KEY: ReadonlySet<string> = new Set(['later-press', 'double-click', 'key-reuse', 'two-callers']);
+/** The families of the config's selection that it cannot run, each with what it lacks. */
+export function skipped(config: ChainConfig): SkippedScenario[] {
+  return selected(config).flatMap((family) => {
+    const reason = missingFor(family, config);
+    return reason === undefined ? [] : [{ name: family, family, reason }];
+  });
+}
+
+function selected(config: ChainConfig): readonly ScenarioName[] {
+  return config.scenarios ?? ALL_SCENARIOS;
+}
 
 /**
  * The write-up, pressed once: the deepest service does the work at once but answers
@@ -105,14 +120,16 @@ async function writeUp(context: ScenarioContext, deepest: string, above: string)
 
 /**
  * Narrows a catalog to the names asked for on the command line: a family name
- * (`lost-reply`) or one instance (`lost-reply@orders`). Unknown names throw.
+ * (`lost-reply`) or one instance (`lost-reply@orders`). A name the config cannot
+ * run throws with what it lacks, an unknown one with the names known.
  */
-export function select(scenarios: Scenario[], names: readonly string[]): Scenario[] {
+export function select(scenarios: Scenario[], names: readonly string[], cannotRun: readonly SkippedScenario[] = []): Scenario[] {
   if (names.length === 0) return scenarios;
   for (const name of names) {
-    if (!scenarios.some((s) => s.name === name || s.family === name)) {
-      throw new Error(`unknown or disabled scenario "${name}"; known: ${scenarios.map((s) => s.name).join(', ')}`);
-    }
+    if (scenarios.some((s) => s.name === name || s.family === name)) continue;
+    const skip = cannotRun.find((s) => s.name === name);
+    if (skip) throw new Error(`scenario "${name}" cannot run: ${skip.reason}`);
+    throw new Error(`unknown or disabled scenario "${name}"; known: ${scenarios.map((s) => s.name).join(', ')}`);
   }
   return scenarios.filter((s) => names.includes(s.name) || names.includes(s.family));
 }

@@ -1,0 +1,29 @@
+import type { ScenarioName } from '../config/schema';
+
+/** The part of a config that decides which scenarios can run at all. */
+export interface ChainShape {
+  entry: { key: { send: boolean }; callers?: unknown };
+  hops: readonly { name: string; service?: unknown }[];
+}
+
+/** Families that are about what one key does: meaningless for a caller that sends none. */
+const NEEDS_KEY: ReadonlySet<ScenarioName> = new Set(['later-press', 'double-click', 'key-reuse', 'two-callers']);
+
+/**
+ * What a family needs from the config and this config lacks, naming the field to set;
+ * `undefined` when the family can run. One place for it, so that a family the config
+ * names and one left to the default catalog are never told apart by different rules.
+ */
+export function missingFor(family: ScenarioName, config: ChainShape): string | undefined {
+  if (NEEDS_KEY.has(family) && !config.entry.key.send) {
+    return 'entry.key.send is false: the caller sends no key, and the scenario is about what a key does';
+  }
+  if (family === 'two-callers' && config.entry.callers === undefined) {
+    return 'entry.callers is not set: it needs two callers (each with its own headers) to send one key';
+  }
+  const deepest = config.hops.length - 1;
+  if (family === 'kill' && config.hops[deepest]?.service === undefined) {
+    return `the deepest hop "${config.hops[deepest]?.name}" has no service for the verifier to start, kill and start again (set hops.${deepest}.service)`;
+  }
+  return undefined;
+}
