@@ -15,6 +15,7 @@ function attemptLine(a: Attempt): string {
 export function failureText(report: ScenarioReport): string {
   const lines = [`scenario ${report.name}: ${report.description}`];
   if (report.error) lines.push(`  could not finish: ${report.error}`);
+  for (const fault of report.notExercised ?? []) lines.push(`  not exercised: ${fault}`);
   for (const v of report.violations) {
     const intent = report.intents.find((i) => i.intentId === v.intentId);
     lines.push(`  ${v.invariant} broken for intent ${v.intentId} (key ${intent?.keyHash ?? 'none'}): ${v.message}`);

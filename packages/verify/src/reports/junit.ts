@@ -7,7 +7,7 @@ export function junitReport(run: RunReport): string {
   const open = (name: string, ms: number) => `    <testcase classname="idempotency-verify" name="${xml(name)}" time="${seconds(ms)}"`;
   const cases = run.scenarios.map((s) => {
     if (s.passed) return `${open(s.name, s.durationMs)}/>`;
-    const first = s.error ?? s.violations[0]?.message ?? 'failed';
+    const first = s.error ?? s.notExercised?.[0] ?? s.violations[0]?.message ?? 'failed';
     return `${open(s.name, s.durationMs)}>\n      <failure message="${xml(first)}">${xml(failureText(s))}</failure>\n    </testcase>`;
   });
   const skips = run.skipped.map((s) => `${open(s.name, 0)}>\n      <skipped message="${xml(`because ${s.reason}`)}"/>\n    </testcase>`);

@@ -27,6 +27,7 @@ function section(s: ScenarioReport, hops: string[]): string[] {
     s.description,
     '',
     ...(s.error ? [`Could not finish: ${s.error}`, ''] : []),
+    ...(s.notExercised ? [...s.notExercised.map((fault) => `- **not exercised**: ${fault}`), ''] : []),
     ...s.violations.map((v) => `- **${v.invariant}** broken for \`${v.intentId}\`: ${v.message}`),
     ...(s.violations.length > 0 ? [''] : []),
     '| Intent | Key | Expected | Effects | Caller saw |',

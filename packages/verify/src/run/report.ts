@@ -44,6 +44,12 @@ export interface ScenarioReport {
   attempts: Attempt[];
   /** Set when the scenario could not run to its end (a count failed, the chain never settled). */
   error?: string;
+  /**
+   * Faults the scenario planned that did not take effect, each naming the setting to
+   * change (a hold no caller waited out, a reset at a hop no attempt reached): set,
+   * the scenario fails, since it tested nothing.
+   */
+  notExercised?: string[];
 }
 
 /**

@@ -5,9 +5,11 @@ import { checkIntent, type Violation } from '../invariants/check';
 import { keyHash } from '../proxy/attempt';
 import { AttemptLog } from '../proxy/attempt-log';
 import { FaultProxy } from '../proxy/fault-proxy';
+import type { Fault } from '../proxy/faults';
 import { catalog, select, skipped } from '../scenarios/catalog';
 import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scenario';
 import { Caller } from './caller';
+import { unexercised } from './exercised';
 import { ServiceProcess } from './service';
 import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
 
@@ -143,7 +145,8 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   const started = performance.now();
   // A restart runs inside a proxy, which can only end the attempt: its failure is kept for the scenario.
   const restartFailures: unknown[] = [];
-  const context = contextFor(scenario, chain, restartFailures);
+  const planned = new Map<string, Fault[]>();
+  const context = contextFor(scenario, chain, restartFailures, planned);
   for (const proxy of chain.proxies.values()) proxy.setPlan(new Map());
   const intents: IntentReport[] = [];
   const violations: Violation[] = [];
@@ -160,15 +163,18 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   } catch (failure) {
     error = failure instanceof Error ? failure.message : String(failure);
   }
+  const attempts = chain.log.of(scenario.name);
+  const notExercised = unexercised(planned, attempts, chain.config);
   return {
     name: scenario.name,
     description: scenario.description,
-    passed: error === undefined && violations.length === 0,
+    passed: error === undefined && violations.length === 0 && notExercised.length === 0,
     durationMs: Math.round(performance.now() - started),
     intents,
     violations,
-    attempts: chain.log.of(scenario.name),
+    attempts,
     ...(error === undefined ? {} : { error }),
+    ...(notExercised.length === 0 ? {} : { notExercised }),
   };
 }
 
@@ -176,6 +182,7 @@ function contextFor(
   scenario: Scenario,
   { config, log, proxies, restartOn, services, caller }: Chain,
   restartFailures: unknown[],
+  planned: Map<string, Fault[]>,
 ): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
@@ -183,6 +190,7 @@ function contextFor(
     hops: config.hops.map((h) => h.name),
     plan: (hop, plan, options) => {
       proxies.get(hop)?.setPlan(plan);
+      planned.set(hop, [...plan.values()].flat());
       for (const below of restartOn.values()) below.delete(hop);
       if (options?.perAttemptOf !== undefined) {
         restartOn.set(options.perAttemptOf, (restartOn.get(options.perAttemptOf) ?? new Set()).add(hop));
