@@ -97,6 +97,25 @@ describe('config', () => {
     );
   });
 
+  it('refuses a hop that forwards to its own proxy, however the address is spelled', () => {
+    for (const upstream of ['http://127.0.0.1:9101', 'http://localhost:9101']) {
+      const error = errorOf(valid.replace('upstream: http://127.0.0.1:8101', `upstream: ${upstream}`));
+      expect(error).toMatchObject({ line: 9, field: 'hops.0.upstream' });
+      expect(error.message).toContain('forwards to its own proxy (127.0.0.1:9101)');
+    }
+    const port = errorOf(valid.replace('upstream: http://127.0.0.1:8102', 'upstream: http://127.0.0.1:9102'));
+    expect(port).toMatchObject({ line: 12, field: 'hops.1.upstream' });
+  });
+
+  it("refuses hops that forward in a cycle, and takes a hop forwarding to the next one's proxy", () => {
+    const ring = valid
+      .replace('upstream: http://127.0.0.1:8101', 'upstream: http://127.0.0.1:9102')
+      .replace('upstream: http://127.0.0.1:8102', 'upstream: http://127.0.0.1:9101');
+    expect(errorOf(ring).message).toContain('the hops forward in a cycle (orders -> payments -> orders)');
+    const chained = valid.replace('upstream: http://127.0.0.1:8101', 'upstream: http://127.0.0.1:9102');
+    expect(parseConfig(chained, 'chain.yaml').hops[0]?.upstream).toBe('http://127.0.0.1:9102');
+  });
+
   it('refuses an unknown scenario by its index', () => {
     const error = errorOf(`${valid}scenarios: [write-up, typo]\n`);
     expect(error).toMatchObject({ line: 17, field: 'scenarios.1' });

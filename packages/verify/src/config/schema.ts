@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { missingFor } from '../scenarios/requirements';
+import { findCycle } from './cycles';
 
 /** `host:port` a fault proxy listens on; the host defaults to loopback. */
 const listenAddress = z
@@ -145,6 +146,8 @@ export const chainConfigSchema = z
     keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
   })
   .superRefine((config, context) => {
+    const cycle = findCycle(config.hops);
+    if (cycle) context.addIssue({ code: 'custom', path: ['hops', cycle.index, 'upstream'], message: cycle.message });
     // A scenario named and never run would leave the gate green without having tested.
     config.scenarios?.forEach((family, index) => {
       const missing = missingFor(family, config);
