@@ -5,6 +5,7 @@ import { keyHash } from '../src/proxy/attempt';
 import { AttemptLog } from '../src/proxy/attempt-log';
 import { FaultProxy } from '../src/proxy/fault-proxy';
 import type { Fault } from '../src/proxy/faults';
+import { freePort } from './support/free-port';
 import { startUpstream, type Upstream } from './support/upstream';
 
 describe('FaultProxy over real HTTP', () => {
@@ -153,5 +154,33 @@ describe('FaultProxy over real HTTP', () => {
     expect(attempt).toMatchObject({ outcome: 'answered', faults: ['latency 1500ms'] });
     // A lower bound only: a loaded machine can make it slower, never faster.
     expect((attempt?.endedMs ?? 0) - (attempt?.startedMs ?? 0)).toBeGreaterThanOrEqual(1490);
+  });
+});
+
+describe('FaultProxy in a loop', () => {
+  it('answers 503 past its cap on requests in flight, so a service calling its own hop cannot grow without bound', async () => {
+    const port = await freePort();
+    const log = new AttemptLog();
+    // Its upstream is itself: each request forwards one more, as a service calling its own proxy would.
+    const proxy = new FaultProxy({
+      name: 'loop',
+      host: '127.0.0.1',
+      port,
+      upstream: `http://127.0.0.1:${port}`,
+      keyHeader: 'Idempotency-Key',
+      log,
+      maxInFlight: 16,
+    });
+    await proxy.start();
+    try {
+      const answer = await request(`http://127.0.0.1:${port}/charges`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(30_000) });
+      expect(answer.statusCode).toBe(503);
+      expect(await answer.body.text()).toBe(
+        "fault proxy loop: more than 16 requests in flight; does a service call its own hop's proxy?\n",
+      );
+      expect(log.of('').length).toBe(16);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

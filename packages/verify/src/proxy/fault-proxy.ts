@@ -25,7 +25,18 @@ export interface FaultProxyOptions {
   upstreamTimeoutMs?: number;
   /** Told as each attempt arrives (not its duplicates), before its faults are chosen. */
   onAttempt?: () => void;
+  /** Requests served at once; past it, a 503 (default {@link MAX_IN_FLIGHT}). */
+  maxInFlight?: number;
 }
+
+/**
+ * Requests a proxy serves at once, and connections it holds. Far above what any
+ * scenario sends (a double-click is at most 50 presses), far below what a service
+ * calling its own hop's proxy reaches in a second: that loop ends in a clear 503
+ * instead of growing until the machine runs out of memory or file descriptors.
+ */
+export const MAX_IN_FLIGHT = 256;
+const MAX_CONNECTIONS = 1024;
 
 /**
  * An HTTP-aware fault proxy for one hop: Node's HTTP server on the caller's side, an
@@ -41,6 +52,7 @@ export class FaultProxy {
   private attempts = 0;
   /** Attempts since the plan was set or last restarted: the number the plan is looked up by. */
   private planned = 0;
+  private inFlight = 0;
 
   constructor(private readonly options: FaultProxyOptions) {
     const timeout = options.upstreamTimeoutMs ?? 60_000;
@@ -48,6 +60,7 @@ export class FaultProxy {
     this.server = createServer((req, res) => void this.handle(req, res));
     // A caller resetting its own connection is part of the game, not a proxy failure.
     this.server.on('clientError', (_error, socket) => socket.destroy());
+    this.server.maxConnections = MAX_CONNECTIONS;
   }
 
   /** Starts listening; resolves with the port actually bound. */
@@ -82,6 +95,22 @@ export class FaultProxy {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const max = this.options.maxInFlight ?? MAX_IN_FLIGHT;
+    if (this.inFlight >= max) {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'text/plain', connection: 'close' });
+      res.end(`fault proxy ${this.options.name}: more than ${max} requests in flight; does a service call its own hop's proxy?\n`);
+      return;
+    }
+    this.inFlight++;
+    try {
+      await this.attempt(req, res);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async attempt(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.options.onAttempt?.();
     const number = ++this.attempts;
     const faults = this.plan.get(++this.planned) ?? [];
