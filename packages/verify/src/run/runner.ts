@@ -156,7 +156,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
     if (restartFailures.length > 0) throw restartFailures[0];
     await context.settle();
     for (const record of records) {
-      const effects = await countEffects(chain.config.effect, record.intentId);
+      const effects = await countEffects(chain.config.effect, record.intentId, chain.config.settle.timeoutMs);
       intents.push(intentReport(record, effects));
       violations.push(...checkIntent(record, effects, { refusedStatuses: chain.config.keyReuse.refusedWith }));
     }
