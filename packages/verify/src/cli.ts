@@ -1,13 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config/load';
+import { helpText, USAGE } from './help';
 import { terminalProgress, terminalSummary, type Output } from './reports/terminal';
 import { writeReports } from './reports/write';
 import { runChain } from './run/runner';
-
-const USAGE = `usage: idempotency-verify run <chain.yaml> [--scenario <name>]... [--report-dir <dir>]
-
-Exit codes: 0 every invariant held, 1 an invariant broke, 2 the config or the command line is wrong.`;
 
 /** Runs the command line; resolves with the exit code. `out` and `err` default to the process's. */
 export async function main(argv: string[], out: Output = process.stdout, err: Output = process.stderr): Promise<number> {
@@ -26,10 +23,14 @@ export async function main(argv: string[], out: Output = process.stdout, err: Ou
     err.write(`${(error as Error).message}\n${USAGE}\n`);
     return 2;
   }
+  if (parsed.values.help) {
+    out.write(`${helpText()}\n`);
+    return 0;
+  }
   const [command, file] = parsed.positionals;
-  if (parsed.values.help || command !== 'run' || file === undefined) {
-    err.write(`${USAGE}\n`);
-    return parsed.values.help ? 0 : 2;
+  if (command !== 'run' || file === undefined) {
+    err.write(`${USAGE}\n(--help lists the options and scenarios)\n`);
+    return 2;
   }
   try {
     const config = loadConfig(file);

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { main } from '../src/cli';
 import { parseConfig } from '../src/config/load';
+import { ALL_SCENARIOS } from '../src/config/schema';
 import { catalog, select } from '../src/scenarios/catalog';
 import { freePort } from './support/free-port';
 import { captureOutput } from './support/output';
@@ -83,6 +84,13 @@ describe('command line', () => {
     const err = captureOutput();
     await expect(main(['run', file], captureOutput(), err)).resolves.toBe(2);
     expect(err.text()).toBe(`${file}:2: entry.url: expected an http(s) URL\n`);
+  });
+
+  it('lists the commands, the options and every scenario on --help', async () => {
+    const out = captureOutput();
+    await expect(main(['--help'], out, captureOutput())).resolves.toBe(0);
+    for (const text of ['run <chain.yaml>', '--scenario <name>', '--report-dir <dir>', 'Exit codes']) expect(out.text()).toContain(text);
+    for (const family of ALL_SCENARIOS) expect(out.text()).toMatch(new RegExp(`^  ${family} +\\S`, 'm'));
   });
 
   it('exits 2 with the usage on a wrong command line', async () => {
