@@ -1,7 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/load';
+import { ServiceProcess } from '../src/run/service';
+import { freePort } from './support/free-port';
 
 const valid = `entry:
   url: http://127.0.0.1:8080/checkout
@@ -125,6 +127,42 @@ describe('config', () => {
     const error = errorOf('entry:\n  url: [unclosed\n');
     expect(error.line).toBeGreaterThanOrEqual(2);
     expect(error.field).toBe('');
+  });
+
+  it("resolves working directories against the config file's folder, whatever the current directory", () => {
+    const service = (cwd: string) =>
+      valid.replace(
+        'upstream: http://127.0.0.1:8102\n',
+        `upstream: http://127.0.0.1:8102\n    service: { start: [./payments], health: http://127.0.0.1:8102/health${cwd} }\n`,
+      );
+    expect(parseConfig(service(''), '/srv/chain/chain.yaml').hops[1]?.service?.cwd).toBe('/srv/chain');
+    expect(parseConfig(service(', cwd: ./services'), '/srv/chain/chain.yaml').hops[1]?.service?.cwd).toBe('/srv/chain/services');
+    expect(parseConfig(service(', cwd: /opt/pay'), '/srv/chain/chain.yaml').hops[1]?.service?.cwd).toBe('/opt/pay');
+    const command = valid.replace(/effect:[\s\S]*$/, 'effect:\n  command: [./count.sh]\n  cwd: scripts\n');
+    expect(parseConfig(command, '/srv/chain/chain.yaml').effect.cwd).toBe('/srv/chain/scripts');
+  });
+
+  it('starts a service whose script sits beside the config, run from another directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verify-relative-'));
+    const port = await freePort();
+    writeFileSync(join(dir, 'server.js'), `require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1');\n`);
+    const file = join(dir, 'chain.yaml');
+    writeFileSync(
+      file,
+      valid.replace(
+        'upstream: http://127.0.0.1:8102\n',
+        `upstream: http://127.0.0.1:${port}\n    service: { start: [${JSON.stringify(process.execPath)}, server.js], health: "http://127.0.0.1:${port}/" }\n`,
+      ),
+    );
+    const service = new ServiceProcess('payments', loadConfig(file).hops[1]!.service!);
+    try {
+      expect(process.cwd()).not.toBe(dir);
+      await service.start();
+      expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+    } finally {
+      await service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads JSON with line numbers too', () => {

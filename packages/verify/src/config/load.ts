@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { chainConfigSchema, type ChainConfig } from './schema';
@@ -44,7 +45,8 @@ export function loadConfig(file: string): ChainConfig {
 }
 
 /**
- * Validates config text; `file` only names the source in errors.
+ * Validates config text. `file` names the source in errors, and relative working
+ * directories (`service.cwd`, `effect.cwd`) resolve against its folder.
  *
  * @public
  */
@@ -56,7 +58,7 @@ export function parseConfig(text: string, file: string): ChainConfig {
     throw new ConfigError(file, lines.linePos(syntax.pos[0]).line, '', syntax.message.split('\n')[0] ?? 'syntax error');
   }
   const result = chainConfigSchema.safeParse(doc.toJS());
-  if (result.success) return result.data;
+  if (result.success) return relativeToFile(result.data, dirname(file));
   // One clear error rather than a wall: the first issue is the one to fix first.
   const issue = result.error.issues[0] as z.core.$ZodIssue;
   const unknown = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
@@ -72,4 +74,19 @@ function lineOf(doc: Document, lines: LineCounter, path: PropertyKey[]): number 
     if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
   }
   return 1;
+}
+
+/**
+ * Working directories resolved against the config file's folder (the folder itself when
+ * none is given), so a run behaves the same from any directory: a relative command or
+ * script in `start` or `command` is then found beside the config, not beside the caller.
+ */
+function relativeToFile(config: ChainConfig, folder: string): ChainConfig {
+  return {
+    ...config,
+    hops: config.hops.map((hop) =>
+      hop.service ? { ...hop, service: { ...hop.service, cwd: resolve(folder, hop.service.cwd ?? '.') } } : hop,
+    ),
+    effect: config.effect.command ? { ...config.effect, cwd: resolve(folder, config.effect.cwd ?? '.') } : config.effect,
+  };
 }
