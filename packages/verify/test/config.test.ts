@@ -129,6 +129,26 @@ describe('config', () => {
     expect(error.field).toBe('');
   });
 
+  it('replaces ${VAR} and ${VAR:-default} from the environment, and names the field of an unset one', () => {
+    vi.stubEnv('VFY_TEST_PORT', '8111');
+    vi.stubEnv('VFY_TEST_EMPTY', '');
+    try {
+      const text = valid
+        .replace('upstream: http://127.0.0.1:8101', 'upstream: http://127.0.0.1:${VFY_TEST_PORT}')
+        .replace('upstream: http://127.0.0.1:8102', 'upstream: "http://${VFY_TEST_HOST:-127.0.0.1}:${VFY_TEST_EMPTY:-8112}"');
+      expect(parseConfig(text, 'chain.yaml').hops.map((h) => h.upstream)).toEqual(['http://127.0.0.1:8111', 'http://127.0.0.1:8112']);
+      const error = errorOf(valid.replace('path: $.count', 'path: ${VFY_TEST_UNSET}'));
+      expect(error).toMatchObject({ line: 16, field: 'effect.http.path' });
+      expect(error.message).toContain('${VFY_TEST_UNSET} is not set in the environment');
+      // A query's $1 is no placeholder.
+      expect(parseConfig(valid.replace('{{intentId}}\n    path', '{{intentId}}&a=$1\n    path'), 'chain.yaml').effect.http?.url).toContain(
+        '&a=$1',
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it("resolves working directories against the config file's folder, whatever the current directory", () => {
     const service = (cwd: string) =>
       valid.replace(

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
+import { expandEnv, UnsetVariable } from './env';
 import { chainConfigSchema, type ChainConfig } from './schema';
 
 /**
@@ -46,7 +47,8 @@ export function loadConfig(file: string): ChainConfig {
 
 /**
  * Validates config text. `file` names the source in errors, and relative working
- * directories (`service.cwd`, `effect.cwd`) resolve against its folder.
+ * directories (`service.cwd`, `effect.cwd`) resolve against its folder; `${VAR}` and
+ * `${VAR:-default}` in any string are replaced from the environment.
  *
  * @public
  */
@@ -57,7 +59,14 @@ export function parseConfig(text: string, file: string): ChainConfig {
   if (syntax) {
     throw new ConfigError(file, lines.linePos(syntax.pos[0]).line, '', syntax.message.split('\n')[0] ?? 'syntax error');
   }
-  const result = chainConfigSchema.safeParse(doc.toJS());
+  let raw: unknown;
+  try {
+    raw = expandEnv(doc.toJS(), process.env);
+  } catch (error) {
+    if (!(error instanceof UnsetVariable)) throw error;
+    throw new ConfigError(file, lineOf(doc, lines, error.path), error.path.map(String).join('.'), error.message);
+  }
+  const result = chainConfigSchema.safeParse(raw);
   if (result.success) return relativeToFile(result.data, dirname(file));
   // One clear error rather than a wall: the first issue is the one to fix first.
   const issue = result.error.issues[0] as z.core.$ZodIssue;
