@@ -144,6 +144,8 @@ export const chainConfigSchema = z
     scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).optional(),
     doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
     keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
+    /** Longest the whole run may take, services' start included: a CI job never hangs on a stuck chain. */
+    deadlineMs: z.number().int().positive().default(1_800_000),
   })
   .superRefine((config, context) => {
     const cycle = findCycle(config.hops);

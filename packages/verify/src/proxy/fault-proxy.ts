@@ -91,7 +91,8 @@ export class FaultProxy {
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await this.upstream.close();
+    // Destroyed, not closed: a request to a stuck service would hold the stop for its whole timeout.
+    await this.upstream.destroy();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

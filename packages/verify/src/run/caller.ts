@@ -59,9 +59,12 @@ export class Caller {
     return press;
   }
 
-  /** Closes the caller's connections. */
+  /**
+   * Closes the caller's connections, ending any press still in flight: at the run's
+   * deadline one may wait out a long timeout, and the run must not wait with it.
+   */
   close(): Promise<void> {
-    return this.agent.close();
+    return this.agent.destroy();
   }
 
   private async attempt(attempt: number, options: PressOptions): Promise<CallerAnswer> {

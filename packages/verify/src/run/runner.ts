@@ -9,6 +9,7 @@ import type { Fault } from '../proxy/faults';
 import { catalog, select, skipped } from '../scenarios/catalog';
 import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scenario';
 import { Caller } from './caller';
+import { Deadline } from './deadline';
 import { unexercised } from './exercised';
 import { ServiceProcess } from './service';
 import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
@@ -85,18 +86,22 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   );
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];
+  const deadline = new Deadline(config.deadlineMs);
   let closing: PromiseRejectedResult | undefined;
   try {
-    await Promise.all([...proxies.values()].map((p) => p.start()));
-    // Deepest first: a service may check its downstream when it starts.
-    for (const service of [...services.values()].reverse()) await service.start();
-    for (const [index, scenario] of scenarios.entries()) {
-      options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
-      restartOn.clear();
-      const report = await runScenario(scenario, { config, log, proxies, restartOn, services, caller });
-      reports.push(report);
-      options.progress?.scenarioFinished?.(report, index, scenarios.length);
-    }
+    await deadline.race(async () => {
+      await Promise.all([...proxies.values()].map((p) => p.start()));
+      // Deepest first: a service may check its downstream when it starts.
+      for (const service of [...services.values()].reverse()) await service.start();
+      for (const [index, scenario] of scenarios.entries()) {
+        deadline.doing = `in scenario ${scenario.name}; ${index} of ${scenarios.length} scenarios finished`;
+        options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
+        restartOn.clear();
+        const report = await runScenario(scenario, { config, log, proxies, restartOn, services, caller, signal: deadline.signal });
+        reports.push(report);
+        options.progress?.scenarioFinished?.(report, index, scenarios.length);
+      }
+    });
   } finally {
     closing = await closeAll(services, proxies, caller);
   }
@@ -139,6 +144,8 @@ interface Chain {
   restartOn: Map<string, Set<string>>;
   services: Map<string, ServiceProcess>;
   caller: Caller;
+  /** Aborted at the run's deadline: a scenario left behind presses and counts nothing more. */
+  signal: AbortSignal;
 }
 
 async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioReport> {
@@ -156,6 +163,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
     if (restartFailures.length > 0) throw restartFailures[0];
     await context.settle();
     for (const record of records) {
+      chain.signal.throwIfAborted();
       const effects = await countEffects(chain.config.effect, record.intentId, chain.config.settle.timeoutMs);
       intents.push(intentReport(record, effects));
       violations.push(...checkIntent(record, effects, { refusedStatuses: chain.config.keyReuse.refusedWith }));
@@ -180,7 +188,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
 
 function contextFor(
   scenario: Scenario,
-  { config, log, proxies, restartOn, services, caller }: Chain,
+  { config, log, proxies, restartOn, services, caller, signal }: Chain,
   restartFailures: unknown[],
   planned: Map<string, Fault[]>,
 ): ScenarioContext {
@@ -202,6 +210,7 @@ function contextFor(
       key: withKey && config.entry.key.send ? randomUUID() : undefined,
     }),
     press: (label, intentId, key, callerIndex) => {
+      signal.throwIfAborted();
       log.context = { scenario: scenario.name, intent: intentId };
       const headers = callerIndex === undefined ? undefined : config.entry.callers?.[callerIndex]?.headers;
       return caller.press({ label, intentId, key, headers });
@@ -218,6 +227,7 @@ function contextFor(
       }
     },
     settle: async () => {
+      signal.throwIfAborted();
       const { quietMs, timeoutMs } = config.settle;
       if (!(await log.whenQuiet(quietMs, timeoutMs))) throw new Error(`the chain did not settle within ${timeoutMs}ms`);
     },
