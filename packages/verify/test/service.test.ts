@@ -59,12 +59,12 @@ describe('ServiceProcess', () => {
      * the shell leaves the server running, as one to `docker run` leaves the container.
      * The server's pid is in a file, as a container's name is known to `docker kill`.
      */
-    const wrapped = (port: number) => {
+    const wrapped = (port: number, prefix = '') => {
       const pid = join(dir, 'server.pid');
       const script = `require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')`;
       const signal = (name: string) => ['sh', '-c', `kill -${name} "$(cat '${pid}')"`];
       return {
-        start: ['sh', '-c', `'${process.execPath}' -e "${script}" & echo $! > '${pid}'; wait`],
+        start: ['sh', '-c', `${prefix}'${process.execPath}' -e "${script}" & echo $! > '${pid}'; wait`],
         env: {},
         health: `http://127.0.0.1:${port}/health`,
         startTimeoutMs: 20_000,
@@ -91,10 +91,28 @@ describe('ServiceProcess', () => {
       }
     });
 
+    it('kills what the start command started with it, without a kill command: its whole process group', async () => {
+      const port = await freePort();
+      // No kill command: SIGKILL goes to the shell's group, as it would to `npm start`'s, and the server dies with it.
+      const { kill: _kill, stop: _stop, ...withoutKill } = wrapped(port);
+      const service = new ServiceProcess('svc', withoutKill);
+      try {
+        await service.start();
+        await service.kill();
+        await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+        await service.start();
+        await service.stop();
+        await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+      } finally {
+        spawnSync('sh', ['-c', `kill -KILL "$(cat '${join(dir, 'server.pid')}')" 2>/dev/null`]);
+      }
+    });
+
     it('fails a kill whose signal reached only the started process while the service still answers', async () => {
       const port = await freePort();
-      // No kill command: SIGKILL goes to the shell, as it would to `npm start`, and the server lives on.
-      const { kill: _kill, ...withoutKill } = wrapped(port);
+      // No kill command, and the server in a session of its own (setsid), as a container is
+      // outside `docker run`'s group: the SIGKILL reaches only the shell, and the server lives on.
+      const { kill: _kill, ...withoutKill } = wrapped(port, 'setsid ');
       const service = new ServiceProcess('svc', withoutKill);
       try {
         await service.start();

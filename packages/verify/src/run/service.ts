@@ -37,6 +37,10 @@ export class ServiceProcess {
       cwd: this.config.cwd,
       env: { ...process.env, ...this.config.env },
       stdio: ['ignore', 'ignore', 'inherit'],
+      // Its own process group, signalled as one: what a start command runs (npm start,
+      // sh -c) dies with it, and a Ctrl-C at the terminal reaches the verifier alone,
+      // which then stops every service itself.
+      detached: true,
     });
     this.child = child;
     const deadline = Date.now() + this.config.startTimeoutMs;
@@ -48,13 +52,13 @@ export class ServiceProcess {
       // A health URL can only be polled; the interval is short against any start time.
       await sleep(100);
     }
-    await this.kill();
+    await this.end('SIGKILL');
     throw new Error(`service ${this.name} was not healthy within ${this.config.startTimeoutMs}ms`);
   }
 
   /**
    * Kills the service as a crash or an OOM kill would, and waits for it to be gone:
-   * with the config's `kill` command, else with SIGKILL to the started process.
+   * with the config's `kill` command, else with SIGKILL to the started process's group.
    */
   async kill(): Promise<void> {
     // A service already down makes the crash a no-op, and the scenario would pass untested.
@@ -64,12 +68,7 @@ export class ServiceProcess {
     if (this.config.kill) {
       await this.runThenWait('kill', this.config.kill);
     } else {
-      const child = this.child;
-      if (child && child.exitCode === null && child.signalCode === null) {
-        const exit = once(child, 'exit');
-        child.kill('SIGKILL');
-        await exit;
-      }
+      await this.end('SIGKILL');
     }
     await this.untilDown();
   }
@@ -105,13 +104,21 @@ export class ServiceProcess {
     await this.terminate();
   }
 
-  /** SIGTERM to the started process, and SIGKILL if it lingers. */
-  private async terminate(): Promise<void> {
+  /** SIGTERM to the started process's group, and SIGKILL if it lingers. */
+  private terminate(): Promise<void> {
+    return this.end('SIGTERM');
+  }
+
+  /**
+   * Sends `signal` to the started process's group and waits for the process to exit;
+   * SIGKILL to the group if it lingers. Nothing to do when it already exited.
+   */
+  private async end(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exit = once(child, 'exit');
-    child.kill('SIGTERM');
-    const lingering = setTimeout(() => child.kill('SIGKILL'), LINGER_MS);
+    signalGroup(child, signal);
+    const lingering = setTimeout(() => signalGroup(child, 'SIGKILL'), LINGER_MS);
     await exit;
     clearTimeout(lingering);
   }
@@ -130,7 +137,7 @@ export class ServiceProcess {
     }
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exit = once(child, 'exit');
-    const lingering = setTimeout(() => child.kill('SIGKILL'), LINGER_MS);
+    const lingering = setTimeout(() => signalGroup(child, 'SIGKILL'), LINGER_MS);
     await exit;
     clearTimeout(lingering);
   }
@@ -154,5 +161,14 @@ export class ServiceProcess {
     } catch {
       return false;
     }
+  }
+}
+
+/** Signals every process of the child's group (its pid is the group's id, as it was started detached). */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // The group is already gone (ESRCH): nothing left to signal.
   }
 }
