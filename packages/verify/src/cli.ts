@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { constants as osConstants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config/load';
 import { helpText, USAGE } from './help';
@@ -32,12 +33,14 @@ export async function main(argv: string[], out: Output = process.stdout, err: Ou
     err.write(`${USAGE}\n(--help lists the options and scenarios)\n`);
     return 2;
   }
+  const interrupt = onInterrupt();
   try {
     const config = loadConfig(file);
     const run = await runChain(config, {
       configFile: file,
       scenarios: parsed.values.scenario ?? [],
       progress: terminalProgress(out),
+      signal: interrupt.signal,
     });
     terminalSummary(run, out);
     writeReports(run, parsed.values['report-dir']);
@@ -47,8 +50,38 @@ export async function main(argv: string[], out: Output = process.stdout, err: Ou
     // A config error already names file, line and field; anything else (an unknown
     // scenario, a port in use) is a setup problem too, not a broken invariant.
     err.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    return 2;
+    // Interrupted, the shell's convention: 128 + the signal's number.
+    return interrupt.by ? 128 + osConstants.signals[interrupt.by] : 2;
+  } finally {
+    interrupt.dispose();
   }
+}
+
+/**
+ * Turns the first SIGINT or SIGTERM into an abort of the run, which then stops every
+ * service and proxy it started: services run in process groups of their own, so
+ * nothing else stops them. A second signal finds no handler and ends the process at once.
+ */
+function onInterrupt() {
+  const controller = new AbortController();
+  const state: { by?: 'SIGINT' | 'SIGTERM' } = {};
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
+    const handler = () => {
+      state.by = name;
+      dispose();
+      controller.abort(new Error(`interrupted by ${name}: stopped the services and proxies it started`));
+    };
+    process.once(name, handler);
+    return [name, handler] as const;
+  });
+  const dispose = () => handlers.forEach(([name, handler]) => process.off(name, handler));
+  return {
+    signal: controller.signal,
+    dispose,
+    get by() {
+      return state.by;
+    },
+  };
 }
 
 if (require.main === module) {

@@ -42,6 +42,11 @@ export interface RunOptions {
   scenarios?: readonly string[];
   /** Told as each scenario starts and ends (the CLI prints a line for each). */
   progress?: RunProgress;
+  /**
+   * Stops the run when aborted (the CLI aborts it on SIGINT and SIGTERM): the services
+   * and proxies are stopped and the run rejects, its message starting with the reason's.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -86,7 +91,7 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   );
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];
-  const deadline = new Deadline(config.deadlineMs);
+  const deadline = new Deadline(config.deadlineMs, options.signal);
   let closing: PromiseRejectedResult | undefined;
   try {
     await deadline.race(async () => {
