@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config/load';
 import { helpText, USAGE } from './help';
@@ -41,6 +42,7 @@ export async function main(argv: string[], out: Output = process.stdout, err: Ou
       scenarios: parsed.values.scenario ?? [],
       progress: terminalProgress(out),
       signal: interrupt.signal,
+      serviceLogDir: join(parsed.values['report-dir'], 'services'),
     });
     terminalSummary(run, out);
     writeReports(run, parsed.values['report-dir']);

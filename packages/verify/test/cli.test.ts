@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -9,6 +9,7 @@ import { main } from '../src/cli';
 import { parseConfig } from '../src/config/load';
 import { ALL_SCENARIOS } from '../src/config/schema';
 import { catalog, select } from '../src/scenarios/catalog';
+import { builtCli } from './support/cli';
 import { freePort } from './support/free-port';
 import { captureOutput } from './support/output';
 import { startUpstream, type Upstream } from './support/upstream';
@@ -115,14 +116,12 @@ describe('a caller that sends no key', () => {
   });
 });
 
-/** The built command, run as CI runs it (turbo builds it before the tests). */
-const CLI = join(__dirname, '..', 'dist', 'cli.js');
-
 describe('the command with its output piped, as in a CI log', () => {
   let dir: string;
   let upstream: Upstream;
+  let cli: string;
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npx turbo run build --filter=@idempotency-chain/verify`);
+    cli = builtCli();
     dir = mkdtempSync(join(tmpdir(), 'verify-pipe-'));
     upstream = await startUpstream();
   });
@@ -144,7 +143,7 @@ describe('the command with its output piped, as in a CI log', () => {
         scenarios: ['later-press', 'no-key'],
       }),
     );
-    const child = spawn(process.execPath, [CLI, 'run', file, '--report-dir', join(dir, 'report')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, 'run', file, '--report-dir', join(dir, 'report')], { stdio: ['ignore', 'pipe', 'pipe'] });
     const [stdout, stderr, [code]] = await Promise.all([text(child.stdout), text(child.stderr), once(child, 'close')]);
     expect(stderr).toBe('');
     expect([0, 1]).toContain(code);

@@ -6,10 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buffer } from 'node:stream/consumers';
+import { builtCli } from './support/cli';
 import { freePorts } from './support/free-port';
-
-/** The built command, run as CI runs it (turbo builds it before the tests). */
-const CLI = join(__dirname, '..', 'dist', 'cli.js');
+import { oneHopChainJson } from './support/one-hop-chain';
 
 describe('the command, stopped by a signal', () => {
   let dir: string;
@@ -20,7 +19,7 @@ describe('the command, stopped by a signal', () => {
     ['SIGTERM', 143],
     ['SIGINT', 130],
   ] as const)('stops every service and proxy it started on %s, and says so', async (signal, code) => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npx turbo run build --filter=@idempotency-chain/verify`);
+    const cli = builtCli();
     const [port, proxy] = (await freePorts(2)) as [number, number];
     const pidFile = join(dir, 'service.pid');
     // Healthy, but never answers a charge: the run is stuck in its press when the signal comes.
@@ -29,22 +28,9 @@ describe('the command, stopped by a signal', () => {
     const file = join(dir, 'chain.json');
     writeFileSync(
       file,
-      JSON.stringify({
-        entry: { url: `http://127.0.0.1:${proxy}/charges`, timeoutMs: 60_000, retries: 0 },
-        hops: [
-          {
-            name: 'payments',
-            listen: `127.0.0.1:${proxy}`,
-            upstream: `http://127.0.0.1:${port}`,
-            service: { start: [process.execPath, '-e', script], health: `http://127.0.0.1:${port}/health` },
-          },
-        ],
-        effect: { command: [process.execPath, '-e', 'console.log(1)'] },
-        settle: { quietMs: 200 },
-        scenarios: ['later-press'],
-      }),
+      oneHopChainJson({ port, proxy, start: script, entry: { timeoutMs: 60_000, retries: 0 }, scenarios: ['later-press'] }),
     );
-    const child = spawn(process.execPath, [CLI, 'run', file, '--report-dir', join(dir, 'report')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, 'run', file, '--report-dir', join(dir, 'report')], { stdio: ['ignore', 'pipe', 'pipe'] });
     const stderr = buffer(child.stderr);
     const exited = once(child, 'exit');
     try {

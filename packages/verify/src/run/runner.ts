@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { ChainConfig, HopConfig, ScenarioName } from '../config/schema';
 import { countEffects } from '../effects/count';
 import { checkIntent, type Violation } from '../invariants/check';
@@ -47,6 +48,12 @@ export interface RunOptions {
    * and proxies are stopped and the run rejects, its message starting with the reason's.
    */
   signal?: AbortSignal;
+  /**
+   * Where the output of the services the verifier starts goes, one `<hop>.log` each (the
+   * CLI uses `<report-dir>/services`), so it does not interleave with the verdict.
+   * Without one a service's stderr goes to the verifier's.
+   */
+  serviceLogDir?: string;
 }
 
 /**
@@ -87,7 +94,11 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
     ]),
   );
   const services = new Map(
-    config.hops.flatMap((hop) => (hop.service ? [[hop.name, new ServiceProcess(hop.name, hop.service)] as const] : [])),
+    config.hops.flatMap((hop) => {
+      if (!hop.service) return [];
+      const logFile = options.serviceLogDir === undefined ? undefined : join(options.serviceLogDir, `${hop.name}.log`);
+      return [[hop.name, new ServiceProcess(hop.name, hop.service, logFile)] as const];
+    }),
   );
   const caller = new Caller(config.entry);
   const reports: ScenarioReport[] = [];

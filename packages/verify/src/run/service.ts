@@ -1,5 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { appendFileSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -17,9 +19,14 @@ const LINGER_MS = 10_000;
 export class ServiceProcess {
   private child: ChildProcess | undefined;
 
+  /**
+   * @param logFile - where the service's stdout and stderr go (appended, a line marking
+   *   each start); without one its stderr goes to the verifier's and its stdout nowhere.
+   */
   constructor(
     private readonly name: string,
     private readonly config: ServiceConfig,
+    private readonly logFile?: string,
   ) {}
 
   /** Starts the service and resolves once its health URL answers 2xx; throws if it exits or stays down. */
@@ -33,27 +40,42 @@ export class ServiceProcess {
       );
     }
     const [command, ...args] = this.config.start as [string, ...string[]];
+    const output = this.openLog();
     const child = spawn(command, args, {
       cwd: this.config.cwd,
       env: { ...process.env, ...this.config.env },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: output === undefined ? ['ignore', 'ignore', 'inherit'] : ['ignore', output, output],
       // Its own process group, signalled as one: what a start command runs (npm start,
       // sh -c) dies with it, and a Ctrl-C at the terminal reaches the verifier alone,
       // which then stops every service itself.
       detached: true,
     });
+    // The child holds its own copy of the descriptor.
+    if (output !== undefined) closeSync(output);
     this.child = child;
     const deadline = Date.now() + this.config.startTimeoutMs;
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`service ${this.name} exited (${child.exitCode ?? child.signalCode}) before it was healthy`);
+        throw new Error(`service ${this.name} exited (${child.exitCode ?? child.signalCode}) before it was healthy${this.seeLog()}`);
       }
       if (await this.healthy()) return;
       // A health URL can only be polled; the interval is short against any start time.
       await sleep(100);
     }
     await this.end('SIGKILL');
-    throw new Error(`service ${this.name} was not healthy within ${this.config.startTimeoutMs}ms`);
+    throw new Error(`service ${this.name} was not healthy within ${this.config.startTimeoutMs}ms${this.seeLog()}`);
+  }
+
+  /** Opens the log file for appending, after a line saying which start this is; `undefined` without one. */
+  private openLog(): number | undefined {
+    if (this.logFile === undefined) return undefined;
+    mkdirSync(dirname(this.logFile), { recursive: true });
+    appendFileSync(this.logFile, `--- ${this.name} started ${new Date().toISOString()}: ${this.config.start.join(' ')}\n`);
+    return openSync(this.logFile, 'a');
+  }
+
+  private seeLog(): string {
+    return this.logFile === undefined ? '' : ` (its output: ${this.logFile})`;
   }
 
   /**
