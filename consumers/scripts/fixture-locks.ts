@@ -38,15 +38,15 @@ async function resolveLock(folder: string, fixture: FixtureName, tarballs: Tarba
   return lock;
 }
 
-/** `name version` of every registry package a lock installs. */
+/** The versions of every registry package a lock installs, by name: where npm nests a copy is not a change. */
 function versions(lock: Lock): Map<string, string> {
-  const found = new Map<string, string>();
+  const found = new Map<string, Set<string>>();
   for (const [path, record] of Object.entries(lock.packages)) {
-    if (path.startsWith('node_modules/') && record.version && !record.resolved?.startsWith('file:')) {
-      found.set(path.slice('node_modules/'.length), record.version);
-    }
+    if (!path.startsWith('node_modules/') || !record.version || record.resolved?.startsWith('file:')) continue;
+    const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    found.set(name, (found.get(name) ?? new Set()).add(record.version));
   }
-  return found;
+  return new Map([...found].map(([name, set]) => [name, [...set].sort().join(', ')]));
 }
 
 /** What moved between two locks: one line per package. */
@@ -54,11 +54,11 @@ function drift(locked: Lock, latest: Lock): string[] {
   const before = versions(locked);
   const after = versions(latest);
   const lines: string[] = [];
-  for (const [path, version] of after) {
-    const was = before.get(path);
-    if (was !== version) lines.push(`${path} ${was ?? '(new)'} -> ${version}`);
+  for (const [name, version] of after) {
+    const was = before.get(name);
+    if (was !== version) lines.push(`${name} ${was ?? '(new)'} -> ${version}`);
   }
-  for (const [path, version] of before) if (!after.has(path)) lines.push(`${path} ${version} -> (gone)`);
+  for (const [name, version] of before) if (!after.has(name)) lines.push(`${name} ${version} -> (gone)`);
   return lines.sort();
 }
 
