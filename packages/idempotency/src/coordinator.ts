@@ -20,6 +20,7 @@ import { InvalidPolicyError, isCount, resolvePolicy, validatePolicy, type Operat
 import { recordKeyOf } from './record-key';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { RunningExecutions } from './running-executions';
+import { SharedRechecks, type Recheck } from './shared-rechecks';
 import { isTransactionalStore, type ClaimResult, type IdempotencyStore, type StoreTransaction } from './store';
 import { WaitingRequests } from './waiting-requests';
 
@@ -159,6 +160,8 @@ export class IdempotencyCoordinator {
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
+  /** One re-check per held key for all of this coordinator's requests waiting on it. */
+  private readonly rechecks = new SharedRechecks((recordKey, timeoutMs, signal) => this.store.waitForChange(recordKey, timeoutMs, signal));
   /** Seals what each execution stores and opens what a claim finds, for the record and the request's fingerprint. */
   private readonly encryption: AnswerEncryption | undefined;
   private readonly store: IdempotencyStore;
@@ -312,6 +315,8 @@ export class IdempotencyCoordinator {
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
     let waited = false;
     let signal: AbortSignal | undefined;
+    /** How the last wait ended: another waiter's claim answers this one, or this one claims for them. */
+    let recheck: Recheck = { by: 'own' };
 
     for (;;) {
       const owner = ownerToken();
@@ -321,10 +326,16 @@ export class IdempotencyCoordinator {
       // A claimed execution takes the count over; anything else gives it back.
       this.running.started();
       try {
-        const started = performance.now();
-        const { leaseMs, heartbeatMs } = policy;
-        claim = await store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs });
-        this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
+        if (recheck.by === 'follow') claim = await recheck.answer;
+        else {
+          const started = performance.now();
+          const { leaseMs, heartbeatMs } = policy;
+          const claiming = store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs });
+          // The other waiters see the key as a claim of theirs would: held, by this request when it claimed.
+          if (recheck.by === 'lead') recheck.share(claiming.then((answer) => heldBy(answer, request.fingerprint, leaseMs)));
+          claim = await claiming;
+          this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
+        }
       } catch (error) {
         this.running.ended();
         // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
@@ -383,8 +394,8 @@ export class IdempotencyCoordinator {
       try {
         signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
         try {
-          // Wake on the completion signal; the lease bound re-checks a holder that died silently.
-          await store.waitForChange(recordKey, Math.min(remaining, claim.leaseRemainingMs + 5), signal);
+          // Wake on the completion signal or at the lease's end, which re-checks a holder that died silently.
+          recheck = await this.rechecks.wait(recordKey, claim.leaseRemainingMs, remaining, signal);
         } catch (error) {
           if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
           report(IdempotencyOutcome.StoreError, { error });
@@ -393,7 +404,8 @@ export class IdempotencyCoordinator {
       } finally {
         this.waiting.leave(recordKey);
       }
-      if (signal?.aborted) {
+      // A lead claims even if aborted since: the other waiters wait for its answer.
+      if (signal?.aborted && recheck.by !== 'lead') {
         report(IdempotencyOutcome.Abandoned);
         signal.throwIfAborted();
       }
@@ -507,6 +519,11 @@ export class IdempotencyCoordinator {
 
 function unavailable(cause: unknown): StoreUnavailableError {
   return new StoreUnavailableError('The idempotency store is unavailable; the request was not executed', { cause });
+}
+
+/** A claim's answer as another request for the same key would have found it: a `claimed` key is held. */
+function heldBy(answer: ClaimResult, fingerprint: string, leaseMs: number): ClaimResult {
+  return answer.status === 'claimed' ? { status: 'in_progress', fingerprint, leaseRemainingMs: leaseMs } : answer;
 }
 
 function parseStored<T>(stored: string): T {

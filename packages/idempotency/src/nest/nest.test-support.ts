@@ -150,11 +150,24 @@ class FixtureController {
   }
 }
 
-/** A memory store that reports every wait, so tests can act once requests are waiting. */
+/**
+ * A memory store that reports every wait, and every claim that found its key
+ * held, so tests can act once requests are waiting. The requests waiting on
+ * one key share one wait.
+ */
 export class ObservedStore extends MemoryStore {
   waiting = 0;
   abortedWaits = 0;
+  foundHeld = 0;
   readonly changed = new Condition();
+  override async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const answer = await super.claim(request);
+    if (answer.status === 'in_progress') {
+      this.foundHeld += 1;
+      this.changed.notify();
+    }
+    return answer;
+  }
   override async waitForChange(recordKey: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.waiting += 1;
     this.changed.notify();
