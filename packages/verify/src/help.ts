@@ -6,6 +6,8 @@ const SCENARIOS: Record<ScenarioName, string> = {
   'lost-reply': "a hop's reply to the first attempt lost after the work was done (one per hop: lost-reply@<hop>)",
   'later-press': 'one press, then the same key again once the chain settled: it must replay',
   'double-click': 'doubleClick.presses presses at once with one key',
+  duplicate: "a hop's first attempt delivered twice, the copy while the original is in its service (duplicate@<hop>)",
+  'retry-while-running': "a hop's first attempt held until its caller's retry arrives, then both sent (retry-while-running@<hop>)",
   'key-reuse': "a settled key sent with another intent's body: it must be refused",
   'no-key': 'a press without a key, sent once; the deepest reply lost',
   reset: 'the first attempt at a hop reset before the hop sees it (one per hop: reset@<hop>)',

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseConfig } from '../src/config/load';
+import type { Attempt } from '../src/proxy/attempt';
+import { unexercised } from '../src/run/exercised';
 import { runChain } from '../src/run/runner';
 import { ServiceProcess } from '../src/run/service';
 import { freePort, freePorts } from './support/free-port';
@@ -59,6 +61,45 @@ describe('a fault that did not take effect', () => {
     const [scenario] = (await runChain(config, { configFile: 'chain.json' })).scenarios;
     expect(scenario?.passed).toBe(false);
     expect(scenario?.notExercised).toEqual([expect.stringMatching(/kill at payments: its service never answered/)]);
+  });
+});
+
+describe('a duplicate or a retry that never ran beside the first attempt', () => {
+  const config = chain(1, 'http://127.0.0.1:2', { scenarios: ['duplicate'] });
+  const attempt = (fields: Partial<Attempt>): Attempt => ({
+    seq: 1,
+    scenario: 's',
+    intent: 'i',
+    hop: 'payments',
+    attempt: 1,
+    method: 'POST',
+    path: '/charges',
+    keyHash: null,
+    faults: [],
+    status: 201,
+    outcome: 'answered',
+    startedMs: 0,
+    endedMs: 1,
+    ...fields,
+  });
+
+  it('fails a duplicate whose copy reached the service only after the original left it', () => {
+    const original = attempt({ faults: ['duplicate x1'] });
+    const copy = attempt({ attempt: 2, duplicateOf: 1, outcome: 'caller-gone' });
+    const planned = new Map([['payments', [{ kind: 'duplicate', copies: 1 } as const]]]);
+    expect(unexercised(planned, [original, copy], config)).toEqual([
+      "duplicate at payments: no copy reached payments's service while the original was still there",
+    ]);
+    expect(unexercised(planned, [original, { ...copy, concurrentWith: [1] }], config)).toEqual([]);
+  });
+
+  it('fails a held attempt that no retry of its caller joined', () => {
+    const held = attempt({ faults: ['hold for retry'], outcome: 'caller-gone' });
+    const planned = new Map([['payments', [{ kind: 'hold-for-retry', maxMs: 10_000 } as const]]]);
+    expect(unexercised(planned, [held], config)).toEqual([
+      'retry-while-running at payments: no retry arrived within 10000ms while the first attempt was held; the verifier (entry.key.send, entry.retries) did not retry it',
+    ]);
+    expect(unexercised(planned, [held, attempt({ attempt: 2, concurrentWith: [1] })], config)).toEqual([]);
   });
 });
 

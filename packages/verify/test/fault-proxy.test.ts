@@ -133,6 +133,47 @@ describe('FaultProxy over real HTTP', () => {
     expect(attempts.map((a) => a.outcome).sort()).toEqual(['answered', 'caller-gone', 'caller-gone']);
   });
 
+  it('sends a duplicate while the original is still in the upstream', async () => {
+    plan([{ kind: 'duplicate', copies: 1 }]);
+    await (await post()).body.dump();
+    await settled();
+    expect(upstream.received).toHaveLength(2);
+    expect(log.of('s').map((a) => [a.attempt, a.duplicateOf, a.concurrentWith])).toEqual([
+      [1, undefined, undefined],
+      [2, 1, [1]],
+    ]);
+  });
+
+  it("holds an attempt until the caller's retry arrives, then sends both at once", async () => {
+    plan([{ kind: 'hold-for-retry', maxMs: 20_000 }]);
+    await expect(post('{}', 200)).rejects.toThrow();
+    // The caller gave up; the first attempt is still held, not sent.
+    expect(upstream.received).toHaveLength(0);
+    const retry = await post();
+    expect(retry.statusCode).toBe(201);
+    await retry.body.dump();
+    await settled();
+    expect(upstream.received).toHaveLength(2);
+    expect(log.of('s').map((a) => [a.attempt, a.outcome, a.concurrentWith])).toEqual([
+      [1, 'caller-gone', undefined],
+      [2, 'answered', [1]],
+    ]);
+  });
+
+  it('answers 503 itself without forwarding, once', async () => {
+    plan([{ kind: 'unavailable' }]);
+    const refused = await post();
+    expect(refused.statusCode).toBe(503);
+    await refused.body.dump();
+    expect(upstream.received).toHaveLength(0);
+    await (await post()).body.dump();
+    await settled();
+    expect(log.of('s').map((a) => [a.outcome, a.status])).toEqual([
+      ['unavailable', 503],
+      ['answered', 201],
+    ]);
+  });
+
   it('holds an attempt past its caller timeout, then still delivers it', async () => {
     plan([{ kind: 'hold', ms: 3000 }]);
     let callerGaveUp = false;

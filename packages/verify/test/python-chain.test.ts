@@ -98,9 +98,23 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
       for (const intent of scenario.intents) expect(intent.effects).toBe(intent.expected === 'none' ? 0 : 1);
     }
     // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
-    expect(report.scenarios).toHaveLength(11);
-    expect(out).toContain('11/11 scenarios passed');
+    expect(report.scenarios).toHaveLength(17);
+    expect(out).toContain('17/17 scenarios passed');
     expectWhole(diagrams, report);
+  }, 240_000);
+
+  it('fails a payments that asks "done?" without claiming the key first, at the hop, not at the entry', async () => {
+    const scenarios = ['double-click', 'duplicate@payments', 'retry-while-running@payments'];
+    const { code, report } = await verify('keyed', { flaw: 'done-check' }, ...scenarios.flatMap((s) => ['--scenario', s]));
+    expect(report.scenarios.map((s) => [s.name, s.passed, s.notExercised])).toEqual([
+      // The gateway claims each key: a double-click at the entry finds nothing.
+      ['double-click', true, undefined],
+      ['duplicate@payments', false, undefined],
+      ['retry-while-running@payments', false, undefined],
+    ]);
+    expect(effects(report, 'duplicate@payments')).toEqual([2]);
+    expect(effects(report, 'retry-while-running@payments')).toEqual([2]);
+    expect(code).toBe(1);
   }, 240_000);
 
   it('kills payments after its charge: keys kept with the charges survive the restart', async () => {

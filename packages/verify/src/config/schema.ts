@@ -119,6 +119,8 @@ const SCENARIO_NAMES = [
   'lost-reply',
   'later-press',
   'double-click',
+  'duplicate',
+  'retry-while-running',
   'key-reuse',
   'no-key',
   'reset',

@@ -12,6 +12,8 @@ export type AttemptOutcome =
   | 'reply-lost'
   /** The proxy reset the caller's connection before the upstream saw the request. */
   | 'reset'
+  /** The proxy answered 503 itself; the upstream never saw the request. */
+  | 'unavailable'
   /** The upstream could not be reached or broke off; the caller's connection was reset. */
   | 'upstream-failed'
   /** The upstream answered but the caller had already hung up (its timeout). */
@@ -35,6 +37,12 @@ export interface Attempt {
   attempt: number;
   /** Set when this attempt is a copy the proxy delivered itself (`duplicate` fault). */
   duplicateOf?: number;
+  /**
+   * Attempts at this hop that were still in its service (sent, not yet answered) when
+   * this one was sent there; absent when none. What shows that a duplicate or a retry
+   * reached the service while the first attempt was still running.
+   */
+  concurrentWith?: number[];
   method: string;
   path: string;
   /** First 8 hex digits of the SHA-256 of the idempotency key; `null` when no key was sent. */

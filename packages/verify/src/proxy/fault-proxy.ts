@@ -53,6 +53,10 @@ export class FaultProxy {
   /** Attempts since the plan was set or last restarted: the number the plan is looked up by. */
   private planned = 0;
   private inFlight = 0;
+  /** Attempts sent to the upstream and not yet answered: what a new one is concurrent with. */
+  private readonly inUpstream = new Set<Attempt>();
+  /** Attempts held for the caller's next attempt: each sends its request when released. */
+  private held: HeldAttempt[] = [];
 
   constructor(private readonly options: FaultProxyOptions) {
     const timeout = options.upstreamTimeoutMs ?? 60_000;
@@ -89,6 +93,7 @@ export class FaultProxy {
 
   /** Stops listening, drops open connections and closes the upstream pool. */
   async stop(): Promise<void> {
+    for (const held of this.held.splice(0)) held.drop();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     // Destroyed, not closed: a request to a stuck service would hold the stop for its whole timeout.
@@ -133,11 +138,22 @@ export class FaultProxy {
       return;
     }
     const body = await buffer(req);
+    if (has(faults, 'unavailable')) {
+      res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '0' });
+      res.end(`fault proxy ${this.options.name}: unavailable (a planned fault)\n`);
+      this.options.log.end(attempt, 'unavailable', 503);
+      return;
+    }
     const hold = find(faults, 'hold');
     if (hold) await sleep(hold.ms);
+    const holdForRetry = find(faults, 'hold-for-retry');
+    // Attempts held for this one go first, so that each is in the upstream when this one arrives there.
+    if (!holdForRetry) for (const held of this.held.splice(0)) held.send();
+    const forwarded = holdForRetry ? this.holdForRetry(req, body, attempt, holdForRetry.maxMs) : this.forward(req, body, attempt);
+    // Sent after the original, in the same turn: the upstream has them at once.
     const copies = find(faults, 'duplicate')?.copies ?? 0;
     const duplicates = Array.from({ length: copies }, () => this.deliverCopy(req, body, attempt.attempt));
-    const answer = await this.forward(req, body);
+    const answer = await forwarded;
     await Promise.all(duplicates);
     if (!answer) {
       req.socket.resetAndDestroy();
@@ -159,6 +175,31 @@ export class FaultProxy {
     }
   }
 
+  /**
+   * Resolves with the upstream's answer to a request sent only once the caller's next
+   * attempt is about to be sent (or after `maxMs`, alone): released by that attempt,
+   * in its own turn, so the two are in the upstream together.
+   */
+  private holdForRetry(req: IncomingMessage, body: Buffer, attempt: Attempt, maxMs: number): Promise<Answer | undefined> {
+    return new Promise((resolve) => {
+      const held: HeldAttempt = {
+        send: () => {
+          clearTimeout(timer);
+          resolve(this.forward(req, body, attempt));
+        },
+        drop: () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.held = this.held.filter((h) => h !== held);
+        held.send();
+      }, maxMs);
+      this.held.push(held);
+    });
+  }
+
   private begin(req: IncomingMessage, number: number, faults: readonly Fault[], duplicateOf?: number): Attempt {
     const key = req.headers[this.options.keyHeader.toLowerCase()];
     return this.options.log.begin({
@@ -175,11 +216,14 @@ export class FaultProxy {
   /** A copy counts as an attempt of its own, so the report shows what the upstream got. */
   private async deliverCopy(req: IncomingMessage, body: Buffer, original: number): Promise<void> {
     const copy = this.begin(req, ++this.attempts, [], original);
-    const answer = await this.forward(req, body);
+    const answer = await this.forward(req, body, copy);
     this.options.log.end(copy, answer ? 'caller-gone' : 'upstream-failed', answer?.status ?? null);
   }
 
-  private async forward(req: IncomingMessage, body: Buffer): Promise<Answer | undefined> {
+  /** Sends the request at once (before the first `await`), noting what else the upstream has. */
+  private async forward(req: IncomingMessage, body: Buffer, attempt: Attempt): Promise<Answer | undefined> {
+    if (this.inUpstream.size > 0) attempt.concurrentWith = [...this.inUpstream].map((a) => a.attempt);
+    this.inUpstream.add(attempt);
     try {
       const answer = await this.upstream.request({
         path: req.url ?? '/',
@@ -194,8 +238,18 @@ export class FaultProxy {
       };
     } catch {
       return undefined;
+    } finally {
+      this.inUpstream.delete(attempt);
     }
   }
+}
+
+/** An attempt waiting for the caller's next one. */
+interface HeldAttempt {
+  /** Sends its request to the upstream now. */
+  send(): void;
+  /** Gives up on it (the proxy stops): it ends as if the upstream failed. */
+  drop(): void;
 }
 
 interface Answer {

@@ -17,8 +17,19 @@ export type Fault =
    * service dies after its effect and before anyone got its answer.
    */
   | { kind: 'kill'; crash: () => Promise<void> }
-  /** Deliver the request to the upstream `copies` more times, side by side with the original. */
-  | { kind: 'duplicate'; copies: number };
+  /**
+   * Deliver the request to the upstream `copies` more times, sent right after the
+   * original so that the upstream has both at once (copies count as attempts).
+   */
+  | { kind: 'duplicate'; copies: number }
+  /**
+   * Hold the request until the caller's next attempt arrives (at most `maxMs`), then
+   * send both: the caller's retry reaches the upstream while the first attempt is
+   * still there, as when a slow first attempt outlives the caller's timeout.
+   */
+  | { kind: 'hold-for-retry'; maxMs: number }
+  /** Answer 503 at once, never forward: a hop that is briefly unavailable. */
+  | { kind: 'unavailable' };
 
 /** Faults per attempt number (1-based, counted per hop since the plan was set). */
 export type FaultPlan = ReadonlyMap<number, readonly Fault[]>;
@@ -32,6 +43,10 @@ export function faultLabel(fault: Fault): string {
       return `latency ${fault.ms}ms`;
     case 'duplicate':
       return `duplicate x${fault.copies}`;
+    case 'hold-for-retry':
+      return 'hold for retry';
+    case 'unavailable':
+      return 'unavailable 503';
     default:
       return fault.kind;
   }

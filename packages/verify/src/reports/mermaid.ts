@@ -40,6 +40,8 @@ function reply(a: Attempt, from: string, to: string): string {
       return `${to}--x${from}: ${label(`a${a.attempt}${status} caller gone`)}`;
     case 'reset':
       return `${to}--x${from}: ${label(`a${a.attempt} reset`)}`;
+    case 'unavailable':
+      return `${to}-->>${from}: ${label(`a${a.attempt} 503 from the proxy`)}`;
     default:
       return `${to}--x${from}: ${label(`a${a.attempt} upstream failed`)}`;
   }

@@ -29,8 +29,36 @@ function problem(hop: string, fault: Fault, attempts: readonly Attempt[], config
       index === 0 ? `the verifier (entry.timeoutMs ${config.entry.timeoutMs}ms)` : `the service behind ${config.hops[index - 1]?.name}`;
     return `hold at ${hop}: ${hop} held its answer ${fault.ms}ms and ${caller} still waited for it; set hops.${index}.holdMs past that caller's timeout`;
   }
+  if (
+    fault.kind === 'duplicate' &&
+    !carriers.some((a) =>
+      overlapped(
+        a,
+        attempts.filter((c) => c.duplicateOf === a.attempt),
+      ),
+    )
+  ) {
+    return `${what}: no copy reached ${hop}'s service while the original was still there`;
+  }
+  if (
+    fault.kind === 'hold-for-retry' &&
+    !carriers.some((a) =>
+      overlapped(
+        a,
+        attempts.filter((c) => c.hop === hop && c.attempt > a.attempt),
+      ),
+    )
+  ) {
+    const caller = index === 0 ? 'the verifier (entry.key.send, entry.retries)' : `the service behind ${config.hops[index - 1]?.name}`;
+    return `retry-while-running at ${hop}: no retry arrived within ${fault.maxMs}ms while the first attempt was held; ${caller} did not retry it`;
+  }
   if (fault.kind === 'kill' && !carriers.some((a) => a.outcome === 'reply-lost')) {
     return `${what}: the kill did not complete (see the scenario's error)`;
   }
   return undefined;
+}
+
+/** Whether one of `later` was sent to the service while `first` was still there: the two ran at once. */
+function overlapped(first: Attempt, later: readonly Attempt[]): boolean {
+  return later.some((a) => a.hop === first.hop && (a.concurrentWith ?? []).includes(first.attempt));
 }

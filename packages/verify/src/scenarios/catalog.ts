@@ -51,6 +51,21 @@ export function catalog(config: ChainConfig): Scenario[] {
       description: `${config.doubleClick.presses} presses at once with one key.`,
       run: doubleClick,
     },
+    ...hops.map<Scenario>((hop) => ({
+      name: `duplicate@${hop}`,
+      family: 'duplicate',
+      description: `The first attempt at ${hop} is delivered twice: the copy reaches ${hop} while the original is still there.`,
+      run: (c) => faultedPress(c, { [hop]: [{ kind: 'duplicate', copies: 1 }] }),
+    })),
+    // A caller that sends no key never retries: at the entry hop nothing would release the hold.
+    ...hops
+      .filter((_, index) => index > 0 || config.entry.key.send)
+      .map<Scenario>((hop) => ({
+        name: `retry-while-running@${hop}`,
+        family: 'retry-while-running',
+        description: `The first attempt at ${hop} is held until its caller retries; then both reach ${hop}, the retry while the first still runs.`,
+        run: (c) => faultedPress(c, { [hop]: [{ kind: 'hold-for-retry', maxMs: c.config.settle.timeoutMs }] }),
+      })),
     {
       name: 'key-reuse',
       family: 'key-reuse',

@@ -20,6 +20,8 @@ export interface PaymentsOptions {
   keys?: 'sqlite' | 'memory';
   /** Leave starting payments to the verifier (a `service` in the config), so it can kill it. */
   startedByVerifier?: boolean;
+  /** One planted bug (chain.py's `--flaw`), given to every service. */
+  flaw?: string;
 }
 
 /**
@@ -30,10 +32,11 @@ export interface PaymentsOptions {
 export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, options: PaymentsOptions = {}): Promise<PythonChain> {
   const ports = (await freePorts(6)) as [number, number, number, number, number, number];
   const [gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments] = ports;
+  const flaw = options.flaw === undefined ? [] : ['--flaw', options.flaw];
   const paymentsArgs = ['--port', String(payments), '--db', join(dir, `${variant}-charges.sqlite`), '--keys', options.keys ?? 'sqlite'];
   const processes: ChildProcess[] = [];
   const start = async (role: string, ...args: string[]) => {
-    const child = spawn('python3', [PYTHON_CHAIN, role, '--variant', variant, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('python3', [PYTHON_CHAIN, role, '--variant', variant, ...flaw, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     processes.push(child);
     await listening(child, role);
   };
@@ -41,7 +44,9 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, 
     if (!options.startedByVerifier) await start('payments', ...paymentsArgs);
     await start('orders', '--port', String(orders), '--downstream', `http://127.0.0.1:${paymentsProxy}`);
     await start('gateway', '--port', String(gateway), '--downstream', `http://127.0.0.1:${ordersProxy}`);
-    const service = options.startedByVerifier ? ['python3', PYTHON_CHAIN, 'payments', '--variant', variant, ...paymentsArgs] : undefined;
+    const service = options.startedByVerifier
+      ? ['python3', PYTHON_CHAIN, 'payments', '--variant', variant, ...flaw, ...paymentsArgs]
+      : undefined;
     return {
       configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service),
       stop: () => stopAll(processes),
