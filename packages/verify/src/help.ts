@@ -8,7 +8,7 @@ const SCENARIOS: Record<ScenarioName, string> = {
   'double-click': 'doubleClick.presses presses at once with one key',
   duplicate: "a hop's first attempt delivered twice, the copy while the original is in its service (duplicate@<hop>)",
   'retry-while-running': "a hop's first attempt held until its caller's retry arrives, then both sent (retry-while-running@<hop>)",
-  'key-reuse': "a settled key sent with another intent's body: it must be refused",
+  'key-reuse': 'a settled key sent again with one body field or query parameter changed, each in turn: each refused',
   'no-key': 'a press without a key, sent once; the deepest reply lost',
   reset: 'the first attempt at a hop reset before the hop sees it (one per hop: reset@<hop>)',
   kill: 'the deepest service killed after its effect and started again (needs a service on the deepest hop)',

@@ -8,7 +8,7 @@ import { buffer } from 'node:stream/consumers';
 import { main } from '../src/cli';
 import { parseConfig } from '../src/config/load';
 import { ALL_SCENARIOS } from '../src/config/schema';
-import { catalog, select } from '../src/scenarios/catalog';
+import { catalog, select, skipped } from '../src/scenarios/catalog';
 import { builtCli } from './support/cli';
 import { freePort } from './support/free-port';
 import { captureOutput } from './support/output';
@@ -37,7 +37,6 @@ describe('scenario selection', () => {
       'duplicate@payments',
       'retry-while-running@orders',
       'retry-while-running@payments',
-      'key-reuse',
       'no-key',
       'reset@orders',
       'reset@payments',
@@ -70,6 +69,14 @@ describe('scenario selection', () => {
         .at(-1),
     ).toBe('two-callers');
     expect(all.map((s) => s.name)).not.toContain('two-callers');
+  });
+
+  it('reuses a key only when the entry has a field to change, one at a time', () => {
+    expect(skipped(parseConfig(yaml, 'chain.yaml')).find((s) => s.name === 'key-reuse')?.reason).toMatch(
+      /^the entry has no body field or query parameter left to change/,
+    );
+    const withBody = parseConfig(yaml.replace('checkout\n', 'checkout\n  body: { orderId: "{{intentId}}" }\n'), 'chain.yaml');
+    expect(catalog(withBody).map((s) => s.name)).toContain('key-reuse');
   });
 
   it('runs only what the config enables', () => {

@@ -73,7 +73,7 @@ describe('config', () => {
   });
 
   it('takes the statuses a reused key may be refused with, never one meaning "later" or "not you"', () => {
-    expect(parseConfig(valid, 'chain.yaml').keyReuse).toEqual({ refusedWith: [422] });
+    expect(parseConfig(valid, 'chain.yaml').keyReuse).toEqual({ refusedWith: [422], ignoredFields: [], ignoredQuery: [] });
     expect(parseConfig(`${valid}keyReuse:\n  refusedWith: [400, 422]\n`, 'chain.yaml').keyReuse.refusedWith).toEqual([400, 422]);
     const error = errorOf(`${valid}keyReuse:\n  refusedWith: [422, 409]\n`);
     expect(error).toMatchObject({ line: 18, field: 'keyReuse.refusedWith.1' });

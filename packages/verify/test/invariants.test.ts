@@ -103,12 +103,12 @@ describe('invariants per intent', () => {
 
   it('wants a reused key with another body refused with 422 and no effect', () => {
     const reuse = (answer: CallerAnswer) =>
-      record({ effects: 'none', presses: [], laterPress: undefined, refusedPress: press('other body', answer) });
+      record({ effects: 'none', presses: [], laterPress: undefined, refusedPresses: [press('same key, amount changed', answer)] });
     const status = (code: number): CallerAnswer => ({ attempt: 1, status: code, body: '' });
     expect(broken(reuse(status(422)), 0)).toEqual([]);
     expect(broken(reuse(ok()), 1)).toEqual(['effects', 'refused']);
     for (const code of [401, 403, 409, 500]) expect(broken(reuse(status(code)), 0)).toEqual(['refused']);
-    expect(checkIntent(reuse(status(409)), 0)[0]?.message).toBe('a reused key with another body got 409, expected a refusal (422)');
+    expect(checkIntent(reuse(status(409)), 0)[0]?.message).toBe('the press "same key, amount changed" got 409, expected a refusal (422)');
     expect(checkIntent(reuse(status(400)), 0, { refusedStatuses: [400, 422] })).toEqual([]);
   });
 });

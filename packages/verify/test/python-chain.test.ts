@@ -84,7 +84,8 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     const first = (hop: string) => writeUp?.attempts.find((a) => a.hop === hop && a.attempt === 1);
     expect(first('payments')).toMatchObject({ faults: ['latency 1500ms'], status: 201 });
     expect(first('orders')).toMatchObject({ faults: ['lose-reply'], outcome: 'reply-lost' });
-    expect(effects(report, 'key-reuse')).toEqual([1, 1]);
+    // The changed amount charged the first order again; the other order's id charged that order.
+    expect(effects(report, 'key-reuse')).toEqual([2, 1]);
     expect(out).toMatch(/write-up\s+FAIL/);
     expect(markdown).toContain('reply lost');
     expectWhole(diagrams, report);
@@ -114,6 +115,17 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     ]);
     expect(effects(report, 'duplicate@payments')).toEqual([2]);
     expect(effects(report, 'retry-while-running@payments')).toEqual([2]);
+    expect(code).toBe(1);
+  }, 240_000);
+
+  it('fails a payments whose fingerprint leaves out the amount: the same key with another amount is replayed', async () => {
+    const { code, report } = await verify('keyed', { flaw: 'fingerprint-without-amount' }, '--scenario', 'key-reuse');
+    const [scenario] = report.scenarios;
+    expect(scenario?.violations.map((v) => [v.invariant, v.message])).toEqual([
+      ['refused', 'the press "same key, amount changed" got 201, expected a refusal (422)'],
+    ]);
+    // The other order's id is refused: only the amount slips through, and it charged nothing new.
+    expect(scenario?.intents.map((i) => i.effects)).toEqual([1, 0]);
     expect(code).toBe(1);
   }, 240_000);
 

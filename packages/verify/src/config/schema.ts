@@ -145,7 +145,15 @@ export const chainConfigSchema = z
      */
     scenarios: z.array(z.enum(SCENARIO_NAMES)).min(1).optional(),
     doubleClick: z.strictObject({ presses: z.number().int().min(2).max(50).default(5) }).default({ presses: 5 }),
-    keyReuse: z.strictObject({ refusedWith: z.array(refusal).min(1).default([422]) }).default({ refusedWith: [422] }),
+    keyReuse: z
+      .strictObject({
+        refusedWith: z.array(refusal).min(1).default([422]),
+        /** Body fields (`note`, `customer.ref`) the chain rightly leaves out of its fingerprint: never changed. */
+        ignoredFields: z.array(z.string().min(1)).default([]),
+        /** Query parameters the chain rightly leaves out of its fingerprint: never changed. */
+        ignoredQuery: z.array(z.string().min(1)).default([]),
+      })
+      .default({ refusedWith: [422], ignoredFields: [], ignoredQuery: [] }),
     /** Longest the whole run may take, services' start included: a CI job never hangs on a stuck chain. */
     deadlineMs: z.number().int().positive().default(1_800_000),
   })

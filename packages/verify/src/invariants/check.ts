@@ -64,11 +64,11 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
     violate('final-answer', `none of the ${answers.length} answers the caller got was final (${statuses(answers)})`);
   }
 
-  if (record.refusedPress) {
+  for (const refused of record.refusedPresses ?? []) {
     const refusedWith = options.refusedStatuses ?? [422];
-    const status = final(record.refusedPress)?.status ?? null;
+    const status = final(refused)?.status ?? null;
     if (status === null || !refusedWith.includes(status)) {
-      violate('refused', `a reused key with another body got ${status ?? 'no answer'}, expected a refusal (${refusedWith.join(', ')})`);
+      violate('refused', `the press "${refused.label}" got ${status ?? 'no answer'}, expected a refusal (${refusedWith.join(', ')})`);
     }
   }
 

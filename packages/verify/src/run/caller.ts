@@ -34,6 +34,10 @@ export interface PressOptions {
   key: string | undefined;
   /** Headers of one of several callers, merged over the entry's (`{{intentId}}` is replaced). */
   headers?: Record<string, string>;
+  /** A body template instead of the entry's (`key-reuse` changes one field at a time). */
+  body?: unknown;
+  /** A URL instead of the entry's (`key-reuse` changes one query parameter at a time). */
+  url?: string;
 }
 
 /**
@@ -70,13 +74,14 @@ export class Caller {
   private async attempt(attempt: number, options: PressOptions): Promise<CallerAnswer> {
     const headers: Record<string, string> = fillTemplate(merged(this.entry.headers, options.headers), options.intentId);
     if (options.key !== undefined) headers[this.entry.key.header] = options.key;
-    const template = this.entry.body === undefined ? undefined : fillTemplate(this.entry.body, options.intentId);
+    const source = options.body ?? this.entry.body;
+    const template = source === undefined ? undefined : fillTemplate(source, options.intentId);
     const body = template === undefined || typeof template === 'string' ? template : JSON.stringify(template);
     if (typeof template === 'object' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = 'application/json';
     }
     try {
-      const answer = await request(this.entry.url, {
+      const answer = await request(options.url ?? this.entry.url, {
         dispatcher: this.agent,
         method: this.entry.method,
         headers,

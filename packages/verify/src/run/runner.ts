@@ -225,11 +225,11 @@ function contextFor(
       intentId: `vfy-${randomBytes(6).toString('hex')}`,
       key: withKey && config.entry.key.send ? randomUUID() : undefined,
     }),
-    press: (label, intentId, key, callerIndex) => {
+    press: (label, intentId, key, as = {}) => {
       signal.throwIfAborted();
       log.context = { scenario: scenario.name, intent: intentId };
-      const headers = callerIndex === undefined ? undefined : config.entry.callers?.[callerIndex]?.headers;
-      return caller.press({ label, intentId, key, headers });
+      const headers = as.caller === undefined ? undefined : config.entry.callers?.[as.caller]?.headers;
+      return caller.press({ label, intentId, key, headers, body: as.body, url: as.url });
     },
     restart: async (hop) => {
       const service = services.get(hop);
@@ -251,7 +251,7 @@ function contextFor(
 }
 
 function intentReport(record: IntentRecord, effects: number): IntentReport {
-  const presses = [...record.presses, record.laterPress, record.refusedPress].filter((p) => p !== undefined);
+  const presses = [...record.presses, record.laterPress, ...(record.refusedPresses ?? [])].filter((p) => p !== undefined);
   return {
     intentId: record.intentId,
     keyHash: keyHash(record.key),

@@ -69,7 +69,8 @@ export function catalog(config: ChainConfig): Scenario[] {
     {
       name: 'key-reuse',
       family: 'key-reuse',
-      description: 'A settled key is sent again with another body: it must be refused and change nothing.',
+      description:
+        'A settled key is sent again with one field of its body (or query) changed, each in turn: each must be refused and change nothing.',
       run: keyReuse,
     },
     {

@@ -1,4 +1,6 @@
+import type { Press } from '../run/caller';
 import type { IntentRecord, ScenarioContext } from './scenario';
+import { variations } from './variations';
 
 /** N presses at once with one key, as a double-click or an impatient retry does. */
 export async function doubleClick(context: ScenarioContext): Promise<IntentRecord[]> {
@@ -10,17 +12,26 @@ export async function doubleClick(context: ScenarioContext): Promise<IntentRecor
   return [{ intentId, key, effects: 'once', presses, laterPress }];
 }
 
-/** A settled key sent again with another intent's body: refused, nothing changed. */
+/**
+ * A settled key sent again with its body changed, one field at a time (and the query,
+ * one parameter at a time): each press must be refused and change nothing. A field
+ * holding the intent's id is changed to another intent's, whose effects must stay none.
+ */
 export async function keyReuse(context: ScenarioContext): Promise<IntentRecord[]> {
   const first = context.intent();
   const press = await context.press('press', first.intentId, first.key);
   await context.settle();
-  const other = context.intent();
-  const refusedPress = await context.press('other body, same key', other.intentId, first.key);
-  await context.settle();
+  const other = context.intent().intentId;
+  const refusedPresses: Press[] = [];
+  for (const variation of variations({ ...context.config.entry, ...context.config.keyReuse }, other)) {
+    refusedPresses.push(
+      await context.press(`same key, ${variation.field} changed`, first.intentId, first.key, { body: variation.body, url: variation.url }),
+    );
+    await context.settle();
+  }
   return [
-    { ...first, effects: 'once', presses: [press] },
-    { intentId: other.intentId, key: first.key, effects: 'none', presses: [], refusedPress },
+    { ...first, effects: 'once', presses: [press], refusedPresses },
+    { intentId: other, key: first.key, effects: 'none', presses: [] },
   ];
 }
 
@@ -44,12 +55,12 @@ export async function noKey(context: ScenarioContext, deepest: string): Promise<
 export async function twoCallers(context: ScenarioContext): Promise<IntentRecord[]> {
   const { key } = context.intent();
   const [first, second] = [context.intent().intentId, context.intent().intentId];
-  const pressFirst = await context.press('caller 1 press', first, key, 0);
+  const pressFirst = await context.press('caller 1 press', first, key, { caller: 0 });
   await context.settle();
-  const pressSecond = await context.press('caller 2 press', second, key, 1);
+  const pressSecond = await context.press('caller 2 press', second, key, { caller: 1 });
   await context.settle();
-  const laterFirst = await context.press('caller 1 later press', first, key, 0);
-  const laterSecond = await context.press('caller 2 later press', second, key, 1);
+  const laterFirst = await context.press('caller 1 later press', first, key, { caller: 0 });
+  const laterSecond = await context.press('caller 2 later press', second, key, { caller: 1 });
   return [
     { intentId: first, key, effects: 'once', presses: [pressFirst], laterPress: laterFirst },
     { intentId: second, key, effects: 'once', presses: [pressSecond], laterPress: laterSecond, otherCallers: [pressFirst] },

@@ -1,8 +1,10 @@
 import type { ScenarioName } from '../config/schema';
+import { variations } from './variations';
 
 /** The part of a config that decides which scenarios can run at all. */
 export interface ChainShape {
-  entry: { key: { send: boolean }; callers?: unknown };
+  entry: { key: { send: boolean }; callers?: unknown; url: string; body?: unknown };
+  keyReuse: { ignoredFields: readonly string[]; ignoredQuery: readonly string[] };
   hops: readonly { name: string; service?: unknown }[];
 }
 
@@ -20,6 +22,9 @@ export function missingFor(family: ScenarioName, config: ChainShape): string | u
   }
   if (family === 'two-callers' && config.entry.callers === undefined) {
     return 'entry.callers is not set: it needs two callers (each with its own headers) to send one key';
+  }
+  if (family === 'key-reuse' && variations({ ...config.entry, ...config.keyReuse }, 'other').length === 0) {
+    return 'the entry has no body field or query parameter left to change (entry.body, keyReuse.ignoredFields, keyReuse.ignoredQuery)';
   }
   const deepest = config.hops.length - 1;
   if (family === 'kill' && config.hops[deepest]?.service === undefined) {

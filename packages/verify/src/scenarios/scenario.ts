@@ -26,10 +26,20 @@ export interface IntentRecord {
   presses: Press[];
   /** A press after the chain settled: it must be a replay of the answer, never a 5xx. */
   laterPress?: Press;
-  /** A press with this intent's body under another intent's key: it must be refused (422 by default). */
-  refusedPress?: Press;
+  /** Presses under this intent's key with another body: each must be refused (422 by default). */
+  refusedPresses?: Press[];
   /** Another caller's earlier presses under the same key: none of their successes may be this intent's answer. */
   otherCallers?: Press[];
+}
+
+/** How one press differs from the config's entry. */
+export interface PressAs {
+  /** One of the config's `entry.callers`, by index, to press as. */
+  caller?: number;
+  /** Another body template than the entry's. */
+  body?: unknown;
+  /** Another URL than the entry's. */
+  url?: string;
 }
 
 /** What a scenario can do to the chain. */
@@ -46,10 +56,9 @@ export interface ScenarioContext {
   /** A fresh intent: a new id and a new key, unless `withKey` is false or the config's caller sends none. */
   intent(withKey?: boolean): { intentId: string; key: string | undefined };
   /**
-   * Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`);
-   * `caller` picks one of the config's `entry.callers` (by index) to press as.
+   * Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`).
    */
-  press(label: string, intentId: string, key: string | undefined, caller?: number): Promise<Press>;
+  press(label: string, intentId: string, key: string | undefined, options?: PressAs): Promise<Press>;
   /** Kills a hop's service (SIGKILL) and starts it again; only for hops whose config has a `service`. */
   restart(hop: string): Promise<void>;
   /** Waits until no proxy has seen anything for the configured quiet window. */
