@@ -11,6 +11,7 @@ const SCENARIOS: Record<ScenarioName, string> = {
   'key-reuse': 'a settled key sent again with one body field or query parameter changed, each in turn: each refused',
   'no-key': 'a press without a key, sent once; the deepest reply lost',
   reset: 'the first attempt at a hop reset before the hop sees it (one per hop: reset@<hop>)',
+  unavailable: "a hop's first attempt answered 503 by its proxy, never forwarded (one per hop: unavailable@<hop>)",
   kill: 'the deepest service killed after its effect and started again (needs a service on the deepest hop)',
   'two-callers': 'two callers send one key, each its own intent (needs entry.callers)',
 };

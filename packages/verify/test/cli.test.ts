@@ -40,6 +40,8 @@ describe('scenario selection', () => {
       'no-key',
       'reset@orders',
       'reset@payments',
+      'unavailable@orders',
+      'unavailable@payments',
     ]);
   });
 
@@ -127,6 +129,8 @@ describe('a caller that sends no key', () => {
       'no-key',
       'reset@orders',
       'reset@payments',
+      'unavailable@orders',
+      'unavailable@payments',
     ]);
   });
 });

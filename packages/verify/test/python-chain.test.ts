@@ -99,8 +99,8 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
       for (const intent of scenario.intents) expect(intent.effects).toBe(intent.expected === 'none' ? 0 : 1);
     }
     // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
-    expect(report.scenarios).toHaveLength(17);
-    expect(out).toContain('17/17 scenarios passed');
+    expect(report.scenarios).toHaveLength(20);
+    expect(out).toContain('20/20 scenarios passed');
     expectWhole(diagrams, report);
   }, 240_000);
 
@@ -126,6 +126,19 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     ]);
     // The other order's id is refused: only the amount slips through, and it charged nothing new.
     expect(scenario?.intents.map((i) => i.effects)).toEqual([1, 0]);
+    expect(code).toBe(1);
+  }, 240_000);
+
+  it('fails an orders that stores its own 502 when payments was briefly unavailable, and replays it', async () => {
+    const { code, report } = await verify('keyed', { flaw: 'stores-failure' }, '--scenario', 'unavailable', '--scenario', 'reset@payments');
+    expect(report.scenarios.map((s) => [s.name, s.passed, s.intents[0]?.effects])).toEqual([
+      ['reset@payments', false, 0],
+      ['unavailable@gateway', true, 1],
+      ['unavailable@orders', true, 1],
+      ['unavailable@payments', false, 0],
+    ]);
+    const broken = report.scenarios.find((s) => s.name === 'unavailable@payments')?.violations.map((v) => v.invariant);
+    expect(broken).toEqual(['effects', 'final-answer', 'settled-final']);
     expect(code).toBe(1);
   }, 240_000);
 

@@ -124,6 +124,7 @@ const SCENARIO_NAMES = [
   'key-reuse',
   'no-key',
   'reset',
+  'unavailable',
   'kill',
   'two-callers',
 ] as const;

@@ -85,6 +85,12 @@ export function catalog(config: ChainConfig): Scenario[] {
       description: `The first attempt at ${hop} is reset mid-request, before ${hop} sees it.`,
       run: (c) => faultedPress(c, { [hop]: [{ kind: 'reset' }] }),
     })),
+    ...hops.map<Scenario>((hop) => ({
+      name: `unavailable@${hop}`,
+      family: 'unavailable',
+      description: `The first attempt at ${hop} is answered 503 by its proxy, never forwarded; the chain must still succeed once.`,
+      run: (c) => faultedPress(c, { [hop]: [{ kind: 'unavailable' }] }),
+    })),
     {
       name: 'kill',
       family: 'kill',
