@@ -5,6 +5,7 @@ const SCENARIOS: Record<ScenarioName, string> = {
   'write-up': "the deepest answer held past its caller's timeout, the reply above it lost; every layer retries",
   'lost-reply': "a hop's reply to the first attempt lost after the work was done (one per hop: lost-reply@<hop>)",
   'later-press': 'one press, then the same key again once the chain settled: it must replay',
+  'late-press': 'one press, then the same key again retention.minimumMs later: it must still replay',
   'double-click': 'doubleClick.presses presses at once with one key',
   duplicate: "a hop's first attempt delivered twice, the copy while the original is in its service (duplicate@<hop>)",
   'retry-while-running': "a hop's first attempt held until its caller's retry arrives, then both sent (retry-while-running@<hop>)",

@@ -32,6 +32,7 @@ describe('scenario selection', () => {
       'lost-reply@orders',
       'lost-reply@payments',
       'later-press',
+      'late-press',
       'double-click',
       'duplicate@orders',
       'duplicate@payments',

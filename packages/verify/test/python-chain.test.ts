@@ -99,8 +99,8 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
       for (const intent of scenario.intents) expect(intent.effects).toBe(intent.expected === 'none' ? 0 : 1);
     }
     // Every scenario, with the per-hop ones once per hop (the list itself is pinned in cli.test.ts).
-    expect(report.scenarios).toHaveLength(20);
-    expect(out).toContain('20/20 scenarios passed');
+    expect(report.scenarios).toHaveLength(21);
+    expect(out).toContain('21/21 scenarios passed');
     expectWhole(diagrams, report);
   }, 240_000);
 
@@ -139,6 +139,16 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     ]);
     const broken = report.scenarios.find((s) => s.name === 'unavailable@payments')?.violations.map((v) => v.invariant);
     expect(broken).toEqual(['effects', 'final-answer', 'settled-final']);
+    expect(code).toBe(1);
+  }, 240_000);
+
+  it('fails a payments that forgets keys sooner than the retry window the chain promises', async () => {
+    const { code, report } = await verify('keyed', { flaw: 'short-retention' }, '--scenario', 'later-press', '--scenario', 'late-press');
+    expect(report.scenarios.map((s) => [s.name, s.passed, s.intents[0]?.effects])).toEqual([
+      ['later-press', true, 1],
+      // retention.minimumMs is left at its default, 10 s: the key was forgotten after 3 s.
+      ['late-press', false, 2],
+    ]);
     expect(code).toBe(1);
   }, 240_000);
 

@@ -118,6 +118,7 @@ const SCENARIO_NAMES = [
   'write-up',
   'lost-reply',
   'later-press',
+  'late-press',
   'double-click',
   'duplicate',
   'retry-while-running',
@@ -155,6 +156,12 @@ export const chainConfigSchema = z
         ignoredQuery: z.array(z.string().min(1)).default([]),
       })
       .default({ refusedWith: [422], ignoredFields: [], ignoredQuery: [] }),
+    /**
+     * How long the chain promises to keep a key: a press of the same intent this long
+     * after the first (`late-press`) must still be a replay. The team's retry window,
+     * shortened to what a CI run can wait for; the default is a floor, not a promise.
+     */
+    retention: z.strictObject({ minimumMs: z.number().int().positive().default(10_000) }).default({ minimumMs: 10_000 }),
     /** Longest the whole run may take, services' start included: a CI job never hangs on a stuck chain. */
     deadlineMs: z.number().int().positive().default(1_800_000),
   })

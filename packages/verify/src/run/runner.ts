@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChainConfig, HopConfig, ScenarioName } from '../config/schema';
 import { countEffects } from '../effects/count';
 import { checkIntent, type Violation } from '../invariants/check';
@@ -242,6 +243,7 @@ function contextFor(
         throw failure;
       }
     },
+    wait: (ms) => sleep(ms, undefined, { signal }),
     settle: async () => {
       signal.throwIfAborted();
       const { quietMs, timeoutMs } = config.settle;

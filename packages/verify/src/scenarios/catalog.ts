@@ -1,7 +1,7 @@
 import { ALL_SCENARIOS, type ChainConfig, type ScenarioName } from '../config/schema';
 import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
-import { doubleClick, keyReuse, noKey, twoCallers } from './presses';
+import { doubleClick, keyReuse, latePress, noKey, twoCallers } from './presses';
 import { missingFor } from './requirements';
 import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
 
@@ -44,6 +44,12 @@ export function catalog(config: ChainConfig): Scenario[] {
       family: 'later-press',
       description: 'One press, no fault; once the chain settled the same key is pressed again and must replay.',
       run: (c) => faultedPress(c, {}),
+    },
+    {
+      name: 'late-press',
+      family: 'late-press',
+      description: `One press, no fault; ${config.retention.minimumMs}ms after it settled (retention.minimumMs) the same key is pressed again and must still replay.`,
+      run: latePress,
     },
     {
       name: 'double-click',

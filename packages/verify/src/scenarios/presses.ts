@@ -35,6 +35,20 @@ export async function keyReuse(context: ScenarioContext): Promise<IntentRecord[]
   ];
 }
 
+/**
+ * The caller's retry at the end of its window: once the chain settled, wait
+ * `retention.minimumMs`, then the same key again. A store that expires keys sooner
+ * than the chain promises charges again.
+ */
+export async function latePress(context: ScenarioContext): Promise<IntentRecord[]> {
+  const { intentId, key } = context.intent();
+  const press = await context.press('press', intentId, key);
+  await context.settle();
+  await context.wait(context.config.retention.minimumMs);
+  const laterPress = await context.press('late press', intentId, key);
+  return [{ intentId, key, effects: 'once', presses: [press], laterPress }];
+}
+
 /** A press without a key, with the deepest reply lost so the chain's own retries run. */
 export async function noKey(context: ScenarioContext, deepest: string): Promise<IntentRecord[]> {
   context.plan(deepest, new Map([[1, [{ kind: 'lose-reply' }]]]));

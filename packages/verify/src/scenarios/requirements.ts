@@ -9,7 +9,7 @@ export interface ChainShape {
 }
 
 /** Families that are about what one key does: meaningless for a caller that sends none. */
-const NEEDS_KEY: ReadonlySet<ScenarioName> = new Set(['later-press', 'double-click', 'key-reuse', 'two-callers']);
+const NEEDS_KEY: ReadonlySet<ScenarioName> = new Set(['later-press', 'late-press', 'double-click', 'key-reuse', 'two-callers']);
 
 /**
  * What a family needs from the config and this config lacks, naming the field to set;

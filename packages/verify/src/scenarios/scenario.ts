@@ -61,6 +61,8 @@ export interface ScenarioContext {
   press(label: string, intentId: string, key: string | undefined, options?: PressAs): Promise<Press>;
   /** Kills a hop's service (SIGKILL) and starts it again; only for hops whose config has a `service`. */
   restart(hop: string): Promise<void>;
+  /** Waits `ms` (a scenario's deliberate pause, such as the retry window), or until the run is stopped. */
+  wait(ms: number): Promise<void>;
   /** Waits until no proxy has seen anything for the configured quiet window. */
   settle(): Promise<void>;
 }
