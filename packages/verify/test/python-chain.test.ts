@@ -152,6 +152,22 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     expect(code).toBe(1);
   }, 240_000);
 
+  it('passes two callers told apart by a body field, and names the second refused when the key is not scoped by it', async () => {
+    const scoped = await verify('keyed', { merchants: true }, '--scenario', 'two-callers');
+    expect(scoped.report.scenarios.map((s) => [s.name, s.passed, s.intents.map((i) => i.effects)])).toEqual([
+      ['two-callers', true, [1, 1]],
+    ]);
+    expect(scoped.code).toBe(0);
+
+    const unscoped = await verify('keyed', { merchants: true, flaw: 'unscoped-key' }, '--scenario', 'two-callers');
+    const [scenario] = unscoped.report.scenarios;
+    expect(scenario?.intents.map((i) => i.effects)).toEqual([1, 0]);
+    expect(scenario?.violations.find((v) => v.invariant === 'own-answer')?.message).toMatch(
+      /^"caller 2 press" was refused 422 .* under the key "caller 1 press" had used: the chain does not tell the two callers apart$/,
+    );
+    expect(unscoped.code).toBe(1);
+  }, 240_000);
+
   it('kills payments after its charge: keys kept with the charges survive the restart', async () => {
     const { code, report } = await verify('keyed', { startedByVerifier: true }, '--scenario', 'kill');
     expect(report.scenarios.map((s) => [s.name, s.passed, s.intents[0]?.effects])).toEqual([['kill', true, 1]]);

@@ -30,10 +30,11 @@ const entry = z.strictObject({
   retryOnStatus: z.array(z.number().int().min(100).max(599)).default([409, 425, 429, 500, 502, 503, 504]),
   /**
    * Two callers (tenants, users) sending the same key, each with headers of its own
-   * merged over `headers`: enables `two-callers`.
+   * merged over `headers` and a body merged over `body` (field by field when both are
+   * objects): enables `two-callers`. `{{caller}}` anywhere is the caller's number.
    */
   callers: z
-    .array(z.strictObject({ headers: z.record(z.string(), z.string()) }))
+    .array(z.strictObject({ headers: z.record(z.string(), z.string()).default({}), body: bodyTemplate.optional() }))
     .length(2, 'expected exactly two callers')
     .optional(),
 });

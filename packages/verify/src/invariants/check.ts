@@ -98,6 +98,18 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
         .filter((a) => isSuccess(a.status))
         .map(fingerprint),
     );
+    // Refused for reusing a key this caller never sent before: the chain took it for the other caller's.
+    const refusedWith = options.refusedStatuses ?? [422];
+    for (const press of record.presses) {
+      const refused = given(press).find((a) => refusedWith.includes(a.status as number));
+      if (refused) {
+        const theirLabels = record.otherCallers.map((p) => `"${p.label}"`).join(', ');
+        violate(
+          'own-answer',
+          `"${press.label}" was refused ${refused.status} ${excerpt(refused.body)} under the key ${theirLabels} had used: the chain does not tell the two callers apart`,
+        );
+      }
+    }
     const shared = answers.filter((a) => isSuccess(a.status) && theirs.has(fingerprint(a)));
     if (shared.length > 0) {
       violate(

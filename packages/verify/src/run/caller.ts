@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { ChainConfig } from '../config/schema';
-import { fillTemplate } from '../template';
+import { fillCaller, fillTemplate } from '../template';
 
 /** One attempt of the caller and what came back. */
 export interface CallerAnswer {
@@ -38,6 +38,8 @@ export interface PressOptions {
   body?: unknown;
   /** A URL instead of the entry's (`key-reuse` changes one query parameter at a time). */
   url?: string;
+  /** Which caller presses, filling `{{caller}}` (default 1). */
+  caller?: number;
 }
 
 /**
@@ -72,10 +74,11 @@ export class Caller {
   }
 
   private async attempt(attempt: number, options: PressOptions): Promise<CallerAnswer> {
-    const headers: Record<string, string> = fillTemplate(merged(this.entry.headers, options.headers), options.intentId);
+    const caller = options.caller ?? 1;
+    const headers = fillCaller(fillTemplate(merged(this.entry.headers, options.headers), options.intentId), caller);
     if (options.key !== undefined) headers[this.entry.key.header] = options.key;
     const source = options.body ?? this.entry.body;
-    const template = source === undefined ? undefined : fillTemplate(source, options.intentId);
+    const template = source === undefined ? undefined : fillCaller(fillTemplate(source, options.intentId), caller);
     const body = template === undefined || typeof template === 'string' ? template : JSON.stringify(template);
     if (typeof template === 'object' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = 'application/json';

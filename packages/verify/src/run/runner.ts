@@ -229,8 +229,9 @@ function contextFor(
     press: (label, intentId, key, as = {}) => {
       signal.throwIfAborted();
       log.context = { scenario: scenario.name, intent: intentId };
-      const headers = as.caller === undefined ? undefined : config.entry.callers?.[as.caller]?.headers;
-      return caller.press({ label, intentId, key, headers, body: as.body, url: as.url });
+      const other = as.caller === undefined ? undefined : config.entry.callers?.[as.caller];
+      const body = other?.body === undefined ? as.body : mergedBody(as.body ?? config.entry.body, other.body);
+      return caller.press({ label, intentId, key, headers: other?.headers, body, url: as.url, caller: (as.caller ?? 0) + 1 });
     },
     restart: async (hop) => {
       const service = services.get(hop);
@@ -275,4 +276,10 @@ function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog, onAttemp
     upstreamTimeoutMs: config.settle.timeoutMs,
     onAttempt,
   });
+}
+
+/** A caller's body over the entry's: field by field when both are objects, else the caller's whole. */
+function mergedBody(base: unknown, over: unknown): unknown {
+  const isObject = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
+  return isObject(base) && isObject(over) ? { ...(base as object), ...(over as object) } : over;
 }

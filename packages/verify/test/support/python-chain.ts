@@ -22,6 +22,8 @@ export interface PaymentsOptions {
   startedByVerifier?: boolean;
   /** One planted bug (chain.py's `--flaw`), given to every service. */
   flaw?: string;
+  /** Two callers told apart by the merchant in their body (`entry.callers`), for `two-callers`. */
+  merchants?: boolean;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, 
       ? ['python3', PYTHON_CHAIN, 'payments', '--variant', variant, ...flaw, ...paymentsArgs]
       : undefined;
     return {
-      configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service),
+      configYaml: configYaml({ gatewayProxy, ordersProxy, paymentsProxy, gateway, orders, payments }, service, options.merchants),
       stop: () => stopAll(processes),
     };
   } catch (error) {
@@ -59,7 +61,7 @@ export async function startPythonChain(variant: 'naive' | 'keyed', dir: string, 
 
 type Ports = Record<'gatewayProxy' | 'ordersProxy' | 'paymentsProxy' | 'gateway' | 'orders' | 'payments', number>;
 
-function configYaml(p: Ports, paymentsService: string[] | undefined): string {
+function configYaml(p: Ports, paymentsService: string[] | undefined, merchants = false): string {
   // JSON is YAML too: the command's paths need no YAML quoting rules.
   const service = paymentsService
     ? `\n    service:\n      start: ${JSON.stringify(paymentsService)}\n      health: http://127.0.0.1:${p.payments}/charges?order=health`
@@ -71,7 +73,7 @@ entry:
     orderId: "{{intentId}}"
     amount: 1200
   timeoutMs: 10000
-  retries: 4
+  retries: 4${merchants ? '\n  callers: [{ body: { merchant: "shop-{{caller}}" } }, { body: { merchant: "shop-{{caller}}" } }]' : ''}
 hops:
   - name: gateway
     listen: 127.0.0.1:${p.gatewayProxy}
