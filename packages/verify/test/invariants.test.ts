@@ -101,6 +101,17 @@ describe('invariants per intent', () => {
     );
   });
 
+  it('wants an effect counted before a kill still counted after the restart', () => {
+    const killed = (before: number, after: number) => record({ aroundKill: { before, after } });
+    expect(broken(killed(1, 1), 1)).toEqual([]);
+    expect(checkIntent(killed(1, 0), 1)).toEqual([
+      expect.objectContaining({
+        invariant: 'durable',
+        message: 'the effect store lost an effect in the crash: counted 1 just before the kill, 0 just after the restart',
+      }),
+    ]);
+  });
+
   it('wants a reused key with another body refused with 422 and no effect', () => {
     const reuse = (answer: CallerAnswer) =>
       record({ effects: 'none', presses: [], laterPress: undefined, refusedPresses: [press('same key, amount changed', answer)] });

@@ -176,6 +176,17 @@ print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names 
     expect(code).toBe(0);
   }, 240_000);
 
+  it('kills payments after its charge: a ledger kept in memory loses the charge, though the retry makes it one again', async () => {
+    const { code, report } = await verify('keyed', { startedByVerifier: true, flaw: 'memory-ledger' }, '--scenario', 'kill');
+    const [scenario] = report.scenarios;
+    // Counted at the end, the retry's charge looks like the one charge it should be.
+    expect(scenario?.intents[0]?.effects).toBe(1);
+    expect(scenario?.violations.map((v) => [v.invariant, v.message])).toEqual([
+      ['durable', 'the effect store lost an effect in the crash: counted 1 just before the kill, 0 just after the restart'],
+    ]);
+    expect(code).toBe(1);
+  }, 240_000);
+
   it('kills payments after its charge: keys kept in memory are lost and the retry charges again', async () => {
     const { code, report } = await verify('keyed', { startedByVerifier: true, keys: 'memory' }, '--scenario', 'kill');
     expect(report.scenarios[0]?.intents[0]?.effects).toBeGreaterThan(1);

@@ -6,7 +6,7 @@ import type { IntentRecord } from '../scenarios/scenario';
  *
  * @public
  */
-export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer';
+export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer' | 'durable';
 
 /**
  * One broken invariant for one intent.
@@ -117,6 +117,13 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
         `${shared.length} of the ${answers.length} answers were another caller's under the same key: ${shared[0]?.status} ${excerpt(shared[0]?.body ?? '')}`,
       );
     }
+  }
+  if (record.aroundKill && record.aroundKill.after < record.aroundKill.before) {
+    const { before, after } = record.aroundKill;
+    violate(
+      'durable',
+      `the effect store lost an effect in the crash: counted ${before} just before the kill, ${after} just after the restart`,
+    );
   }
   return found;
 }

@@ -245,6 +245,7 @@ function contextFor(
       }
     },
     wait: (ms) => sleep(ms, undefined, { signal }),
+    count: (intentId) => countEffects(config.effect, intentId, config.settle.timeoutMs),
     settle: async () => {
       signal.throwIfAborted();
       const { quietMs, timeoutMs } = config.settle;

@@ -1,6 +1,7 @@
 import { ALL_SCENARIOS, type ChainConfig, type ScenarioName } from '../config/schema';
 import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
+import { kill } from './kill';
 import { doubleClick, keyReuse, latePress, noKey, twoCallers } from './presses';
 import { missingFor } from './requirements';
 import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
@@ -100,8 +101,8 @@ export function catalog(config: ChainConfig): Scenario[] {
     {
       name: 'kill',
       family: 'kill',
-      description: `${deepest} is killed after its effect and before its answer, started again, and the chain retries.`,
-      run: (c: ScenarioContext) => faultedPress(c, { [deepest]: [{ kind: 'kill', crash: () => c.restart(deepest) }] }),
+      description: `${deepest} is killed after its effect and before its answer, started again, and the chain retries; the effect must survive the crash.`,
+      run: (c) => kill(c, deepest),
     },
     {
       name: 'two-callers',

@@ -7,9 +7,12 @@ import type { IntentRecord, ScenarioContext } from './scenario';
  * A caller configured to send no key presses once and never again: without a key a
  * second press is another intent, so all that can be asked is "never twice".
  */
-export async function faultedPress(context: ScenarioContext, faults: Record<string, Fault[]>): Promise<IntentRecord[]> {
+export async function faultedPress(
+  context: ScenarioContext,
+  faults: Record<string, Fault[]>,
+  { intentId, key } = context.intent(),
+): Promise<IntentRecord[]> {
   for (const [hop, attemptOne] of Object.entries(faults)) context.plan(hop, new Map([[1, attemptOne]]));
-  const { intentId, key } = context.intent();
   const press = await context.press('press', intentId, key);
   await context.settle();
   if (key === undefined) return [{ intentId, key, effects: 'at-most-once', presses: [press] }];

@@ -30,6 +30,8 @@ export interface IntentRecord {
   refusedPresses?: Press[];
   /** Another caller's earlier presses under the same key: none of their successes may be this intent's answer. */
   otherCallers?: Press[];
+  /** Effects counted just before a kill and just after the restart: the second may not be fewer. */
+  aroundKill?: { before: number; after: number };
 }
 
 /** How one press differs from the config's entry. */
@@ -59,6 +61,8 @@ export interface ScenarioContext {
    * Presses once; `intentId` fills the body, `key` is sent as is (none when `undefined`).
    */
   press(label: string, intentId: string, key: string | undefined, options?: PressAs): Promise<Press>;
+  /** Counts an intent's effects now, as the config counts them. */
+  count(intentId: string): Promise<number>;
   /** Kills a hop's service (SIGKILL) and starts it again; only for hops whose config has a `service`. */
   restart(hop: string): Promise<void>;
   /** Waits `ms` (a scenario's deliberate pause, such as the retry window), or until the run is stopped. */
