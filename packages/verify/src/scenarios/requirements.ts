@@ -21,7 +21,7 @@ export function missingFor(family: ScenarioName, config: ChainShape): string | u
     return 'entry.key.send is false: the caller sends no key, and the scenario is about what a key does';
   }
   if (family === 'two-callers' && config.entry.callers === undefined) {
-    return 'entry.callers is not set: it needs two callers (each with its own headers) to send one key';
+    return 'entry.callers is not set: it needs two callers (each with its own headers or body) to send one key';
   }
   if (family === 'key-reuse' && variations({ ...config.entry, ...config.keyReuse }, 'other').length === 0) {
     return 'the entry has no body field or query parameter left to change (entry.body, keyReuse.ignoredFields, keyReuse.ignoredQuery)';
