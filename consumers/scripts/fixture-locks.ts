@@ -69,15 +69,22 @@ async function main(mode: string | undefined): Promise<void> {
     const tarballs = await packPublished(join(work, 'tarballs'));
     const seed = mode === 'write' ? (JSON.parse(await readFile(WORKSPACE_LOCK, 'utf8')) as Lock) : undefined;
     for (const fixture of FIXTURE_NAMES) {
-      const lock = await resolveLock(join(work, fixture), fixture, tarballs, seed);
       if (mode === 'write') {
+        const lock = await resolveLock(join(work, fixture), fixture, tarballs, seed);
         await writeFile(join(FIXTURES, fixture, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
         console.log(`fixture-locks: ${fixture}: ${versions(lock).size} packages locked`);
-      } else {
-        const moved = drift(await committedLock(fixture), lock);
-        console.log(`drift: ${fixture}: ${moved.length === 0 ? 'none' : `${moved.length} packages moved`}`);
-        for (const line of moved) console.log(`  ${line}`);
+        continue;
       }
+      // A registry whose newest releases do not resolve is news too: say so, and go on to the next fixture.
+      const lock = await resolveLock(join(work, fixture), fixture, tarballs, seed).catch((error: unknown) => error as Error);
+      if (lock instanceof Error) {
+        const reason = /npm error (?:notarget|404) (.*)/.exec(lock.message)?.[1] ?? lock.message.split('\n')[0];
+        console.log(`drift: ${fixture}: the newest releases do not resolve: ${reason}`);
+        continue;
+      }
+      const moved = drift(await committedLock(fixture), lock);
+      console.log(`drift: ${fixture}: ${moved.length === 0 ? 'none' : `${moved.length} packages moved`}`);
+      for (const line of moved) console.log(`  ${line}`);
     }
   } finally {
     await rm(work, { recursive: true, force: true });
