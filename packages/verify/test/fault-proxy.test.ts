@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { Agent, request } from 'undici';
 import { keyHash } from '../src/proxy/attempt';
 import { AttemptLog } from '../src/proxy/attempt-log';
@@ -222,6 +222,40 @@ describe('FaultProxy in a loop', () => {
       expect(log.of('').length).toBe(16);
     } finally {
       await proxy.stop();
+    }
+  });
+
+  it('closes a connection past its cap as it opens, and keeps serving the ones it holds', async () => {
+    const upstream = await startUpstream();
+    const proxy = new FaultProxy({
+      name: 'capped',
+      host: '127.0.0.1',
+      port: 0,
+      upstream: upstream.url,
+      keyHeader: 'Idempotency-Key',
+      log: new AttemptLog(),
+      maxConnections: 4,
+    });
+    const port = await proxy.start();
+    const open = (): Promise<Socket> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => resolve(socket));
+        socket.once('error', reject);
+      });
+    const held = await Promise.all([open(), open(), open(), open()]);
+    try {
+      const extra = await open();
+      // The server closes it unread: the caller sees its end, never an answer.
+      await once(extra, 'close');
+      // The four it holds still serve: one of them sends a whole request and gets its answer.
+      const first = held[0];
+      const answered = once(first, 'data');
+      first.write('POST /charges HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}');
+      expect(String((await answered)[0])).toMatch(/^HTTP\/1\.1 201/);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await proxy.stop();
+      await upstream.close();
     }
   });
 });

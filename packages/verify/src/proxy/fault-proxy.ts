@@ -27,6 +27,8 @@ export interface FaultProxyOptions {
   onAttempt?: () => void;
   /** Requests served at once; past it, a 503 (default {@link MAX_IN_FLIGHT}). */
   maxInFlight?: number;
+  /** Connections it holds at most (default {@link MAX_CONNECTIONS}); one past it is closed as it opens. */
+  maxConnections?: number;
 }
 
 /**
@@ -36,7 +38,7 @@ export interface FaultProxyOptions {
  * instead of growing until the machine runs out of memory or file descriptors.
  */
 export const MAX_IN_FLIGHT = 256;
-const MAX_CONNECTIONS = 1024;
+export const MAX_CONNECTIONS = 1024;
 
 /**
  * An HTTP-aware fault proxy for one hop: Node's HTTP server on the caller's side, an
@@ -64,7 +66,7 @@ export class FaultProxy {
     this.server = createServer((req, res) => void this.handle(req, res));
     // A caller resetting its own connection is part of the game, not a proxy failure.
     this.server.on('clientError', (_error, socket) => socket.destroy());
-    this.server.maxConnections = MAX_CONNECTIONS;
+    this.server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
   }
 
   /** Starts listening; resolves with the port actually bound. */
