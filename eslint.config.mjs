@@ -16,6 +16,8 @@ export default tseslint.config(
       'console/artifacts/**',
       'coverage/**',
       'docs/api/**',
+      // Earlier releases, compiled, for the side-by-side test (packages/idempotency/scripts/capture-release.mjs).
+      'packages/idempotency/test/side-by-side/releases/**',
     ],
   },
   js.configs.recommended,
