@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { createRedisClient, createRedisCluster } from './redis-client';
+import { Redis } from 'ioredis';
+import { createRedisClient, createRedisCluster, FAIL_FAST_REDIS_OPTIONS } from './redis-client';
 import { RedisStore } from './redis-store';
-import { charge, expectChargedOnce, failOpen } from '../../test/support/fail-open';
-import { startPrivateRedis } from '../../test/support/redis';
+import { charge, expectChargedOnce, expectFailsOpen, failOpen } from '../../test/support/fail-open';
+import { startPrivateRedis, startPrivateSentinel, type PrivateRedis } from '../../test/support/redis';
 import { connect, deleteKeys, REDIS_URL, uniquePrefix, waitUntil } from './redis.test-support';
 
 // A Redis that answers but refuses the store's user (its ACL, its password) is not an outage: under fail-open,
@@ -158,6 +158,97 @@ describe('RedisStore on a private Redis that requires a password (NOAUTH)', () =
     } finally {
       await store.close();
       await redis.stop();
+    }
+  });
+});
+
+describe('RedisStore whose first connection is refused, charged before the first AUTH reply', () => {
+  // A lazy client connects with its first command; the store cannot tell a refusal from an outage until Redis
+  // answers the login, so the first charges of a pod with a wrong password must wait for that answer.
+  test.each([
+    ['a wrong password (WRONGPASS)', 'not-the-password', /^WRONGPASS/],
+    ['no password (NOAUTH)', undefined, /^NOAUTH/],
+  ])('%s: the first charges are refused, none runs', async (_, password, refusal) => {
+    const redis = await startPrivateRedis();
+    const owner = await connect(redis.url);
+    // The private server's own default user, never the shared one's.
+    await owner.call('ACL', 'SETUSER', 'default', 'resetpass', `>${randomBytes(12).toString('hex')}`);
+    await owner.quit();
+    const { client } = clientAs(redis.url, undefined, password);
+    const store = new RedisStore({ client, prefix: uniquePrefix(), ownsClient: true });
+    const ran: string[] = [];
+    try {
+      const coordinator = failOpen(store);
+      const charges = await Promise.allSettled(['k1', 'k2', 'k3'].map((key) => charge(coordinator, ran, key)));
+      expect(ran).toEqual([]);
+      for (const settled of charges) {
+        expect(settled).toMatchObject({ status: 'rejected', reason: { name: 'StoreRefusedError', cause: { message: refusal } } });
+      }
+      await expect(store.ping()).rejects.toMatchObject({ name: 'StoreRefusedError' });
+    } finally {
+      await store.close();
+      await redis.stop();
+    }
+  });
+
+  test('a server that is not there: the first charges fail open as in any outage', async () => {
+    const redis = await startPrivateRedis();
+    await redis.stop();
+    const { client } = clientAs(redis.url, undefined, undefined);
+    const store = new RedisStore({ client, prefix: uniquePrefix(), ownsClient: true });
+    try {
+      await expectFailsOpen(store);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('RedisStore through a private Redis Sentinel, a login refused', () => {
+  // ioredis reports a Sentinel that refuses its password as "All sentinels are unreachable", the refusal only
+  // as its last error; a master that refuses it, as WRONGPASS between such errors that name none. Read as an
+  // outage, every charge under fail-open would run unprotected.
+  test.each([
+    ['by the Sentinel', 'sentinel', "Redis Sentinel refuses the idempotency store's login"],
+    ['by the master', 'master', "Redis refuses the idempotency store's login"],
+  ] as const)('%s: every charge is refused, none runs, and ping says which login to check', async (_, wrong, says) => {
+    const password = randomBytes(12).toString('hex');
+    const master = await startPrivateRedis();
+    // Stopped whatever fails from here on: a private server outlives a test that threw before its finally.
+    let sentinel: PrivateRedis | undefined;
+    let store: RedisStore | undefined;
+    try {
+      sentinel = await startPrivateSentinel(Number(new URL(master.url).port), 'payments', password);
+      // The private servers' own default users.
+      const owner = await connect(wrong === 'sentinel' ? sentinel.url : master.url);
+      await owner.call('ACL', 'SETUSER', 'default', 'resetpass', `>${password}`);
+      owner.disconnect(); // a Sentinel knows no QUIT
+      const client = new Redis({
+        ...FAIL_FAST_REDIS_OPTIONS,
+        sentinels: [{ host: '127.0.0.1', port: Number(new URL(sentinel.url).port) }],
+        name: 'payments',
+        ...(wrong === 'sentinel' ? { sentinelPassword: 'not-the-password' } : { password: 'not-the-password' }),
+      });
+      client.on('error', () => undefined);
+      store = new RedisStore({ client, prefix: uniquePrefix(), ownsClient: true });
+      const ran: string[] = [];
+      const coordinator = failOpen(store);
+      const outcomes: string[] = [];
+      for (const key of ['k1', 'k2', 'k3', 'k4', 'k5']) {
+        outcomes.push(
+          await charge(coordinator, ran, key).then(
+            () => 'charged',
+            (error: Error) => error.name,
+          ),
+        );
+      }
+      expect({ outcomes, ran }).toEqual({ outcomes: Array(5).fill('StoreRefusedError'), ran: [] });
+      await expect(store.ping()).rejects.toThrow(says);
+      await expect(store.ping()).rejects.not.toThrow('not-the-password');
+    } finally {
+      await store?.close();
+      await sentinel?.stop();
+      await master.stop();
     }
   });
 });

@@ -13,6 +13,7 @@ import { positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
+import { FirstAnswer } from './first-answer';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
   ACCESS_SCRIPT,
@@ -192,6 +193,7 @@ export class RedisStore implements InspectableStore {
       access: new LuaScript(ACCESS_SCRIPT, 2),
     };
     this.client = client;
+    this.firstAnswer = new FirstAnswer(client);
     client.on('error', this.heardError);
     client.on('node error', this.heard);
     client.on('ready', this.connected);
@@ -319,6 +321,7 @@ export class RedisStore implements InspectableStore {
     this.client.off('node error', this.heard);
     this.client.off('ready', this.connected);
     this.waits.close();
+    this.firstAnswer.answer();
     await this.channels.close();
     if (this.ownsClient) await closeConnection(this.client);
   }
@@ -336,9 +339,11 @@ export class RedisStore implements InspectableStore {
    * client's `error` event, not on the command: the command is refused by
    * the client for a connection that is not ready, which would read as an
    * outage, so the store remembers the last refusal it heard until the
-   * connection is ready or fails for another reason.
+   * connection is ready or fails for another reason. Before the client's
+   * first connection was answered there is nothing heard yet: the failure
+   * waits for that answer (see `FirstAnswer`).
    */
-  private readonly refused = (error: unknown): never => {
+  private readonly refused = async (error: unknown): Promise<never> => {
     if (isRefusal(error)) {
       throw new StoreRefusedError(
         `Redis refuses the idempotency store's user "${this.user()}" (${(error as Error).message}): ${this.grant()}; ` +
@@ -346,7 +351,17 @@ export class RedisStore implements InspectableStore {
         { cause: error },
       );
     }
+    // Before the first connection was answered, a command rejected as not connected cannot tell a login
+    // refused from an outage: wait for the answer rather than have an operation that fails open run unprotected.
+    if (this.client.status !== 'ready') await this.firstAnswer.settled();
     const login = this.loginRefused;
+    if (login && this.client.status !== 'ready' && isSentinelRefusal(login)) {
+      throw new StoreRefusedError(
+        `Redis Sentinel refuses the idempotency store's login (${login.message}): ` +
+          "check the client's sentinelUsername and sentinelPassword; requests are refused until then",
+        { cause: login },
+      );
+    }
     if (login && this.client.status !== 'ready') {
       throw new StoreRefusedError(
         `Redis refuses the idempotency store's login as "${this.user()}" (${login.message}): ` +
@@ -360,10 +375,14 @@ export class RedisStore implements InspectableStore {
   /** The last refusal a connection of `client` was answered with, until it is ready or fails for another reason. */
   private loginRefused: Error | undefined;
 
+  /** Whether Redis has answered the client's first connection, for a failure before it (see `refused`). */
+  private readonly firstAnswer: FirstAnswer;
+
   private readonly heard = (error: unknown): void => {
     // A Cluster whose nodes all refuse the login reports it as slots it could not refresh, the refusal its lastNodeError.
     const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
     this.loginRefused = isRefusal(error) ? (error as Error) : isRefusal(last) ? (last as Error) : undefined;
+    this.firstAnswer.answer();
   };
 
   /**
@@ -381,6 +400,7 @@ export class RedisStore implements InspectableStore {
 
   private readonly connected = (): void => {
     this.loginRefused = undefined;
+    this.firstAnswer.answer();
   };
 
   /** The user the client logs in as: what an ACL names. */
@@ -435,7 +455,20 @@ const PING_RECORD = 'idempotency-store:ping';
  */
 function isRefusal(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  return /^(?:NOPERM|WRONGPASS|NOAUTH)\b/.test(error.message) || /NOPERM|The user executing the script can't/.test(error.message);
+  return (
+    /^(?:NOPERM|WRONGPASS|NOAUTH)\b/.test(error.message) ||
+    /NOPERM|The user executing the script can't/.test(error.message) ||
+    isSentinelRefusal(error)
+  );
+}
+
+/**
+ * Whether `error` is a Sentinel refusing the client's login: ioredis
+ * reports it as every sentinel unreachable, the refusal only as the last
+ * error, which an outage would name as a connection error.
+ */
+function isSentinelRefusal(error: Error): boolean {
+  return /^All sentinels are unreachable\b.*\bLast error: (?:WRONGPASS|NOAUTH)\b/s.test(error.message);
 }
 
 /** What `RedisStore` names its keys with when given no `prefix`. */

@@ -17,3 +17,10 @@ export async function expectChargedOnce(coordinator: IdempotencyCoordinator, ran
   await expect(charge(coordinator, ran, key)).resolves.toMatchObject({ value: 'charged' });
   await expect(charge(coordinator, ran, key)).resolves.toMatchObject({ value: 'charged', replayed: true });
 }
+
+/** A store that is down, as an outage: under fail-open a charge runs, unprotected, once. */
+export async function expectFailsOpen(store: IdempotencyStore): Promise<void> {
+  const ran: string[] = [];
+  await expect(charge(failOpen(store), ran, 'k1')).resolves.toMatchObject({ value: 'charged' });
+  expect(ran).toEqual(['k1']);
+}

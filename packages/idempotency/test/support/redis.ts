@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,14 +95,44 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   };
 }
 
-/** Run one `redis-server` on `port` with `args` (its files in `dir`, when given); resolves with what kills it. */
-async function launch(port: number, dir: string | undefined, args: string[]): Promise<() => Promise<void>> {
+/**
+ * Start a Redis Sentinel on a free port that watches the Redis on
+ * `masterPort` as `name` (logging in to it with `masterPassword`, when
+ * given), its config in a temporary folder of its own (a Sentinel writes
+ * to it). Its own login is open: set one with ACL SETUSER.
+ */
+export async function startPrivateSentinel(masterPort: number, name: string, masterPassword?: string): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'idem-sentinel-'));
+  const config = join(dir, 'sentinel.conf');
+  const auth = masterPassword ? `sentinel auth-pass ${name} ${masterPassword}\n` : '';
+  writeFileSync(config, `sentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${auth}`);
+  const kill = await launch(port, dir, ['--sentinel'], config);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    restart: () => Promise.reject(new Error('A private Sentinel is not restarted')),
+  };
+}
+
+/**
+ * Run one `redis-server` on `port` with `args` (its files in `dir`, when
+ * given, its config file first when given); resolves with what kills it.
+ */
+async function launch(port: number, dir: string | undefined, args: string[], config?: string): Promise<() => Promise<void>> {
   const binary = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
   const files = dir ? ['--dir', dir] : [];
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...files, ...args], {
-    cwd: dir ?? tmpdir(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    binary,
+    [...(config ? [config] : []), '--port', String(port), '--bind', '127.0.0.1', '--save', '', ...files, ...args],
+    {
+      cwd: dir ?? tmpdir(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
