@@ -1,6 +1,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer, UnreadableAnswer } from './answer-encryption';
 import { encryptionKeysFromEnv } from './encryption-keys';
+import { fingerprintDigest } from './fingerprint-digest';
 import { InvalidPolicyError } from './policy';
 
 const K1 = randomBytes(32);
@@ -51,6 +52,15 @@ describe('AnswerEncryption', () => {
 
   test('an answer moved to another record does not open', () => {
     const sealed = ring.seal(RECORD, FP, ANSWER);
+    expect(reason(() => ring.open(OTHER_RECORD, FP, sealed))).toMatch(/does not authenticate under key "k1"/);
+  });
+
+  test("an answer sealed for the fingerprint's digest (as a Redis record keeps it) opens with the fingerprint, and only its own", () => {
+    // A store wrapper that does not forward keptFingerprint seals for the fingerprint; without it, for its digest.
+    const sealed = ring.seal(RECORD, fingerprintDigest(FP), ANSWER);
+    expect(ring.open(RECORD, FP, sealed)).toBe(ANSWER);
+    expect(ring.open(RECORD, fingerprintDigest(FP), sealed)).toBe(ANSWER);
+    expect(reason(() => ring.open(RECORD, OTHER_FP, sealed))).toMatch(/does not authenticate under key "k1"/);
     expect(reason(() => ring.open(OTHER_RECORD, FP, sealed))).toMatch(/does not authenticate under key "k1"/);
   });
 

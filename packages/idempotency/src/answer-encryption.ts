@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync, type KeyObject } from 'node:crypto';
 import { checkKeyring, type AnswerEncryptionOptions, type Keyring } from './encryption-keys';
+import { fingerprintDigest } from './fingerprint-digest';
 
 /**
  * Starts every encrypted answer and names its format: AES-256-GCM, a random
@@ -54,12 +55,20 @@ export class UnreadableAnswer extends Error {
  * Encrypts the answers a coordinator stores and decrypts them on replay:
  * each under the keyring's first key with a random IV, and with the key
  * id, the record's identity (its record key, a hash of service, operation,
- * scope and key) and the fingerprint of the request it answers (as its
- * record keeps it: `RedisStore` keeps 128 bits) as additional
- * authenticated data. So an answer copied to another record,
+ * scope and key) and the fingerprint of the request it answers as
+ * additional authenticated data. So an answer copied to another record,
  * tenant or key, or put back into its own record after the key was used
  * for another request (another body), or changed by one bit, does not
  * decrypt.
+ *
+ * The fingerprint is bound in one of two forms, both the request's own: the
+ * fingerprint, or its digest (`fingerprintDigest`, what a `RedisStore`
+ * record keeps). An answer opens under either, so what it is bound to never
+ * depends on the store: a store wrapper that does not forward
+ * `keptFingerprint`, added or removed in a deploy, seals in the other form,
+ * and every answer still opens. Sealing still uses the form the store
+ * keeps, the one every earlier release opens, and the one an operator finds
+ * in the record (`inspectRecord`).
  *
  * ```text
  * enc2:<key id>:base64(iv[12] | ciphertext | tag[16])
@@ -87,8 +96,8 @@ export class AnswerEncryption {
 
   /**
    * The answer {@link seal} stored for the request of `fingerprint` at
-   * `recordKey` (the fingerprint the record carries), or one stored in
-   * clear when `acceptPlaintext` is set.
+   * `recordKey` (the request's fingerprint, or its digest as a record
+   * keeps it), or one stored in clear when `acceptPlaintext` is set.
    *
    * @throws UnreadableAnswer saying why it cannot be read.
    */
@@ -112,16 +121,25 @@ export class AnswerEncryption {
       throw new UnreadableAnswer(
         `the stored answer was encrypted under key ${JSON.stringify(id.slice(0, 32))}, which is not in the keyring`,
       );
-    const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-    decipher.setAAD(authenticatedData(id, recordKey, fingerprint));
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    try {
-      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new UnreadableAnswer(
-        `the stored answer does not authenticate under key "${id}": a wrong key, changed bytes, or an answer moved from another record or another request`,
-      );
+    for (const bound of [fingerprint, fingerprintDigest(fingerprint)]) {
+      const answer = decrypt(key, sealed, authenticatedData(id, recordKey, bound));
+      if (answer !== undefined) return answer;
     }
+    throw new UnreadableAnswer(
+      `the stored answer does not authenticate under key "${id}": a wrong key, changed bytes, or an answer moved from another record or another request`,
+    );
+  }
+}
+
+/** `sealed` (IV, ciphertext, tag) decrypted under `key` for `aad`, or undefined when it does not authenticate. */
+function decrypt(key: KeyObject, sealed: Buffer, aad: Buffer): string | undefined {
+  const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+  decipher.setAAD(aad);
+  decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+  try {
+    return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
   }
 }
 

@@ -422,7 +422,8 @@ export class IdempotencyCoordinator {
    */
   private readable(recordKey: string, fingerprint: string, stored: string, report: ExecutionReport): string {
     try {
-      return openStoredAnswer(this.encryption, recordKey, this.boundFingerprint(fingerprint), stored);
+      // The request's own fingerprint, never the store's form of it: an answer opens under either (see AnswerEncryption).
+      return openStoredAnswer(this.encryption, recordKey, fingerprint, stored);
     } catch (error) {
       report(IdempotencyOutcome.Unreadable, { error });
       throw new StoredAnswerUnreadableError(
@@ -433,8 +434,10 @@ export class IdempotencyCoordinator {
   }
 
   /**
-   * The fingerprint an encrypted answer is bound to: the request's as its
-   * record keeps it, which is what `inspectRecord` finds there.
+   * The form of the fingerprint an answer is sealed for: the request's as
+   * its record keeps it, which every earlier release opens and
+   * `inspectRecord` finds there. Opening never asks the store (see
+   * `AnswerEncryption`).
    */
   private boundFingerprint(fingerprint: string): string {
     return this.store.keptFingerprint?.(fingerprint) ?? fingerprint;

@@ -99,6 +99,19 @@ export async function reuseKeyForAnotherBody(
 /** `fingerprint` as `store`'s records keep it (see `IdempotencyStore.keptFingerprint`). */
 const kept = (store: IdempotencyStore, fingerprint: string): string => store.keptFingerprint?.(fingerprint) ?? fingerprint;
 
+/**
+ * `store` behind a wrapper of an app's own (metrics, tracing) that forwards
+ * every operation but not the optional `keptFingerprint`.
+ */
+const withoutKeptFingerprint = (store: IdempotencyStore): IdempotencyStore =>
+  new Proxy(store, {
+    get(target, property) {
+      if (property === 'keptFingerprint') return undefined;
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+
 /** The answer to a request of {@link reuseKeyForAnotherBody}: its body names the fingerprint. */
 export const answerTo = (request: RunRequest) => ({
   statusCode: 201,
@@ -158,6 +171,23 @@ export function describeEncryptionAtRest(name: string, records: () => RawRecords
       expect(Object.values(await records().read(recordKey(after))).some((value) => value?.startsWith('enc2:k2:'))).toBe(true);
       expect(isIdempotencyError(await failure(coordinator([K1]).run(after, neverRuns)), StoredAnswerUnreadableError)).toBe(true);
       expect((await coordinator([K2]).run(after, neverRuns)).value).toEqual(ANSWER);
+    });
+
+    test('adding or removing a store wrapper that does not forward keptFingerprint, in a deploy, leaves every answer readable', async () => {
+      const behindWrapper = new IdempotencyCoordinator({
+        service: 'payments',
+        store: withoutKeptFingerprint(records().store),
+        replayCache: false,
+        encryption: { keys: [K1] },
+      });
+      const operator = { body: true, encryption: { keys: [K1] } };
+      const sealedBehind = request();
+      await behindWrapper.run(sealedBehind, async () => ANSWER);
+      expect((await coordinator([K1]).run(sealedBehind, neverRuns)).value).toEqual(ANSWER);
+      const sealedBare = request();
+      await coordinator([K1]).run(sealedBare, async () => ANSWER);
+      expect((await behindWrapper.run(sealedBare, neverRuns)).value).toEqual(ANSWER);
+      expect((await inspectRecord(records().store, { recordKey: recordKey(sealedBare) }, operator)).answer?.status).toBe('decrypted');
     });
 
     test('a wrong key is unreadable, and reported as such', async () => {

@@ -14,6 +14,7 @@ import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { FirstAnswer } from './first-answer';
+import { fingerprintDigest } from '../fingerprint-digest';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
   ACCESS_SCRIPT,
@@ -517,17 +518,9 @@ export function redisRecordKey(recordKey: string, prefix = DEFAULT_PREFIX): stri
   return `${checkedPrefix(prefix)}{${hashTag(recordKey)}}`;
 }
 
-/**
- * What a record keeps of a request's fingerprint, in hex: the first 128
- * bits of SHA-256 of the fingerprint, whatever it is. 128 bits tell the
- * request that claimed a record from another one sent with its key: to be
- * taken for it, a request needs a second preimage of those 128 bits. Never
- * a part of the fingerprint itself: a caller's own fingerprint (any
- * string: `fingerprintOf` in NestJS) may be 64 hex digits that are not a
- * hash, two halves of which only the second tells the amount.
- */
+/** What a record keeps of a request's fingerprint, in hex: its digest (see `fingerprintDigest`). */
 function keptFingerprint(fingerprint: string): string {
-  return hash('sha256', fingerprint, 'hex').slice(0, 32);
+  return fingerprintDigest(fingerprint);
 }
 
 /** `keptFingerprint` as the 16 bytes the record holds. */
