@@ -47,6 +47,7 @@ export type {
   IdempotencyStore,
   InspectableStore,
   OperatorReleaseResult,
+  StoreDegraded,
   StoredRecord,
   StoreTransaction,
   TransactionalStore,

@@ -136,8 +136,12 @@ export interface IdempotencyStore {
    */
   connect?(): Promise<void>;
 
-  /** Resolve when the store answers a round trip, reject when it does not: what a health check asks. */
-  ping?(): Promise<void>;
+  /**
+   * Resolve when the store answers a round trip, reject when it does not:
+   * what a health check asks. Resolves with {@link StoreDegraded} when it
+   * serves some records but not all (a Redis Cluster with a shard down).
+   */
+  ping?(): Promise<void | StoreDegraded>;
 
   /**
    * What the store's records keep of a request's `fingerprint`, when that is
@@ -151,6 +155,19 @@ export interface IdempotencyStore {
    * fingerprint that differs from it.
    */
   keptFingerprint?(fingerprint: string): string;
+}
+
+/**
+ * What `ping()` resolves with for a store that serves some records but not
+ * all: a Redis Cluster, under `cluster-require-full-coverage no`, with a
+ * shard down. Its other records are served, so a pod stays ready; a
+ * request whose record lives on the missing part fails as in an outage.
+ *
+ * @public
+ */
+export interface StoreDegraded {
+  /** What does not answer, for the operators. */
+  degraded: string;
 }
 
 /**

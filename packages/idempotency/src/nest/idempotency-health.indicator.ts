@@ -18,7 +18,8 @@ const DEFAULT_TIMEOUT_MS = 1000;
 /**
  * Readiness of the idempotency store, for `@nestjs/terminus`: `up` when the
  * store answers its `ping()` within the timeout (a store without `ping()`,
- * like `MemoryStore`, is always up), `down` with the reason otherwise: one
+ * like `MemoryStore`, is always up; a Redis Cluster with a shard down is
+ * `up` with a message saying which), `down` with the reason otherwise: one
  * that does not answer, or one that answers but refuses this service. A
  * service whose store is down answers its idempotent routes 503 (fail
  * closed), so it should not take traffic: point the readiness probe here.
@@ -49,7 +50,9 @@ export class IdempotencyHealthIndicator {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([store.ping?.(), timedOut]);
+      const answer = await Promise.race([store.ping?.(), timedOut]);
+      // Degraded is still up: the store serves the records it can, and every pod would be taken out alike.
+      if (answer) return { [key]: { status: 'up', message: `the idempotency store is degraded: ${answer.degraded}` } } as StoreHealth<Key>;
       return { [key]: { status: 'up' } } as StoreHealth<Key>;
     } catch (error) {
       // A store that answers but refuses (grants, credentials, a schema behind) is configuration to fix, not an outage.

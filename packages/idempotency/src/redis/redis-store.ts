@@ -6,6 +6,7 @@ import {
   type ClaimResult,
   type InspectableStore,
   type OperatorReleaseResult,
+  type StoreDegraded,
   type StoredRecord,
 } from '../store';
 import { CompletionChannels, type PubSubMode } from './completion-channels';
@@ -14,6 +15,7 @@ import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { FirstAnswer } from './first-answer';
+import { silentMasters } from './cluster-masters';
 import { fingerprintDigest } from '../fingerprint-digest';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
@@ -294,8 +296,23 @@ export class RedisStore implements InspectableStore {
    * nothing). Rejects with `StoreRefusedError`, naming what is missing,
    * while Redis refuses the user's login (`WRONGPASS`, `NOAUTH`) or its ACL
    * denies a command (`NOPERM`).
+   *
+   * On a Cluster, every master is asked first: one that does not answer
+   * while others do is a shard down, which a Cluster run with
+   * `cluster-require-full-coverage no` serves without; the ping then
+   * resolves `{ degraded }` naming it (the pod can still serve the other
+   * shards' records), skipping the ACL check, whose key may live on that
+   * shard. It rejects when no master answers.
    */
-  async ping(): Promise<void> {
+  async ping(): Promise<void | StoreDegraded> {
+    if (isCluster(this.client)) {
+      const silent = await silentMasters(this.client, isRefusal).catch(this.refused);
+      if (silent.length > 0) {
+        return {
+          degraded: `Redis Cluster masters ${silent.join(', ')} do not answer: requests whose records live on their shards fail as in an outage`,
+        };
+      }
+    }
     const { record, channel } = this.keys(PING_RECORD);
     const sharded = this.pubsub === 'sharded';
     const args = [
