@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { MIGRATIONS, type Migration } from './migrations';
 
 /**
@@ -23,7 +23,27 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
   /** @internal The migrations to apply (tests); default the package's own. */
   migrations?: readonly Migration[];
+  /**
+   * @internal Give up at once, without waiting for the table, when a
+   * migration of the schema gave up on its table lock less than this many
+   * milliseconds ago, by any caller (`migrateOnConnect` passes its retry
+   * interval): each attempt holds every query of the table up for up to
+   * `lockTimeoutMs`, so N replicas each trying on their own schedule would
+   * hold it up N times per interval. Unset: try whatever happened before.
+   */
+  backOffMs?: number;
 }
+
+/**
+ * The table where a migration that gave up on its table lock leaves when,
+ * for every caller of the schema to back off from (see `backOffMs`). One
+ * row, created the first time one gives up; not part of the records'
+ * schema, so no migration of it.
+ */
+const GAVE_UP = 'idempotency_migration_gave_up';
+
+/** PostgreSQL's `lock_not_available`: `lock_timeout` ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * Bring the `PostgresStore` schema up to date: apply, in one transaction, every
@@ -74,18 +94,26 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     // The caller before this one left work undone: it gave up (a table lock held past lockTimeoutMs, most likely
     // by the transaction still open). Waiting for the same lock again at once would hold every query of the table
     // up once more, back to back for every replica that queued behind it: give up now instead.
-    if (waited && migrations.some((migration) => !applied.has(migration.version))) {
+    const pending = migrations.some((migration) => !applied.has(migration.version));
+    if (waited && pending) {
       throw new Error(`Another migration of schema ${schema} ended just before this one's turn without applying it: try again later`);
     }
+    if (pending && options.backOffMs !== undefined) await backOff(client, schema, options.backOffMs);
+    await client.query('SAVEPOINT migrations');
     const done: number[] = [];
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
-      await client.query(migration.sql(schema));
-      await client.query(`INSERT INTO ${schema}.idempotency_schema_versions (version, name) VALUES ($1, $2)`, [
-        migration.version,
-        migration.name,
-      ]);
-      done.push(migration.version);
+    try {
+      for (const migration of migrations) {
+        if (applied.has(migration.version)) continue;
+        await client.query(migration.sql(schema));
+        await client.query(`INSERT INTO ${schema}.idempotency_schema_versions (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
+        done.push(migration.version);
+      }
+    } catch (error) {
+      if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) await noteGaveUp(client, schema);
+      throw error;
     }
     await client.query('COMMIT');
     return done;
@@ -95,6 +123,46 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
     throw error;
   } finally {
     client.release(failed);
+  }
+}
+
+/** Reject when a migration of `schema` gave up on its table lock less than `backOffMs` ago (see `MigrateOptions.backOffMs`). */
+async function backOff(client: PoolClient, schema: string, backOffMs: number): Promise<void> {
+  const { rows: table } = await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
+    `${schema}.${GAVE_UP}`,
+  ]);
+  if (table[0]?.present !== true) return;
+  const { rows } = await client.query<{ ago: number }>(
+    `SELECT (extract(epoch FROM clock_timestamp() - at) * 1000)::float8 AS ago FROM ${schema}.${GAVE_UP}`,
+  );
+  const ago = rows[0]?.ago;
+  if (ago !== undefined && ago < backOffMs) {
+    throw new Error(
+      `A migration of schema ${schema} gave up on its table lock ${Math.round(ago)} ms ago: ` +
+        `the next attempt, by any caller, is ${backOffMs} ms after it, so the table's queries are held up once per interval`,
+    );
+  }
+}
+
+/**
+ * Note, in the same transaction, that this migration gave up on its table
+ * lock: its migrations are undone (back to the savepoint), the note is
+ * committed. A note that cannot be written (a role without CREATE) only
+ * loses the shared back-off; the migration's own error is what the caller
+ * gets either way.
+ */
+async function noteGaveUp(client: PoolClient, schema: string): Promise<void> {
+  try {
+    await client.query('ROLLBACK TO SAVEPOINT migrations');
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.${GAVE_UP} (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), at timestamptz NOT NULL)`,
+    );
+    await client.query(
+      `INSERT INTO ${schema}.${GAVE_UP} (at) VALUES (clock_timestamp()) ON CONFLICT (only_row) DO UPDATE SET at = excluded.at`,
+    );
+    await client.query('COMMIT');
+  } catch {
+    // The caller rolls back what is left.
   }
 }
 

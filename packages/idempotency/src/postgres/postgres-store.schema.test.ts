@@ -142,6 +142,8 @@ describe('PostgresStore on a schema behind this release', () => {
         name: 'SchemaVersionError',
         foundVersion: SCHEMA_VERSION - 1,
       });
+      // 30 s later, for this replica and for the note every replica backs off from.
+      await pool.query(`UPDATE "${schema}".idempotency_migration_gave_up SET at = at - interval '30.001 seconds'`);
       const now = Date.now();
       const later = vi.spyOn(Date, 'now').mockImplementation(() => now + 30_001);
       try {
@@ -187,6 +189,42 @@ describe('PostgresStore on a schema behind this release', () => {
       await store.close();
     }
     expect(stalls.length).toBeLessThanOrEqual(1);
+  });
+
+  test('under migrateOnConnect, replicas that try one after another back off together: the table is held up once per 30 s, not once each', async () => {
+    const schema = newSchema();
+    await migrate(pool, { schema, migrations: BEHIND });
+    const holder = await pool.connect();
+    // Two replicas of the new release, each with its own pool, as separate processes have; their first requests
+    // arrive one after the other (not together, which the advisory lock already folds into one wait).
+    const pools = [1, 2].map(() => createPostgresPool(DATABASE_URL, { max: 2 }));
+    const [first, second] = pools.map(
+      (replicaPool) => new PostgresStore({ pool: replicaPool, schema, sweepIntervalMs: 0, migrateOnConnect: true }),
+    );
+    const ran: string[] = [];
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT count(*) FROM "${schema}".idempotency_records`);
+      // The first replica's migration waits for the table lock for lockTimeoutMs and gives up.
+      await expect(charge(failOpen(first as PostgresStore), ran, 'k1')).rejects.toMatchObject({
+        name: 'SchemaVersionError',
+        cause: { code: '55P03' },
+      });
+      // The second one does not wait for the table again: it backs off from the first one's attempt.
+      await expect(charge(failOpen(second as PostgresStore), ran, 'k2')).rejects.toMatchObject({
+        name: 'SchemaVersionError',
+        foundVersion: SCHEMA_VERSION - 1,
+        cause: { message: expect.stringMatching(/gave up on its table lock \d+ ms ago/) },
+      });
+      expect(ran).toEqual([]);
+      await holder.query('COMMIT');
+      // An operator's own migrate() does not back off.
+      expect(await migrate(pool, { schema })).toEqual([SCHEMA_VERSION]);
+    } finally {
+      holder.release();
+      for (const store of [first, second]) await store?.close();
+      for (const replicaPool of pools) await replicaPool.end();
+    }
   });
 
   test('under migrateOnConnect, replicas that boot together hold the other queries of the table up once, not once each', async () => {

@@ -87,7 +87,9 @@ const MAX_CLAIM_ATTEMPTS = 5;
  * database that answers before it tries again: an `ALTER TABLE` waiting
  * for its lock stops every query of the table queued behind it (those of
  * the release still serving traffic) for up to `lockTimeoutMs`, so tried
- * by every request it would stop them all the time.
+ * by every request it would stop them all the time. Shared by every
+ * replica through the schema (`backOffMs` of `migrate`): N replicas hold
+ * the table up once per interval, not N times.
  */
 const MIGRATION_RETRY_MS = 30_000;
 const SWEEP_BATCH = 10_000;
@@ -446,7 +448,9 @@ export class PostgresStore implements TransactionalStore<PoolClient>, Inspectabl
     if (this.schemaReady) return;
     this.readiness ??= (async () => {
       if (this.migrateOnConnect && Date.now() >= this.migrateAfter) {
-        await migrate(this.pool, { schema: this.schema }).catch((error: unknown) => this.migrationFailed(error));
+        await migrate(this.pool, { schema: this.schema, backOffMs: MIGRATION_RETRY_MS }).catch((error: unknown) =>
+          this.migrationFailed(error),
+        );
       }
       await this.checkSchema();
     })().then(
