@@ -2,7 +2,7 @@ import { eventually } from './testing/async';
 import type { ClaimRequest, InspectableStore } from './store';
 
 /** The heartbeat a silent holder claims with: it never renews, so the store finds it silent after two of these. */
-export const SILENT_HEARTBEAT_MS = 20;
+const SILENT_HEARTBEAT_MS = 20;
 
 /**
  * Claim a record as a holder that is gone: its claim names a heartbeat of

@@ -12,7 +12,7 @@ export const SILENT_AFTER_HEARTBEATS = 2;
  * Whether the holder of an in-progress record is still running its
  * execution, as far as the store can tell:
  * - `alive`: it renewed its lease (or claimed it) within
- *   {@link SILENT_AFTER_HEARTBEATS} heartbeat intervals; or the store cannot
+ *   two heartbeat intervals (`SILENT_AFTER_HEARTBEATS`); or the store cannot
  *   tell, because the record names no heartbeat (the holder's heartbeat is
  *   off, so it never renews) or was written before records kept their last
  *   renewal. Releasing it ends an execution that may still run its side

@@ -37,8 +37,8 @@ export interface FaultProxyOptions {
  * calling its own hop's proxy reaches in a second: that loop ends in a clear 503
  * instead of growing until the machine runs out of memory or file descriptors.
  */
-export const MAX_IN_FLIGHT = 256;
-export const MAX_CONNECTIONS = 1024;
+const MAX_IN_FLIGHT = 256;
+const MAX_CONNECTIONS = 1024;
 
 /**
  * An HTTP-aware fault proxy for one hop: Node's HTTP server on the caller's side, an

@@ -35,7 +35,7 @@ export interface IntentRecord {
 }
 
 /** How one press differs from the config's entry. */
-export interface PressAs {
+interface PressAs {
   /** One of the config's `entry.callers`, by index, to press as. */
   caller?: number;
   /** Another body template than the entry's. */
