@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, freePorts } from '@idempotency-chain/local-processes';
+import { satisfies } from 'semver';
 import { AppCopy, readmeStartCommand, startApp } from './app-copy';
-import { APP_FIXTURES } from './fixture';
-import { allNodes, matrixNodes, pathFor, type NodeRelease } from './node-matrix';
+import { APP_FIXTURES, APPS } from './fixture';
+import { everyRelease, HOST_NODE, newestReleases, pathFor, type NodeRelease } from './node-matrix';
 import { packedPackages } from './packed-tarballs';
 import { VerifierCli } from './verifier-cli';
 
@@ -21,6 +23,16 @@ const SERVICES = {
 };
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * Where an app is started: every release of the matrix its `engines` admits
+ * (the newest of each major and the first of each range), and the machine's
+ * own, which built it.
+ */
+function appReleases(app: AppName): NodeRelease[] {
+  const { engines } = JSON.parse(readFileSync(join(APPS, app, 'package.json'), 'utf8')) as { engines: { node: string } };
+  return everyRelease().filter((node) => node.version === HOST_NODE.version || satisfies(node.version, engines.node));
+}
 
 describe('each app copied alone out of the workspace', () => {
   let work: string;
@@ -67,7 +79,7 @@ describe('each app copied alone out of the workspace', () => {
     }, 600_000);
 
     // The same install on the other releases: npm, tsc, Vitest and the app itself all run on that Node.js.
-    it.each(matrixNodes())(
+    it.each(newestReleases().filter((node) => node.version !== HOST_NODE.version))(
       'passes its own tests on Node.js $version',
       async (node) => {
         const env = pathFor(node);
@@ -79,7 +91,7 @@ describe('each app copied alone out of the workspace', () => {
       600_000,
     );
 
-    it.each(allNodes())(
+    it.each(appReleases(app))(
       "starts with its README's command on Node.js $version and answers GET /health",
       async (node) => {
         const command = await readmeStartCommand(copy.folder);
@@ -100,7 +112,7 @@ describe('each app copied alone out of the workspace', () => {
   });
 
   // The verifier from its tarball, on each release, starting the three copies on that release.
-  it.each(allNodes())(
+  it.each(newestReleases())(
     `the three copies, wired through the verifier's fault proxies on Node.js $version, charge once under a slow first attempt and a lost reply`,
     async (node) => {
       const config = await chainConfig(node, copies);

@@ -111,26 +111,48 @@ function sorted(value: unknown): string {
   return JSON.stringify(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** The fields of a package's manifest that a lock must record as they are, for `npm ci` to install what the package needs. */
-const RECORDED_FIELDS = ['version', 'dependencies', 'optionalDependencies', 'peerDependencies'] as const;
+/** The fields of a package's manifest that a lock records and `npm ci` acts on without reading the package again. */
+const RECORDED_FIELDS = [
+  'version',
+  'dependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'bin',
+  'engines',
+  'os',
+  'cpu',
+] as const;
+
+/** Scripts that make npm record `hasInstallScript`, and run them on install. */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'];
 
 /**
  * How the lock's record of each packed package differs from the package
- * itself: a library that gained a dependency since the lock was written
- * would install without it.
+ * itself: a library that gained a dependency, moved its bin or added an
+ * install script since the lock was written would install as the lock
+ * remembers it, not as a team's install gets it.
  */
 async function staleRecords(folder: string, manifest: Manifest, lock: Lock): Promise<string[]> {
   const stale: string[] = [];
   for (const name of packedDependencies(manifest)) {
     const tarball = join(folder, tarballSpec(name).slice('file:'.length));
     const { stdout } = await execFileAsync('tar', ['-xzOf', tarball, 'package/package.json']);
-    const packed = JSON.parse(stdout) as LockedPackage;
+    const packed = JSON.parse(stdout) as LockedPackage & { scripts?: Record<string, string> };
     const recorded = lock.packages[`node_modules/${name}`] ?? {};
     for (const field of RECORDED_FIELDS) {
-      if (sorted(recorded[field]) !== sorted(packed[field])) stale.push(`${name}'s ${field}`);
+      if (sorted(recorded[field]) !== sorted(field === 'bin' ? binOf(name, packed.bin) : packed[field])) stale.push(`${name}'s ${field}`);
     }
+    const installs = INSTALL_SCRIPTS.some((script) => packed.scripts?.[script] !== undefined);
+    if (installs !== (recorded.hasInstallScript === true)) stale.push(`${name}'s install scripts`);
   }
   return stale;
+}
+
+/** A manifest's `bin` as npm records it: a lone path is the package's own name, paths without a leading `./`. */
+function binOf(name: string, bin: unknown): unknown {
+  const bins = typeof bin === 'string' ? { [name.slice(name.indexOf('/') + 1)]: bin } : (bin as Record<string, string> | undefined);
+  return bins && Object.fromEntries(Object.entries(bins).map(([command, path]) => [command, path.replace(/^\.\//, '')]));
 }
 
 /**

@@ -7,33 +7,52 @@ export interface NodeRelease {
   binary: string;
 }
 
+/** The releases of the matrix, as `node-matrix.json` names them. */
+interface Matrix {
+  newest: string[];
+  oldest: string[];
+}
+
 const MATRIX = resolve(__dirname, '../node-matrix.json');
 /** Where `scripts/node-matrix.mjs` (run by the preflight) lists the binaries it provisioned. */
 const PROVISIONED = resolve(__dirname, '../../node_modules/.cache/node-matrix/nodes.json');
 
-/** The Node.js this test runs on: the machine's own. */
+/** The Node.js this test runs on: what installs and compiles the projects. */
 export const HOST_NODE: NodeRelease = { version: process.versions.node, binary: process.execPath };
 
-/**
- * The other releases of the matrix (`node-matrix.json`), as the preflight
- * provisioned them; throws, naming the command, when one is missing.
- */
-export function matrixNodes(): NodeRelease[] {
-  const { versions } = JSON.parse(readFileSync(MATRIX, 'utf8')) as { versions: string[] };
-  let provisioned: Record<string, string> = {};
+/** `versions`, each with the binary the preflight provisioned; throws, naming the command, when one is missing. */
+function provisioned(versions: string[]): NodeRelease[] {
+  let binaries: Record<string, string> = {};
   try {
-    provisioned = JSON.parse(readFileSync(PROVISIONED, 'utf8')) as Record<string, string>;
+    binaries = JSON.parse(readFileSync(PROVISIONED, 'utf8')) as Record<string, string>;
   } catch {
     // Reported below, with every missing release.
   }
-  const missing = versions.filter((version) => provisioned[version] === undefined);
+  const missing = versions.filter((version) => binaries[version] === undefined);
   if (missing.length > 0) throw new Error(`Node.js ${missing.join(', ')} not provisioned: run bash scripts/preflight.sh`);
-  return versions.map((version) => ({ version, binary: provisioned[version]! }));
+  return versions.map((version) => ({ version, binary: binaries[version]! }));
 }
 
-/** The machine's Node.js, then the matrix's releases. */
-export function allNodes(): NodeRelease[] {
-  return [HOST_NODE, ...matrixNodes()];
+const matrix = (): Matrix => JSON.parse(readFileSync(MATRIX, 'utf8')) as Matrix;
+
+/** The newest release of each supported major: every check of the matrix runs on each. */
+export function newestReleases(): NodeRelease[] {
+  return provisioned(matrix().newest);
+}
+
+/** The first release each `engines` range admits. */
+export function oldestReleases(): NodeRelease[] {
+  return provisioned(matrix().oldest);
+}
+
+/**
+ * The newest releases and the first release each `engines` range admits:
+ * what the published libraries are run on (their lower bounds are where
+ * `require(esm)`, which a NestJS 12 app needs of them, first works).
+ */
+export function everyRelease(): NodeRelease[] {
+  const { newest, oldest } = matrix();
+  return provisioned([...newest, ...oldest]);
 }
 
 /**

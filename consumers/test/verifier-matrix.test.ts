@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePorts } from '@idempotency-chain/local-processes';
-import { allNodes } from './node-matrix';
+import { newestReleases, oldestReleases } from './node-matrix';
 import { packedPackages } from './packed-tarballs';
 import { VerifierCli } from './verifier-cli';
 
@@ -56,7 +56,7 @@ async function pythonChain(variant: 'naive' | 'keyed', dir: string): Promise<unk
 }
 
 // The verifier's proof, from its tarball, on every release a team's CI may run it on.
-describe.each(allNodes())('the packed verifier on Node.js $version, against a Python chain it starts', (node) => {
+describe.each(newestReleases())('the packed verifier on Node.js $version, against a Python chain it starts', (node) => {
   let work: string;
   let verifier: VerifierCli;
 
@@ -92,4 +92,34 @@ describe.each(allNodes())('the packed verifier on Node.js $version, against a Py
     expect(run.report?.scenarios[0]?.intents[0]?.effects).toBeGreaterThan(1);
     expect(run.report?.scenarios[0]?.violations).toContainEqual(expect.objectContaining({ invariant: 'effects' }));
   }, 300_000);
+});
+
+// The first release of each range the verifier's `engines` admits: its CLI gives both verdicts there too.
+describe.each(oldestReleases())('the packed verifier on Node.js $version, the first release its engines admit', (node) => {
+  let work: string;
+  let verifier: VerifierCli;
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), `verifier-${node.version}-`));
+    verifier = await VerifierCli.install(join(work, 'verifier'), packedPackages());
+  }, 600_000);
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['keyed', 0, 1],
+    ['naive', 1, 2],
+  ] as const)(
+    'runs the write-up on the %s chain: exit %i, at least %i charges',
+    async (variant, exitCode, charges) => {
+      const dir = join(work, variant);
+      const run = await verifier.run(node, await pythonChain(variant, dir), dir, ['--scenario', 'write-up']);
+
+      expect(run.exitCode, run.output).toBe(exitCode);
+      expect(run.report?.scenarios[0]?.intents[0]?.effects).toBeGreaterThanOrEqual(charges);
+      if (variant === 'keyed') expect(run.report?.scenarios[0]?.intents[0]?.effects).toBe(1);
+    },
+    300_000,
+  );
 });
