@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePorts } from '@idempotency-chain/local-processes';
-import { newestReleases, oldestReleases } from './node-matrix';
+import { newestReleases, oldestReleases, type NodeRelease } from './node-matrix';
 import { packedPackages } from './packed-tarballs';
-import { VerifierCli } from './verifier-cli';
+import { VerifierCli, type VerifierRun } from './verifier-cli';
 
 /** A three-hop chain in Python's standard library, naive or keyed: the verifier's own proof chain. */
 const PYTHON_CHAIN = resolve(__dirname, '../../packages/verify/test/fixtures/python-chain/chain.py');
@@ -55,11 +55,10 @@ async function pythonChain(variant: 'naive' | 'keyed', dir: string): Promise<unk
   };
 }
 
-// The verifier's proof, from its tarball, on every release a team's CI may run it on.
-describe.each(newestReleases())('the packed verifier on Node.js $version, against a Python chain it starts', (node) => {
+/** The packed verifier installed for this describe block's tests, in a temp folder they share; `run` verifies in a folder of its own. */
+function installVerifier(node: NodeRelease): { run: (variant: 'naive' | 'keyed', args?: string[]) => Promise<VerifierRun> } {
   let work: string;
   let verifier: VerifierCli;
-
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), `verifier-${node.version}-`));
     verifier = await VerifierCli.install(join(work, 'verifier'), packedPackages());
@@ -67,10 +66,20 @@ describe.each(newestReleases())('the packed verifier on Node.js $version, agains
   afterAll(async () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
+  return {
+    run: async (variant, args = []) => {
+      const dir = join(work, variant);
+      return verifier.run(node, await pythonChain(variant, dir), dir, args);
+    },
+  };
+}
+
+// The verifier's proof, from its tarball, on every release a team's CI may run it on.
+describe.each(newestReleases())('the packed verifier on Node.js $version, against a Python chain it starts', (node) => {
+  const installed = installVerifier(node);
 
   it('passes the keyed chain on every scenario of its catalog with one charge per intent, and exits 0', async () => {
-    const dir = join(work, 'keyed');
-    const run = await verifier.run(node, await pythonChain('keyed', dir), dir);
+    const run = await installed.run('keyed');
 
     expect(
       run.report?.scenarios.filter((s) => !s.passed).map((s) => s.name),
@@ -85,8 +94,7 @@ describe.each(newestReleases())('the packed verifier on Node.js $version, agains
   }, 300_000);
 
   it("fails the naive chain's write-up, which charges more than once, and exits 1", async () => {
-    const dir = join(work, 'naive');
-    const run = await verifier.run(node, await pythonChain('naive', dir), dir, ['--scenario', 'write-up']);
+    const run = await installed.run('naive', ['--scenario', 'write-up']);
 
     expect(run.exitCode, run.output).toBe(1);
     expect(run.report?.scenarios[0]?.intents[0]?.effects).toBeGreaterThan(1);
@@ -96,16 +104,7 @@ describe.each(newestReleases())('the packed verifier on Node.js $version, agains
 
 // The first release of each range the verifier's `engines` admits: its CLI gives both verdicts there too.
 describe.each(oldestReleases())('the packed verifier on Node.js $version, the first release its engines admit', (node) => {
-  let work: string;
-  let verifier: VerifierCli;
-
-  beforeAll(async () => {
-    work = await mkdtemp(join(tmpdir(), `verifier-${node.version}-`));
-    verifier = await VerifierCli.install(join(work, 'verifier'), packedPackages());
-  }, 600_000);
-  afterAll(async () => {
-    if (work) await rm(work, { recursive: true, force: true });
-  });
+  const installed = installVerifier(node);
 
   it.each([
     ['keyed', 0, 1],
@@ -113,8 +112,7 @@ describe.each(oldestReleases())('the packed verifier on Node.js $version, the fi
   ] as const)(
     'runs the write-up on the %s chain: exit %i, at least %i charges',
     async (variant, exitCode, charges) => {
-      const dir = join(work, variant);
-      const run = await verifier.run(node, await pythonChain(variant, dir), dir, ['--scenario', 'write-up']);
+      const run = await installed.run(variant, ['--scenario', 'write-up']);
 
       expect(run.exitCode, run.output).toBe(exitCode);
       expect(run.report?.scenarios[0]?.intents[0]?.effects).toBeGreaterThanOrEqual(charges);
