@@ -283,6 +283,31 @@ describe('the replay cache', () => {
     }
   });
 
+  it('replays an answer the store could not take for its retention, past maxAgeMs: the store has none to ask for', async () => {
+    vi.useFakeTimers();
+    try {
+      const policy = { leaseMs: 300, retentionMs: 86_400_000 };
+      const down = () => Promise.reject(new Error('ECONNRESET'));
+      const complete = vi.spyOn(store, 'complete').mockImplementation(down);
+      const renew = vi.spyOn(store, 'renew').mockImplementation(down);
+      let runs = 0;
+      const charge = () => coordinator.run(request({ policy }), async () => ((runs += 1), ok()));
+      const first = charge();
+      await vi.advanceTimersByTimeAsync(policy.leaseMs); // the completion's retries give up with the lease
+      expect((await first).replayed).toBe(false);
+      complete.mockRestore();
+      renew.mockRestore();
+      await vi.advanceTimersByTimeAsync(500); // the lease has run out: the key is free in the store
+
+      expect(await charge()).toMatchObject({ replayed: true });
+      await vi.advanceTimersByTimeAsync(60_001); // past the default maxAgeMs
+      expect(await charge()).toMatchObject({ replayed: true });
+      expect(runs).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('gives a known replay at once, without a promise, to a caller that asks before begin (the HTTP replay path)', async () => {
     const first = await coordinator.run(request(), ok);
     expect(coordinator.replayFromMemory(request())).toBeUndefined(); // completed here, never replayed: only the store knows

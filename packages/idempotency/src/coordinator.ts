@@ -362,8 +362,9 @@ export class IdempotencyCoordinator {
             });
           }
         }
-        // A result that cannot be stored is kept here, so this process replays it instead of running the action again.
-        const remember = replays && ((result: string) => replays.set(recordKey, request.fingerprint, result, policy.retentionMs));
+        // A result that cannot be stored is kept here, so this process replays it instead of running the action again:
+        // for the whole retention, not maxAgeMs, since the store has no answer to ask for after it.
+        const remember = replays && ((result: string) => replays.setUnstored(recordKey, request.fingerprint, result, policy.retentionMs));
         // Sealed here, where the fingerprint is known: the store's `complete` is not told it.
         const { encryption } = this;
         const seal = encryption && ((result: string) => encryption.seal(recordKey, this.boundFingerprint(request.fingerprint), result));

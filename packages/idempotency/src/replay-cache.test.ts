@@ -34,6 +34,15 @@ describe('ReplayCache', () => {
     expect(() => new ReplayCache({ maxAgeMs: 0 })).toThrow(RangeError);
   });
 
+  it('keeps an answer the store never took for its retention, not maxAgeMs: there is nothing in the store to ask', () => {
+    const cache = new ReplayCache({ maxAgeMs: 500 });
+    cache.setUnstored('a', 'fp', 'result', 20_000);
+    vi.advanceTimersByTime(18_999);
+    expect(cache.get('a')?.result).toBe('result');
+    vi.advanceTimersByTime(2);
+    expect(cache.get('a')).toBeUndefined(); // a second before the retention it was meant for
+  });
+
   it('drops the oldest records past its count or its size', () => {
     const byCount = new ReplayCache({ maxEntries: 2 });
     for (const key of ['a', 'b', 'c']) byCount.set(key, 'fp', key, 60_000);

@@ -28,6 +28,11 @@ export interface ReplayCacheOptions {
   maxAgeMs?: number;
 }
 
+/** How long an answer is replayed: a little less than the store keeps it (a tenth of that, a second at most). */
+function untilStoreEnd(remainingMs: number): number {
+  return remainingMs - Math.min(1_000, remainingMs / 10);
+}
+
 interface Entry {
   /** Characters this entry keeps: its name, fingerprint and result. */
   chars: number;
@@ -49,7 +54,8 @@ interface Entry {
  * before the record's own expiry (a tenth of what is left, a second at
  * most), so a replay from memory is never one the store would no longer
  * give, and after `maxAgeMs` at the latest, so a forced release reaches
- * every process within it. Bounded by count and by size, names included;
+ * every process within it; an answer the store never took is the exception
+ * (`setUnstored`). Bounded by count and by size, names included;
  * the oldest entries go first.
  */
 export class ReplayCache {
@@ -81,7 +87,21 @@ export class ReplayCache {
 
   /** Remember a completed record that the store keeps for `remainingMs` more. */
   set(record: string, fingerprint: string, result: string, remainingMs: number): void {
-    const keepMs = Math.min(remainingMs - Math.min(1_000, remainingMs / 10), this.maxAgeMs);
+    this.keep(record, fingerprint, result, Math.min(untilStoreEnd(remainingMs), this.maxAgeMs));
+  }
+
+  /**
+   * Remember an answer the store could not take (its `complete` failed), for
+   * the `retentionMs` its record would have been kept. Not capped by
+   * `maxAgeMs`: that bound lets the store be asked again, but the store has
+   * nothing to give here. Once this entry went, the key would be free in the
+   * store and a retry would run the action a second time.
+   */
+  setUnstored(record: string, fingerprint: string, result: string, retentionMs: number): void {
+    this.keep(record, fingerprint, result, untilStoreEnd(retentionMs));
+  }
+
+  private keep(record: string, fingerprint: string, result: string, keepMs: number): void {
     const chars = record.length + fingerprint.length + result.length;
     if (!(keepMs > 0) || chars > this.maxChars) return;
     const previous = this.entries.get(record);
