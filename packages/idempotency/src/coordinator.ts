@@ -160,7 +160,7 @@ export class IdempotencyCoordinator {
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
-  /** One re-check per held key for all of this coordinator's requests waiting on it. */
+  /** One re-check per held key and request fingerprint for all of this coordinator's requests waiting on it. */
   private readonly rechecks = new SharedRechecks((recordKey, timeoutMs, signal) => this.store.waitForChange(recordKey, timeoutMs, signal));
   /** Seals what each execution stores and opens what a claim finds, for the record and the request's fingerprint. */
   private readonly encryption: AnswerEncryption | undefined;
@@ -396,7 +396,8 @@ export class IdempotencyCoordinator {
         signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
         try {
           // Wake on the completion signal or at the lease's end, which re-checks a holder that died silently.
-          recheck = await this.rechecks.wait(recordKey, claim.leaseRemainingMs, remaining, signal);
+          // Grouped by fingerprint too: the re-check's claim answers the request it was made for, not another.
+          recheck = await this.rechecks.wait(recordKey, request.fingerprint, claim.leaseRemainingMs, remaining, signal);
         } catch (error) {
           if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
           report(IdempotencyOutcome.StoreError, { error });

@@ -39,15 +39,23 @@ const NO_ONE_FOLLOWS = (): void => undefined;
 
 /**
  * The waits of one coordinator's requests on keys other executions hold.
- * All the waiters of one key share one store wait (one subscription) and
- * one lease timer, and when either ends, one of them claims again for all:
+ * All the waiters of one key for one request (one fingerprint) share one
+ * store wait (one subscription) and one lease timer, and when either ends,
+ * one of them claims again for all:
  * a thousand duplicates on a key held under a 3 s lease cost the store one
  * claim per lease, not one per waiter per lease (about 400 a second).
  *
  * Each waiter still leaves on its own timeout or abort; the last one out
- * stops the group's store wait and timer. Exactly one waiter, the longest
- * waiting, leads a re-check, so at most one of this process's waiters takes
- * over a key whose holder's lease ran out.
+ * stops the group's store wait and timer. Exactly one waiter of a group,
+ * the longest waiting, leads a re-check; the store's atomic claim lets at
+ * most one claimant take over a key whose holder's lease ran out.
+ *
+ * Waiters for another fingerprint wait apart, though the key is the same:
+ * a claim's answer holds for its own request only. The holder may change
+ * between two waiters' claims (one for X expires, one for Z takes the key),
+ * and a store answers X's claim on Z's record with what it keeps of Z's
+ * fingerprint, never Z's answer: shared with a retry of Z's request, that
+ * answer would refuse it (422) where its own claim replays.
  */
 export class SharedRechecks {
   private readonly groups = new Map<string, Group>();
@@ -55,15 +63,17 @@ export class SharedRechecks {
   constructor(private readonly waitForChange: WaitForChange) {}
 
   /**
-   * Wait on `recordKey`, held for `leaseRemainingMs` more as a claim just
-   * found it, for at most `timeoutMs`, or until `abort`. Rejects when the
-   * store's wait fails.
+   * Wait on `recordKey`, held for `leaseRemainingMs` more as a claim for
+   * `fingerprint` just found it, for at most `timeoutMs`, or until `abort`.
+   * Rejects when the store's wait fails.
    */
-  wait(recordKey: string, leaseRemainingMs: number, timeoutMs: number, abort?: AbortSignal): Promise<Recheck> {
+  wait(recordKey: string, fingerprint: string, leaseRemainingMs: number, timeoutMs: number, abort?: AbortSignal): Promise<Recheck> {
     if (abort?.aborted || !(timeoutMs > 0)) return Promise.resolve({ by: 'own' });
     // The lease bound re-checks a holder that died silently; 5 ms past it, so the lease has surely ended.
     const leaseEndsAt = Date.now() + leaseRemainingMs + 5;
-    const group = this.groups.get(recordKey) ?? this.start(recordKey, leaseEndsAt);
+    // The record key's length first, so no two pairs make the same name.
+    const name = `${recordKey.length}:${recordKey}${fingerprint}`;
+    const group = this.groups.get(name) ?? this.start(name, recordKey, leaseEndsAt);
     // A waiter that found an earlier end (another holder, a shorter lease) must not wait for a later one.
     if (leaseEndsAt < group.leaseEndsAt) group.arm(leaseEndsAt);
     return new Promise<Recheck>((resolve, reject) => {
@@ -87,14 +97,14 @@ export class SharedRechecks {
     });
   }
 
-  private start(recordKey: string, leaseEndsAt: number): Group {
+  private start(name: string, recordKey: string, leaseEndsAt: number): Group {
     const stopping = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let ended = false;
     const end = (): boolean => {
       if (ended) return false;
       ended = true;
-      this.groups.delete(recordKey);
+      this.groups.delete(name);
       clearTimeout(timer);
       stopping.abort();
       return true;
@@ -123,7 +133,7 @@ export class SharedRechecks {
       if (!end()) return;
       for (const waiter of [...group.waiters]) waiter.fail(error);
     };
-    this.groups.set(recordKey, group);
+    this.groups.set(name, group);
     group.arm(leaseEndsAt);
     // The store's own timeout is not used: the group's lease timer may move earlier. `stop` aborts this wait.
     // Called from a promise, so a store that throws instead of rejecting fails the group's waiters too.

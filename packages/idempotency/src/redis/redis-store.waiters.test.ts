@@ -5,11 +5,11 @@ import { duplicatesOfAHeldKey as heldKey } from '../../test/support/held-key';
 import { Recorder } from '../../test/support/recorder';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
-import { InFlightError, isIdempotencyError } from '../errors';
+import { InFlightError, isIdempotencyError, KeyReusedError } from '../errors';
 import type { OperationPolicy } from '../policy';
 import { LuaScript } from './lua-script';
 import { RedisStore, redisRecordKey } from './redis-store';
-import { connect, readRecord, uniquePrefix } from './redis.test-support';
+import { connect, deleteKeys, readRecord, uniquePrefix } from './redis.test-support';
 import { WAITING_SCRIPT } from './scripts';
 
 const prefix = uniquePrefix();
@@ -122,4 +122,57 @@ describe('2,000 duplicates waiting on one held key (real Redis)', () => {
     expect(answers.filter((answer) => isIdempotencyError(answer, InFlightError))).toHaveLength(DUPLICATES - 1_000);
     expect(answers.filter((answer) => (answer as { replayed?: boolean }).replayed === true)).toHaveLength(1_000);
   }, 90_000);
+});
+
+describe('waiters of one key for two requests (real Redis)', () => {
+  const ownPrefix = uniquePrefix();
+  let client: Redis;
+  let store: RedisStore;
+
+  beforeEach(async () => {
+    client = await connect();
+    // A short poll: a record the new holder wrote is not marked as waited on, and its completion may go unsignalled.
+    store = new RedisStore({ client, prefix: ownPrefix, pollIntervalMs: 200 });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await deleteKeys(client, ownPrefix);
+    await client.quit();
+  });
+
+  test('a retry of the new holder’s request replays its answer, though a waiter for the old holder’s waits too', async () => {
+    // The holder changed between two waiters' claims: H1 (fingerprint X) lost the key, H2 (Z) took it.
+    // The store answers X's claim on Z's record with the 32-hex digest it keeps, never Z's answer.
+    const coordinator = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
+    const base = { operation: OPERATION, key: 'changed-holder', policy: { leaseMs: 10_000, maxWaitMs: 8_000 } };
+    const recordKey = coordinator.recordKey(OPERATION, '', base.key);
+    const record = redisRecordKey(recordKey, ownPrefix);
+    let answered = 0;
+    const claim = store.claim.bind(store);
+    vi.spyOn(store, 'claim').mockImplementation(async (request) => {
+      const answer = await claim(request);
+      answered += 1;
+      return answer;
+    });
+    const waiting = async (claims: number): Promise<void> => {
+      await eventually(() => answered === claims, 'the claim');
+      await new Promise((resolve) => setImmediate(resolve)); // past the claim, into the wait
+    };
+    const settle = (run: Promise<unknown>) => run.catch((error: unknown) => error);
+
+    await claim({ recordKey, fingerprint: 'X', owner: 'h1', leaseMs: 10_000 });
+    let runs = 0;
+    const a = settle(coordinator.run({ ...base, fingerprint: 'X' }, async () => ((runs += 1), 'A ran')));
+    await waiting(1);
+    await client.del(record); // H1's lease ran out, with no completion to signal it
+    await claim({ recordKey, fingerprint: 'Z', owner: 'h2', leaseMs: 10_000 });
+    const b = settle(coordinator.run({ ...base, fingerprint: 'Z' }, async () => ((runs += 1), 'B ran')));
+    await waiting(2);
+    expect(await store.complete(recordKey, 'h2', JSON.stringify({ chargeId: 'ch_H2' }), 60_000)).toBe(true);
+
+    expect(await within(b, 10_000, 'the retry of H2')).toMatchObject({ value: { chargeId: 'ch_H2' }, replayed: true, waited: true });
+    expect(isIdempotencyError(await within(a, 10_000, 'the other request'), KeyReusedError)).toBe(true);
+    expect(runs).toBe(0);
+  });
 });
