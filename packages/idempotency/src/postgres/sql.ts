@@ -136,9 +136,22 @@ export function operatorStatements(s: string) {
   const records = `${s}.idempotency_records`;
   const ours = `format = ${RECORD_FORMAT}`;
   const found = `store_key = $1 AND (NOT ${ours} OR (status <> 'released' AND expires_at > clock_timestamp()))`;
-  /** An in-progress record's holder: ms since its last renewal, and its heartbeat; NULL when the row does not keep them. */
-  const holder = `CASE WHEN status = 'in_progress' THEN extract(epoch FROM clock_timestamp() - renewed_at) * 1000 END AS renewal_ms_ago,
-             CASE WHEN status = 'in_progress' AND renewed_at IS NOT NULL THEN heartbeat_ms END AS heartbeat_ms`;
+  /**
+   * Whether the row's `renewed_at` and `heartbeat_ms` are its current
+   * holder's: this release's claim writes both with the claim's time, from
+   * which the epoch is taken (ms of the server's clock, or one past the
+   * previous epoch, later still), and its renewals only move `renewed_at`
+   * on. A release before migration 3 still runs against this schema during
+   * a rolling deploy or a rollback: its claim takes a row over and its
+   * renewals extend it without writing either column, so the row keeps the
+   * previous holder's, older than the epoch. Read as theirs, a live holder
+   * would look silent and be released without force: its retry runs the
+   * side effect again. Such a row's holder is one the store cannot tell.
+   */
+  const current = `renewed_at IS NOT NULL AND floor(extract(epoch FROM renewed_at) * 1000) >= epoch`;
+  /** An in-progress record's holder: ms since its last renewal, and its heartbeat; NULL when the row does not keep them for it. */
+  const holder = `CASE WHEN status = 'in_progress' AND ${current} THEN extract(epoch FROM clock_timestamp() - renewed_at) * 1000 END AS renewal_ms_ago,
+             CASE WHEN status = 'in_progress' AND ${current} THEN heartbeat_ms END AS heartbeat_ms`;
   return {
     /** The live record at $1; a released or ended row is the fence, not a record. */
     inspect: `
