@@ -45,14 +45,12 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   });
 
   /** Publish as orders does: `{ pattern, data }`, the key (if any) in the headers. */
-  const publish = (data: object, key?: string) => {
+  const publish = (data: object, key?: string) => publishContent(JSON.stringify({ pattern: CHARGE_PATTERN, data }), key);
+  /** Publish `content` as it is: a body `JSON.stringify` could not write. */
+  const publishContent = (content: string, key?: string) => {
     // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
     const options = { persistent: true, ...(key === undefined ? {} : { headers: { 'idempotency-key': `"${key}"` } }) };
-    return channel.sendToQueue(
-      queue,
-      Buffer.from(JSON.stringify({ pattern: CHARGE_PATTERN, data })),
-      options as Parameters<ChannelWrapper['sendToQueue']>[2],
-    );
+    return channel.sendToQueue(queue, Buffer.from(content), options as Parameters<ChannelWrapper['sendToQueue']>[2]);
   };
   const charges = (orderId: string) => chargeCount(payments, orderId);
   const charged = (orderId: string) => async () => ((await charges(orderId)) > 0 ? true : undefined);
@@ -107,6 +105,19 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     const body = { ...order(), amountCents: -5 };
     await publish(body, randomUUID());
     await eventually(deadLettered);
+    expect(await charges(body.orderId)).toBe(0);
+  });
+
+  it('dead-letters a body nested deeper than an HTTP body may be, and charges nothing', async () => {
+    // Deep enough to overflow ValidationPipe's recursion (and JSON.stringify's), 40 kB: under any size limit.
+    const body = order();
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const data = `${JSON.stringify(body).slice(0, -1)},"note":${deep}}`;
+    await publishContent(`{"pattern":${JSON.stringify(CHARGE_PATTERN)},"data":${data}}`, randomUUID());
+    const dead = await eventually(deadLettered);
+
+    expect(JSON.parse(dead.content.toString()).data.orderId).toBe(body.orderId);
+    expect(dead.properties.headers?.['x-death']?.[0]).toMatchObject({ reason: 'rejected', queue });
     expect(await charges(body.orderId)).toBe(0);
   });
 });

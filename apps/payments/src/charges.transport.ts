@@ -54,8 +54,10 @@ export class ChargeConsumerHealth {
  * in this application: declare the queues (failing fast, with the broker
  * named, when RabbitMQ does not answer), attach the RMQ server and start it;
  * under `http`, nothing. Call before `listen`, so `/health` answers only
- * once the consumer is attached. Pipes set on the app (validation) apply to
- * the message handlers too.
+ * once the consumer is attached. Pipes set on the app before this call
+ * (`NestingDepthPipe`, validation) apply to the message payloads too: Nest
+ * builds the handlers' pipes when the consumer is attached, and a pipe set
+ * after it would check HTTP bodies only.
  *
  * The app is initialised first: a hybrid app's consumer starts taking
  * messages as soon as it starts, and Nest runs the modules' init hooks (the
