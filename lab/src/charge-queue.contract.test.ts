@@ -12,5 +12,7 @@ describe('the charge queue contract', () => {
     const options = api.chargeQueueOptions('q.charges');
     expect([orders.chargeQueueOptions('q.charges'), payments.chargeQueueOptions('q.charges')]).toEqual([options, options]);
     expect(payments.deadLetterQueue('q.charges')).toBe(api.deadLetterQueue('q.charges'));
+    // The header orders puts payments' service token in, and the one payments reads it from.
+    expect(orders.CHARGE_TOKEN_HEADER).toBe(payments.CHARGE_TOKEN_HEADER);
   });
 });

@@ -12,6 +12,7 @@ import { QueuedOrdersModule } from './queued-orders.module.js';
 /** The broker: `AMQP_URL`, else the local RabbitMQ. */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 const ORDERS_TOKEN = `orders-token-${randomUUID()}`;
+const PAYMENTS_TOKEN = `payments-token-${randomUUID()}`;
 
 describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
   const queue = `test.orders.charges.${randomUUID()}`;
@@ -27,7 +28,7 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
       LOG_LEVEL: 'silent',
       IDEMPOTENCY_STORE: 'memory',
       ORDERS_TOKEN,
-      PAYMENTS_TOKEN: `payments-token-${randomUUID()}`,
+      PAYMENTS_TOKEN,
       AMQP_URL,
       CHARGE_QUEUE: queue,
     });
@@ -58,7 +59,7 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
     expect(await health.json()).toMatchObject({ status: 'ok', info: { idempotencyStore: { status: 'up' }, broker: { status: 'up' } } });
   });
 
-  it("answers 202 once the broker holds the charge, with the key of the order's record in the message headers; a replay publishes nothing", async () => {
+  it("answers 202 once the broker holds the charge, with the key of the order's record and payments' token in the message headers; a replay publishes nothing", async () => {
     const body = { orderId: `o-${randomUUID()}`, account: 'acct-3', amountCents: 700 };
     const key = randomUUID();
     const first = await place(body, key);
@@ -70,6 +71,8 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule)', () => {
     // The key the HTTP client would send: derived from the order's record here, so it carries the caller.
     const sent = deriveHopKey({ service: 'orders', operation: 'orders.place', scope: '', key });
     expect(message!.properties.headers?.['idempotency-key']).toBe(`"${sent}"`);
+    // payments' service token, as the HTTP hop presents it.
+    expect(message!.properties.headers?.authorization).toBe(`Bearer ${PAYMENTS_TOKEN}`);
     expect(message!.properties.deliveryMode).toBe(2);
 
     const again = await place(body, key);
@@ -92,7 +95,7 @@ describe('orders queuing charges on RabbitMQ (QueuedOrdersModule), the broker un
       LOG_LEVEL: 'silent',
       IDEMPOTENCY_STORE: 'memory',
       ORDERS_TOKEN,
-      PAYMENTS_TOKEN: `payments-token-${randomUUID()}`,
+      PAYMENTS_TOKEN,
       AMQP_URL: `amqp://guest:guest@127.0.0.1:${port}`,
       CHARGE_QUEUE: `test.orders.charges.${randomUUID()}`,
     });

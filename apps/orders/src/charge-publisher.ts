@@ -6,7 +6,7 @@ import { ClientRMQ, RmqRecordBuilder } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
 import { lastValueFrom, timeout } from 'rxjs';
-import { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue.js';
+import { CHARGE_PATTERN, CHARGE_TOKEN_HEADER, chargeQueueOptions } from './charge-queue.js';
 import type { OrdersConfig } from './config.js';
 import type { OrderPaymentDto } from './order-payment.dto.js';
 
@@ -20,12 +20,17 @@ const CONFIRM_TIMEOUT_MS = 5000;
  * being handled travels in the message's `idempotency-key` header, as it
  * would in an HTTP header, so a message published twice (a retried order)
  * or delivered twice (a consumer killed before acking) is charged once.
+ * Each message carries payments' service token, `PAYMENTS_TOKEN`, in its
+ * `authorization` header (`Bearer <token>`), as the HTTP hop does: payments
+ * dead-letters a message without it.
  * Extend it and override `outboundKey` to choose the key another way (and
  * provide the subclass as `ChargePublisher`).
  */
 @Injectable()
 export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly client: ClientRMQ;
+  /** The `authorization` header of every message: payments' service token. */
+  private readonly authorization: string;
   /** Why a charge cannot be queued now, from the client's last status; `undefined` while connected. */
   private down: string | undefined = 'not connected to the broker yet';
 
@@ -35,6 +40,7 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
   ) {
     const queue = config.get('CHARGE_QUEUE', { infer: true });
     const url = config.get('AMQP_URL', { infer: true });
+    this.authorization = `Bearer ${config.get('PAYMENTS_TOKEN', { infer: true })}`;
     this.client = new ClientRMQ({ urls: [url], queue, queueOptions: chargeQueueOptions(queue), persistent: true });
     // RmqStatus is a const enum of @nestjs/microservices' types, not a value at runtime: compared as strings.
     this.client.status.subscribe((rmqStatus) => {
@@ -69,7 +75,10 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
     const record = new RmqRecordBuilder({ orderId: order.orderId, account: order.account, amountCents: order.amountCents })
       .setOptions({
         persistent: true,
-        ...(key === undefined ? {} : { headers: { [HeaderName.IdempotencyKey]: formatIdempotencyKey(key) } }),
+        headers: {
+          [CHARGE_TOKEN_HEADER]: this.authorization,
+          ...(key === undefined ? {} : { [HeaderName.IdempotencyKey]: formatIdempotencyKey(key) }),
+        },
       })
       .build();
     try {

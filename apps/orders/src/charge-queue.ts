@@ -10,6 +10,13 @@
 /** The pattern a charge request is emitted and consumed under. */
 export const CHARGE_PATTERN = 'payments.charge';
 
+/**
+ * The message header that carries payments' service token, `PAYMENTS_TOKEN`,
+ * as `Bearer <token>` (as `Authorization` does over HTTP): payments
+ * dead-letters a message without it unread.
+ */
+export const CHARGE_TOKEN_HEADER = 'authorization';
+
 /** Durable; a message payments rejects for good goes to `<queue>.dead` through the default exchange. */
 export function chargeQueueOptions(queue: string) {
   return {

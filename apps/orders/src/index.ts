@@ -5,7 +5,7 @@
  * `./main` starts it as a process.
  */
 export { ChargePublisher } from './charge-publisher.js';
-export { CHARGE_PATTERN, chargeQueueOptions } from './charge-queue.js';
+export { CHARGE_PATTERN, CHARGE_TOKEN_HEADER, chargeQueueOptions } from './charge-queue.js';
 export { ConfigError } from './config.js';
 export { OrdersModule } from './orders.module.js';
 export { PAYMENTS_CLIENT_OPTIONS } from './payments.client.js';

@@ -12,6 +12,13 @@ import { UnreachableError } from './unreachable.js';
 /** The pattern a charge request is emitted and consumed under. */
 export const CHARGE_PATTERN = 'payments.charge';
 
+/**
+ * The message header that carries the hop's service token, `PAYMENTS_TOKEN`,
+ * as `Bearer <token>` (as `Authorization` does over HTTP): a message without
+ * it is dead-lettered unread (`MessageTokenInterceptor`).
+ */
+export const CHARGE_TOKEN_HEADER = 'authorization';
+
 /** Where messages that can never succeed (no key, bad body, key reused) are kept for a human. */
 export function deadLetterQueue(queue: string): string {
   return `${queue}.dead`;

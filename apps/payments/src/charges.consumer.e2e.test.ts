@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
-import { bootPayments, chargeCount, type BootedPayments } from './payments.test-support.js';
+import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from './payments.test-support.js';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
@@ -44,13 +44,17 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     await broker.close();
   });
 
-  /** Publish as orders does: `{ pattern, data }`, the key (if any) in the headers. */
-  const publish = (data: object, key?: string) => publishContent(JSON.stringify({ pattern: CHARGE_PATTERN, data }), key);
+  /** Publish as orders does: `{ pattern, data }`, the key (if any) and the service token (unless `null`) in the headers. */
+  const publish = (data: object, key?: string, token: string | null = PAYMENTS_TOKEN) =>
+    publishContent(JSON.stringify({ pattern: CHARGE_PATTERN, data }), key, token);
   /** Publish `content` as it is: a body `JSON.stringify` could not write. */
-  const publishContent = (content: string, key?: string) => {
+  const publishContent = (content: string, key?: string, token: string | null = PAYMENTS_TOKEN) => {
+    const headers = {
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...(key === undefined ? {} : { 'idempotency-key': `"${key}"` }),
+    };
     // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
-    const options = { persistent: true, ...(key === undefined ? {} : { headers: { 'idempotency-key': `"${key}"` } }) };
-    return channel.sendToQueue(queue, Buffer.from(content), options as Parameters<ChannelWrapper['sendToQueue']>[2]);
+    return channel.sendToQueue(queue, Buffer.from(content), { persistent: true, headers } as Parameters<ChannelWrapper['sendToQueue']>[2]);
   };
   const charges = (orderId: string) => chargeCount(payments, orderId);
   const charged = (orderId: string) => async () => ((await charges(orderId)) > 0 ? true : undefined);
@@ -106,6 +110,25 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     await publish(body, randomUUID());
     await eventually(deadLettered);
     expect(await charges(body.orderId)).toBe(0);
+  });
+
+  it.each([
+    ['without the service token', null],
+    ['with another token', `${PAYMENTS_TOKEN}-not`],
+  ])('dead-letters a message %s, touching no record and charging nothing', async (_, token) => {
+    const body = order();
+    const key = randomUUID();
+    await publish(body, key, token);
+    const dead = await eventually(deadLettered);
+
+    expect(JSON.parse(dead.content.toString()).data.orderId).toBe(body.orderId);
+    expect(dead.properties.headers?.['x-death']?.[0]).toMatchObject({ reason: 'rejected', queue });
+    expect(await charges(body.orderId)).toBe(0);
+    // No record was claimed for the key: the same message with the token is charged, not answered with a stored refusal.
+    await publish(body, key);
+    await eventually(charged(body.orderId));
+    expect(await charges(body.orderId)).toBe(1);
+    expect(await deadLettered()).toBeUndefined();
   });
 
   it('dead-letters a body nested deeper than an HTTP body may be, and charges nothing', async () => {

@@ -111,7 +111,7 @@ test('killed between the ledger insert and the completion, the redelivered messa
   const holder: PoolClient = await db.connect();
   await holder.query('SELECT pg_advisory_lock($1)', [COMPLETION_LOCK]);
   const first = await startPayments();
-  const headers = { 'idempotency-key': `"${randomUUID()}"` };
+  const headers = { authorization: `Bearer ${PAYMENTS_TOKEN}`, 'idempotency-key': `"${randomUUID()}"` };
   const message = Buffer.from(JSON.stringify({ pattern: CHARGE_PATTERN, data: order }));
   await channel.sendToQueue(queue, message, { persistent: true, headers } as Parameters<ChannelWrapper['sendToQueue']>[2]);
 

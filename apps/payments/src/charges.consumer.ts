@@ -5,6 +5,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { CHARGE_PATTERN } from './charge-queue.js';
 import { ChargeService } from './charges.service.js';
 import { MessageAckInterceptor } from './message-ack.interceptor.js';
+import { MessageTokenInterceptor } from './message-token.interceptor.js';
 import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto.js';
 
 /**
@@ -14,10 +15,12 @@ import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto.js';
  * charge is written and its record completed (`MessageAckInterceptor`,
  * outermost); a consumer killed before that leaves it to the broker to
  * redeliver, and the redelivery is answered by the record or by the
- * ledger's keying, never charged again.
+ * ledger's keying, never charged again. A message without the hop's
+ * service token is dead-lettered before anything else reads it
+ * (`MessageTokenInterceptor`, inside the ack).
  */
 @Controller()
-@UseInterceptors(MessageAckInterceptor)
+@UseInterceptors(MessageAckInterceptor, MessageTokenInterceptor)
 export class ChargesConsumer {
   constructor(private readonly charges: ChargeService) {}
 

@@ -4,7 +4,7 @@
  * too), by which the lab decorates payments' ledger or replaces it. `./main`
  * starts it as a process.
  */
-export { CHARGE_PATTERN, chargeQueueOptions, deadLetterQueue } from './charge-queue.js';
+export { CHARGE_PATTERN, CHARGE_TOKEN_HEADER, chargeQueueOptions, deadLetterQueue } from './charge-queue.js';
 export { consumeChargesWhenQueued } from './charges.transport.js';
 export { ConfigError } from './config.js';
 export { LEDGER } from './ledger.provider.js';

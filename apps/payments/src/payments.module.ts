@@ -15,6 +15,7 @@ import { ledgerProvider } from './ledger.provider.js';
 import { jsonLogs } from './logs.js';
 import { MetricsController } from './metrics.controller.js';
 import { PaymentsController } from './payments.controller.js';
+import { ServiceToken } from './service-token.guard.js';
 import { idempotencyStore } from './store.js';
 
 /**
@@ -50,7 +51,7 @@ export class PaymentsModule {
           inject: [ConfigService, PinoLogger],
           useFactory: (config: ConfigService<PaymentsConfig, true>, logger: PinoLogger) => ({
             service: 'payments',
-            // Only orders calls payments (`ServiceTokenGuard` over HTTP, the broker's credentials over RabbitMQ), with keys
+            // Only orders calls payments (with PAYMENTS_TOKEN, over HTTP and on each message), with keys
             // derived from its own records, so from each customer's (see the http-client's "Across tenants"): one scope, safely shared.
             scope: 'shared',
             store: idempotencyStore(config),
@@ -74,6 +75,8 @@ export class PaymentsModule {
       providers: [
         ledgerProvider,
         ChargeService,
+        // PAYMENTS_TOKEN, checked on each HTTP request (ServiceTokenGuard) and each message (MessageTokenInterceptor).
+        ServiceToken,
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         // Under CHARGE_TRANSPORT=amqp /health checks the consumer's broker too.
         ChargeConsumerHealth,
