@@ -24,10 +24,27 @@ describe('the bodies a reused key is pressed with', () => {
     });
   });
 
-  it('changes a whole string body as one field, and finds nothing to change without a body or a query', () => {
-    expect(variations({ ...request, url: 'http://127.0.0.1:1/c', body: 'order={{intentId}}' }, 'vfy-other')).toEqual([
-      { field: 'body', body: 'order=vfy-other', url: 'http://127.0.0.1:1/c' },
+  it('varies a form or JSON text body field by field, sent back as text, templates kept', () => {
+    const bare = { ...request, url: 'http://127.0.0.1:1/c' };
+    expect(variations({ ...bare, body: 'orderId={{intentId}}&amount=100&currency=EUR' }, 'vfy-other')).toEqual([
+      { field: 'orderId', body: 'orderId=vfy-other&amount=100&currency=EUR', url: bare.url },
+      { field: 'amount', body: 'orderId={{intentId}}&amount=101&currency=EUR', url: bare.url },
+      { field: 'currency', body: 'orderId={{intentId}}&amount=100&currency=EUR-changed', url: bare.url },
     ]);
-    expect(variations({ ...request, url: 'http://127.0.0.1:1/c', body: undefined }, 'vfy-other')).toEqual([]);
+    const json = variations({ ...bare, body: '{"orderId":"{{intentId}}","amount":100}' }, 'vfy-other');
+    expect(json).toEqual([
+      { field: 'orderId', body: '{"orderId":"vfy-other","amount":100}', url: bare.url },
+      { field: 'amount', body: '{"orderId":"{{intentId}}","amount":101}', url: bare.url },
+    ]);
+  });
+
+  it('finds nothing to change in opaque text, nor without a body or a query, nor under an ignored field', () => {
+    const bare = { ...request, url: 'http://127.0.0.1:1/c' };
+    // Changing text it cannot read would be refused as malformed, not as a reused key: no variation, so the scenario is skipped.
+    expect(variations({ ...bare, body: 'charge {{intentId}} for 100 EUR' }, 'vfy-other')).toEqual([]);
+    expect(variations({ ...bare, body: undefined }, 'vfy-other')).toEqual([]);
+    expect(
+      variations({ ...bare, body: { metadata: { note: 'x', tag: 'y' }, amount: 1 }, ignoredFields: ['metadata'] }, 'o').map((v) => v.field),
+    ).toEqual(['amount']);
   });
 });

@@ -24,7 +24,7 @@ export function missingFor(family: ScenarioName, config: ChainShape): string | u
     return 'entry.callers is not set: it needs two callers (each with its own headers or body) to send one key';
   }
   if (family === 'key-reuse' && variations({ ...config.entry, ...config.keyReuse }, 'other').length === 0) {
-    return 'the entry has no body field or query parameter left to change (entry.body, keyReuse.ignoredFields, keyReuse.ignoredQuery)';
+    return 'the entry has no body field or query parameter left to change (entry.body as an object, or text in JSON or form encoding; keyReuse.ignoredFields, keyReuse.ignoredQuery)';
   }
   const deepest = config.hops.length - 1;
   if (family === 'kill' && config.hops[deepest]?.service === undefined) {

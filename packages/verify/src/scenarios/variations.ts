@@ -2,7 +2,7 @@ import { fillTemplate } from '../template';
 
 /** The entry's request with one field changed: what a reused key must be refused with. */
 export interface Variation {
-  /** The field changed: a body path (`amount`, `customer.id`, `body` for a whole string body) or a query parameter (`?currency`). */
+  /** The field changed: a body path (`amount`, `customer.id`; of a JSON or form text body too) or a query parameter (`?currency`). */
   field: string;
   /** The entry's body template with that field changed (a field holding `{{intentId}}` gets the other intent's id). */
   body: unknown;
@@ -26,11 +26,11 @@ export interface VariedRequest {
  * another intent, whose effects must stay none.
  */
 export function variations(request: VariedRequest, otherIntentId: string): Variation[] {
-  const ignored = new Set(request.ignoredFields);
-  const bodies = leaves(request.body, [])
-    .map((path) => path.join('.') || 'body')
-    .filter((field) => !ignored.has(field))
-    .map((field) => ({ field, body: changeAt(request.body, field === 'body' ? [] : field.split('.'), otherIntentId), url: request.url }));
+  // A field named in ignoredFields stands for everything under it too.
+  const ignored = (field: string) => request.ignoredFields.some((name) => field === name || field.startsWith(`${name}.`));
+  const bodies = bodyVariations(request.body, otherIntentId)
+    .filter(({ field }) => !ignored(field))
+    .map(({ field, body }) => ({ field, body, url: request.url }));
   const url = new URL(request.url);
   const queries = [...url.searchParams.keys()]
     .filter((name) => !request.ignoredQuery.includes(name))
@@ -40,6 +40,44 @@ export function variations(request: VariedRequest, otherIntentId: string): Varia
       return { field: `?${name}`, body: request.body, url: varied.toString() };
     });
   return [...bodies, ...queries];
+}
+
+/**
+ * The body with each scalar field changed in turn, by the field's path. A text body
+ * is varied field by field too when it is JSON or a form (`amount=100&currency=EUR`),
+ * and sent back as text; other text has no fields the verifier can tell apart, and
+ * gives no variation (the scenario is then skipped, saying why), never a whole-text
+ * change that a chain would refuse as malformed rather than as a reused key.
+ */
+function bodyVariations(body: unknown, otherIntentId: string): { field: string; body: unknown }[] {
+  if (typeof body !== 'string') {
+    return leaves(body, []).map((path) => ({ field: path.join('.'), body: changeAt(body, path, otherIntentId) }));
+  }
+  const json = parsedJson(body);
+  if (json !== undefined) {
+    return bodyVariations(json, otherIntentId).map(({ field, body: varied }) => ({ field, body: JSON.stringify(varied) }));
+  }
+  const pairs = formPairs(body);
+  return pairs.map(([name], index) => ({
+    field: decodeURIComponent(name.replace(/\+/g, ' ')),
+    body: pairs.map(([key, value], at) => `${key}=${at === index ? (changed(value, otherIntentId) as string) : value}`).join('&'),
+  }));
+}
+
+/** A JSON object or array a text body holds, `undefined` for other text. */
+function parsedJson(text: string): unknown {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `name=value` pairs of a form body, as written (templates kept); none when the text is not a form. */
+function formPairs(text: string): [string, string][] {
+  if (!/^[^=&\s]+=[^&\s]*(&[^=&\s]+=[^&\s]*)*$/.test(text)) return [];
+  return text.split('&').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]);
 }
 
 /** Paths of the scalar fields (strings, numbers, booleans) of a JSON-like value. */
