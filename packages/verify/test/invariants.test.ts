@@ -96,6 +96,18 @@ describe('invariants per intent', () => {
       otherCallers: theirs,
     });
     expect(broken(copied, 0)).toEqual(['effects', 'own-answer']);
+    // Answers that carry nothing per execution: alike for both callers, each after its own effect.
+    const alike = [press('caller 1 press', ok('{"status":"charged"}'))];
+    expect(
+      broken(
+        record({
+          presses: [press('press', ok('{"status":"charged"}'))],
+          laterPress: press('later press', ok('{"status":"charged"}')),
+          otherCallers: alike,
+        }),
+        1,
+      ),
+    ).toEqual([]);
     expect(checkIntent(copied, 0)[1]?.message).toBe(
       '2 of the 2 answers were another caller\'s under the same key: 201 {"charge":1,"tenant":"acme"}',
     );

@@ -110,8 +110,11 @@ export function checkIntent(record: IntentRecord, effects: number, options: Chec
         );
       }
     }
+    // The same text is evidence only when this caller's own execution did not happen: a chain
+    // whose answers carry nothing per execution ("charged") answers both callers alike, each
+    // after an effect of its own, and the count says so.
     const shared = answers.filter((a) => isSuccess(a.status) && theirs.has(fingerprint(a)));
-    if (shared.length > 0) {
+    if (shared.length > 0 && effects < expected) {
       violate(
         'own-answer',
         `${shared.length} of the ${answers.length} answers were another caller's under the same key: ${shared[0]?.status} ${excerpt(shared[0]?.body ?? '')}`,
