@@ -66,6 +66,13 @@ describe('config', () => {
     expect(error).toMatchObject({ line: 7, field: 'hops.0.listen' });
   });
 
+  it('refuses a time longer than a timer can wait, which would fire at once and end the run', () => {
+    const error = errorOf(`${valid}deadlineMs: 2592000000\n`);
+    expect(error).toMatchObject({ field: 'deadlineMs' });
+    expect(error.message).toContain('expected at most 2147483647 ms');
+    expect(parseConfig(`${valid}deadlineMs: 2147483647\n`, 'chain.yaml').deadlineMs).toBe(2_147_483_647);
+  });
+
   it('refuses an effect with two ways of counting', () => {
     const error = errorOf(`${valid}  command: [echo, "1"]\n`);
     expect(error.field).toBe('effect');

@@ -10,6 +10,13 @@ const listenAddress = z
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
 
+/**
+ * A time in ms the verifier sets a timer for: Node fires a timer longer than
+ * 2^31 - 1 ms at once, so a longer one (a deadline of a month) would end the
+ * run before it starts; refused when the config loads.
+ */
+const duration = z.number().int().max(2_147_483_647, 'expected at most 2147483647 ms (about 24.8 days): a longer timer fires at once');
+
 /** A request body: a JSON value (sent as JSON) or a raw string; `{{intentId}}` is replaced. */
 const bodyTemplate = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]);
 
@@ -24,9 +31,9 @@ const entry = z.strictObject({
       header: z.string().min(1).default('Idempotency-Key'),
     })
     .default({ send: true, header: 'Idempotency-Key' }),
-  timeoutMs: z.number().int().positive().default(5000),
+  timeoutMs: duration.positive().default(5000),
   retries: z.number().int().min(0).max(20).default(3),
-  retryDelayMs: z.number().int().min(0).default(200),
+  retryDelayMs: duration.min(0).default(200),
   retryOnStatus: z.array(z.number().int().min(100).max(599)).default([409, 425, 429, 500, 502, 503, 504]),
   /**
    * Two callers (tenants, users) sending the same key, each with headers of its own
@@ -47,7 +54,7 @@ const service = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   /** Polled with GET until it answers 2xx: the service is up. */
   health: httpUrl,
-  startTimeoutMs: z.number().int().positive().default(30000),
+  startTimeoutMs: duration.positive().default(30000),
   /**
    * How to crash it, when killing the started process is not enough (it is a client
    * such as `docker run`): e.g. `[docker, kill, payments]`. Default: SIGKILL to it.
@@ -65,7 +72,7 @@ const hop = z.strictObject({
   upstream: httpUrl.refine((url) => !URL.canParse(url) || (new URL(url).pathname === '/' && !new URL(url).search), {
     error: 'expected an origin such as http://127.0.0.1:8102 (the request path is forwarded as it came)',
   }),
-  holdMs: z.number().int().positive().optional(),
+  holdMs: duration.positive().optional(),
   service: service.optional(),
 });
 
@@ -97,8 +104,8 @@ const effect = z
   });
 
 const settle = z.strictObject({
-  quietMs: z.number().int().positive().default(1000),
-  timeoutMs: z.number().int().positive().default(60000),
+  quietMs: duration.positive().default(1000),
+  timeoutMs: duration.positive().default(60000),
 });
 
 /**
@@ -162,9 +169,9 @@ export const chainConfigSchema = z
      * after the first (`late-press`) must still be a replay. The team's retry window,
      * shortened to what a CI run can wait for; the default is a floor, not a promise.
      */
-    retention: z.strictObject({ minimumMs: z.number().int().positive().default(10_000) }).default({ minimumMs: 10_000 }),
+    retention: z.strictObject({ minimumMs: duration.positive().default(10_000) }).default({ minimumMs: 10_000 }),
     /** Longest the whole run may take, services' start included: a CI job never hangs on a stuck chain. */
-    deadlineMs: z.number().int().positive().default(1_800_000),
+    deadlineMs: duration.positive().default(1_800_000),
   })
   .superRefine((config, context) => {
     const cycle = findCycle(config.hops);
