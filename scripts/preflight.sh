@@ -23,8 +23,10 @@ local_host() { case "${1%:*}" in 127.0.0.1|localhost|::1|\[::1\]) return 0 ;; *)
 answers() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 wait_for() { for _ in $(seq 1 "$2"); do answers "$1" && return 0; sleep 0.5; done; return 1; }
 
-node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' \
-  || missing+=("Node.js 20.19 or later, this is $(node --version) (nvm install 22, or https://nodejs.org)")
+# The first release of each line where an ES module app (NestJS 12's) can load the CommonJS libraries.
+node -e 'const [a, b, c] = process.versions.node.split(".").map(Number); const first = { 20: [19, 5], 22: [17, 0], 24: [1, 0] }[a];
+process.exit((first ? b > first[0] || (b === first[0] && c >= first[1]) : a > 20) ? 0 : 1)' \
+  || missing+=("Node.js 20.19.5+, 22.17+ or 24.1+ (an ES module app loading these CommonJS libraries needs it), this is $(node --version) (nvm install 24, or https://nodejs.org)")
 [ -d node_modules/.bin ] || missing+=("the workspace's packages: run 'npm ci' first")
 command -v python3 >/dev/null || missing+=("python3, for the verifier's chain in another language (apt-get install python3)")
 command -v redis-server >/dev/null && command -v redis-cli >/dev/null \
