@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
 import { freePorts } from './support/free-port';
+import { builtLab, labChain } from './support/lab-chain';
 import { captureOutput } from './support/output';
-
-/** The repository's lab entry: the three NestJS services, built by turbo before this test (turbo.json). */
-const LAB = join(__dirname, '..', '..', '..', 'lab', 'dist', 'main.js');
 
 /**
  * The write-up's shape (2 attempts per hop, the first answer of payments late, the
@@ -35,40 +32,20 @@ const CALLER_TIMEOUT_MS = 15_000;
 describe('the lab verified from outside', () => {
   let dir: string;
   beforeAll(() => {
-    if (!existsSync(LAB)) throw new Error(`${LAB} is missing: npx turbo run build --filter=@idempotency-chain/lab...`);
+    builtLab();
     dir = mkdtempSync(join(tmpdir(), 'verify-lab-'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   async function writeUp(policy: string) {
-    const ports = await freePorts(6);
-    // The chain's credentials: the customer's key at the gateway, the service token of each inner hop.
-    const token = () => randomBytes(16).toString('hex');
-    const credentials = { apiKey: token(), orders: token(), payments: token() };
-    const chainEnv = {
-      GATEWAY_API_KEYS: JSON.stringify({ [credentials.apiKey]: 'acct-1' }),
-      ORDERS_TOKEN: credentials.orders,
-      PAYMENTS_TOKEN: credentials.payments,
-    };
-    const [gateway, orders, payments, gatewayProxy, ordersProxy, paymentsProxy] = ports as [number, number, number, number, number, number];
-    const service = (name: string, port: number, env: Record<string, string>) => ({
-      start: [process.execPath, LAB, name],
-      // The in-process store keeps the test off the shared Redis; the ledger follows it.
-      env: { PORT: String(port), KEY_POLICY: policy, IDEMPOTENCY_STORE: 'memory', LOG_LEVEL: 'silent', ...chainEnv, ...env },
-      health: `http://127.0.0.1:${port}/health`,
-      startTimeoutMs: 60_000,
-    });
+    const [gateway = 0, orders = 0, payments = 0, gatewayProxy = 0, ordersProxy = 0, paymentsProxy = 0] = await freePorts(6);
+    const lab = labChain({ KEY_POLICY: policy });
+    const service = lab.service;
     const config = join(dir, `lab-${policy}.json`);
     writeFileSync(
       config,
       JSON.stringify({
-        entry: {
-          url: `http://127.0.0.1:${gatewayProxy}/checkout`,
-          headers: { authorization: `Bearer ${credentials.apiKey}` },
-          body: { orderId: '{{intentId}}', account: 'acct-1', amountCents: 1200 },
-          timeoutMs: CALLER_TIMEOUT_MS,
-          retries: 2,
-        },
+        entry: lab.entry(gatewayProxy, CALLER_TIMEOUT_MS),
         hops: [
           {
             name: 'gateway',
@@ -90,13 +67,7 @@ describe('the lab verified from outside', () => {
             service: service('payments', payments, {}),
           },
         ],
-        effect: {
-          http: {
-            url: `http://127.0.0.1:${payments}/charges?orderId={{intentId}}`,
-            path: '$.count',
-            headers: { authorization: `Bearer ${credentials.payments}` },
-          },
-        },
+        effect: lab.effect(payments),
         settle: { quietMs: 1500 },
         scenarios: ['write-up'],
       }),
