@@ -15,6 +15,9 @@ const SCENARIOS: Record<ScenarioName, string> = {
   unavailable: "a hop's first attempt answered 503 by its proxy, never forwarded (one per hop: unavailable@<hop>)",
   kill: 'the deepest service killed after its effect and started again (needs a service on the deepest hop)',
   'two-callers': 'two callers send one key, each its own intent (needs entry.callers)',
+  'lost-ack': "the queue consumer's ack of the first delivery cut off before the broker; it redelivers (needs queue)",
+  'duplicate-delivery': 'the first delivered message published again while the consumer holds it and after its ack (needs queue)',
+  'kill-before-ack': 'the queue consumer killed after its effect, before its ack reaches the broker (needs queue.service)',
 };
 
 /** The short usage, shown under a command-line error. */

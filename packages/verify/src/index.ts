@@ -6,7 +6,7 @@
 export { ConfigError, loadConfig, parseConfig } from './config/load';
 export type { ChainConfig, ScenarioName } from './config/schema';
 export type { Violation, InvariantName } from './invariants/check';
-export type { Attempt, AttemptOutcome } from './proxy/attempt';
+export type { Attempt, AttemptOutcome, Delivery } from './proxy/attempt';
 export { writeReports } from './reports/write';
 export type { IntentReport, PressReport, RunReport, ScenarioReport } from './run/report';
 export type { SkippedScenario } from './scenarios/catalog';

@@ -49,6 +49,25 @@ describe('config', () => {
     expect(error).toMatchObject({ line: 12, field: 'hops.1.upstream' });
   });
 
+  it('takes a queue hop, and refuses a broker it cannot front or a queue scenario it cannot run', () => {
+    const queue = (broker: string) =>
+      `${valid}queue:\n  name: consumer\n  broker: ${broker}\n  listen: 127.0.0.1:9672\n  queue: payments.charges\n`;
+    expect(parseConfig(queue('amqp://guest:guest@127.0.0.1:5672'), 'chain.yaml').queue).toEqual({
+      name: 'consumer',
+      broker: 'amqp://guest:guest@127.0.0.1:5672',
+      listen: '127.0.0.1:9672',
+      queue: 'payments.charges',
+      keyHeader: 'idempotency-key',
+    });
+    expect(errorOf(queue('amqps://127.0.0.1:5671')).message).toBe(
+      'chain.yaml:19: queue.broker: expected an amqp:// URL (the proxy reads plain AMQP 0-9-1; no TLS)',
+    );
+    expect(errorOf(`${queue('amqp://127.0.0.1')}scenarios: [kill-before-ack]\n`).message).toBe(
+      'chain.yaml:22: scenarios.0: "kill-before-ack" cannot run: the queue hop has no service for the verifier to start, kill and start again (set queue.service)',
+    );
+    expect(errorOf(`${valid}scenarios: [lost-ack]\n`).message).toMatch(/scenarios\.0: "lost-ack" cannot run: there is no queue hop/);
+  });
+
   it('refuses an upstream with a path, which the proxy would drop', () => {
     const error = errorOf(valid.replace('upstream: http://127.0.0.1:8101', 'upstream: http://127.0.0.1:8101/v1'));
     expect(error).toMatchObject({ line: 9, field: 'hops.0.upstream' });

@@ -28,12 +28,32 @@ const HOSTILE = [
 ];
 
 const OUTCOMES: Array<AttemptOutcome | 'in-flight'> = ['answered', 'reply-lost', 'reset', 'upstream-failed', 'caller-gone', 'in-flight'];
+/** A queue hop's deliveries end in these: each is drawn as a delivery (tag, redelivered flag) and its settlement. */
+const SETTLEMENTS: AttemptOutcome[] = ['acked', 'ack-lost', 'killed-before-ack', 'requeued', 'rejected', 'unsettled'];
 
 function attempts(hops: string[]): Attempt[] {
   return HOSTILE.flatMap((text, i) => {
     const hop = hops[i % hops.length] as string;
     const outcome = OUTCOMES[i % OUTCOMES.length] as AttemptOutcome | 'in-flight';
+    const settled = SETTLEMENTS[i % SETTLEMENTS.length] as AttemptOutcome;
     return [
+      {
+        seq: HOSTILE.length + i + 1,
+        scenario: text,
+        intent: text,
+        hop,
+        attempt: i + 1,
+        ...(i % 3 === 0 ? { duplicateOf: i } : {}),
+        delivery: { tag: i + 1, channel: 1, redelivered: i % 2 === 0 },
+        method: 'deliver',
+        path: text,
+        keyHash: text,
+        faults: [text],
+        status: null,
+        outcome: settled,
+        startedMs: i * 10 + 1,
+        endedMs: i * 10 + 7,
+      },
       {
         seq: i + 1,
         scenario: text,
@@ -100,8 +120,8 @@ describe('the Markdown report, as Mermaid reads it', () => {
     const report = await check(markdownReport(run));
     expect(report.errors).toEqual([]);
     expect(report.diagrams).toBe(HOSTILE.length);
-    // Per attempt a request and a note; a reply unless it is still in flight.
-    const perDiagram = HOSTILE.length * 2 + attempts(hops).filter((a) => a.endedMs !== null).length;
+    // Per attempt or delivery a request and a note; a reply unless it is still in flight.
+    const perDiagram = attempts(hops).length * 2 + attempts(hops).filter((a) => a.endedMs !== null).length;
     expect(report.messages).toHaveLength(HOSTILE.length * perDiagram);
     expect(report.messages.filter((m) => !m.whole)).toEqual([]);
   });

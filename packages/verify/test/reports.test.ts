@@ -1,4 +1,5 @@
 import type { Attempt } from '../src/proxy/attempt';
+import { failureText } from '../src/reports/failure';
 import { junitReport } from '../src/reports/junit';
 import { markdownReport } from '../src/reports/markdown';
 import { sequenceDiagram } from '../src/reports/mermaid';
@@ -118,6 +119,49 @@ describe('reports', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  describe("a queue hop's deliveries", () => {
+    const delivery = (fields: Partial<Attempt>): Attempt =>
+      attempt({ hop: 'consumer', method: 'deliver', path: 'charges', status: null, outcome: 'acked', ...fields });
+    const lostAck: ScenarioReport = {
+      ...failed,
+      name: 'lost-ack@consumer',
+      attempts: [
+        attempt({ seq: 1, hop: 'orders-v2', path: '/orders', status: 202 }),
+        delivery({ seq: 2, delivery: { tag: 1, channel: 1, redelivered: false }, faults: ['lose ack'], outcome: 'ack-lost' }),
+        delivery({ seq: 3, attempt: 2, delivery: { tag: 1, channel: 1, redelivered: true }, keyHash: null }),
+      ],
+    };
+    const lines = [
+      '    consumer d1 tag=1 charges k=1a2b3c4d [lose ack] -> ack lost',
+      '    consumer d2 tag=1 redelivered charges k=none -> ack',
+    ];
+
+    it('are lines under the scenario row, on a terminal and elsewhere', () => {
+      const piped = captureOutput();
+      terminalProgress(piped).scenarioFinished?.(lostAck, 0, 1);
+      expect(piped.text().split('\n')).toEqual(['[1/1] lost-ack@consumer FAIL effects=2 attempts=3 time=2.3s', ...lines, '']);
+      const tty = { ...captureOutput(), isTTY: true };
+      terminalProgress(tty).scenarioFinished?.(lostAck, 0, 1);
+      expect(tty.text().split('\n').slice(2)).toEqual([...lines, '']);
+    });
+
+    it('are in the failure text, in JUnit and in the diagram, tag and redelivered flag with each', () => {
+      expect(failureText(lostAck)).toContain(lines.join('\n'));
+      const xml = junitReport({ ...run, scenarios: [lostAck, { ...lostAck, name: 'again', passed: true }] });
+      expect(xml).toContain(`<system-out>${lines.map((l) => l.trim().replace('->', '-&#62;')).join('\n')}</system-out>\n    </testcase>`);
+      expect(xml.match(/<system-out>/g)).toHaveLength(2);
+      expect(sequenceDiagram(['orders-v2', 'consumer'], lostAck.attempts).split('\n').slice(4)).toEqual([
+        '  caller->>h0: orders-v2 a1 k=1a2b3c4d',
+        '  h0->>h1: consumer d1 tag=1 k=1a2b3c4d',
+        '  Note over h1: d1 lose ack',
+        '  h0->>h1: consumer d2 tag=1 redelivered k=none',
+        '  h0-->>caller: a1 202',
+        '  h1--xh0: d1 ack lost',
+        '  h1-->>h0: d2 ack',
+      ]);
+    });
   });
 
   describe('a scenario skipped for want of config', () => {

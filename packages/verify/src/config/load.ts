@@ -91,11 +91,12 @@ function lineOf(doc: Document, lines: LineCounter, path: PropertyKey[]): number 
  * script in `start` or `command` is then found beside the config, not beside the caller.
  */
 function relativeToFile(config: ChainConfig, folder: string): ChainConfig {
+  const withCwd = <T extends { service?: { cwd?: string } }>(hop: T): T =>
+    hop.service ? { ...hop, service: { ...hop.service, cwd: resolve(folder, hop.service.cwd ?? '.') } } : hop;
   return {
     ...config,
-    hops: config.hops.map((hop) =>
-      hop.service ? { ...hop, service: { ...hop.service, cwd: resolve(folder, hop.service.cwd ?? '.') } } : hop,
-    ),
+    hops: config.hops.map(withCwd),
+    ...(config.queue ? { queue: withCwd(config.queue) } : {}),
     effect: config.effect.command ? { ...config.effect, cwd: resolve(folder, config.effect.cwd ?? '.') } : config.effect,
   };
 }

@@ -77,6 +77,23 @@ const hop = z.strictObject({
 });
 
 /**
+ * A queue between the chain and its deepest consumer: the consumer connects to the
+ * verifier's AMQP proxy at `listen` instead of the broker, and reads `queue`.
+ */
+const queueHop = z.strictObject({
+  name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
+  /** The broker the consumer's connections go on to, and the verifier's own (copies, queue depth). */
+  broker: z.string().regex(/^amqp:\/\/[^/]+/, 'expected an amqp:// URL (the proxy reads plain AMQP 0-9-1; no TLS)'),
+  /** Where the consumer connects instead of the broker. */
+  listen: listenAddress,
+  /** The queue the consumer reads. */
+  queue: z.string().min(1).max(255),
+  /** The message header the idempotency key travels in, hashed in reports. */
+  keyHeader: z.string().min(1).default('idempotency-key'),
+  service: service.optional(),
+});
+
+/**
  * How to count the effects of one intent: exactly one of `http`, `command` or `postgres`.
  * One object with optional members rather than a union, so that a bad field inside the
  * chosen way is reported by its own path instead of as "no union member matched".
@@ -136,6 +153,9 @@ const SCENARIO_NAMES = [
   'unavailable',
   'kill',
   'two-callers',
+  'lost-ack',
+  'duplicate-delivery',
+  'kill-before-ack',
 ] as const;
 
 /** Every scenario family, in the order the catalog runs them. */
@@ -146,6 +166,8 @@ export const chainConfigSchema = z
   .strictObject({
     entry,
     hops: z.array(hop).min(1),
+    /** A queue after the deepest HTTP hop, whose consumer the verifier stands in front of. */
+    queue: queueHop.optional(),
     effect,
     settle: settle.default({ quietMs: 1000, timeoutMs: 60000 }),
     /**
@@ -193,6 +215,8 @@ export const chainConfigSchema = z
 export type ChainConfig = z.infer<typeof chainConfigSchema>;
 /** One hop of a validated config. */
 export type HopConfig = ChainConfig['hops'][number];
+/** The queue hop of a validated config. */
+export type QueueHopConfig = NonNullable<ChainConfig['queue']>;
 /** How the verifier runs one hop's service. */
 export type ServiceConfig = NonNullable<HopConfig['service']>;
 /** How a validated config counts the effects of one intent. */

@@ -6,7 +6,8 @@ import type { IntentRecord } from '../scenarios/scenario';
  *
  * @public
  */
-export type InvariantName = 'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer' | 'durable';
+export type InvariantName =
+  'effects' | 'same-answer' | 'final-answer' | 'refused' | 'settled-final' | 'replay' | 'own-answer' | 'durable' | 'delivered';
 
 /**
  * One broken invariant for one intent.

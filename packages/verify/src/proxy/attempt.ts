@@ -17,10 +17,37 @@ export type AttemptOutcome =
   /** The upstream could not be reached or broke off; the caller's connection was reset. */
   | 'upstream-failed'
   /** The upstream answered but the caller had already hung up (its timeout). */
-  | 'caller-gone';
+  | 'caller-gone'
+  /** A queue delivery the consumer acked, and the ack reached the broker. */
+  | 'acked'
+  /** A queue delivery the consumer acked; the queue proxy cut its connection instead of passing the ack on (`lost-ack`). */
+  | 'ack-lost'
+  /** A queue delivery whose consumer was killed after its ack was sent and before it reached the broker. */
+  | 'killed-before-ack'
+  /** A queue delivery the consumer handed back (nack or reject with requeue): the broker delivers it again. */
+  | 'requeued'
+  /** A queue delivery the consumer refused for good (nack or reject without requeue): dead-lettered or dropped. */
+  | 'rejected'
+  /** The consumer's connection closed while it held the delivery unsettled: the broker delivers it again. */
+  | 'unsettled';
 
 /**
- * One attempt at one hop, as its fault proxy saw it.
+ * A queue delivery as the queue proxy read it on the consumer's connection.
+ *
+ * @public
+ */
+export interface Delivery {
+  /** The broker's delivery tag, counted per channel of the consumer's connection. */
+  tag: number;
+  /** The channel of the consumer's connection it was delivered on. */
+  channel: number;
+  /** The broker's flag: delivered before and not acked (a lost ack, a crashed consumer). */
+  redelivered: boolean;
+}
+
+/**
+ * One attempt at one hop, as its fault proxy saw it; at a queue hop, one delivery
+ * of a message to its consumer.
  *
  * @public
  */
@@ -35,8 +62,10 @@ export interface Attempt {
   hop: string;
   /** 1-based attempt number at this hop within the scenario. */
   attempt: number;
-  /** Set when this attempt is a copy the proxy delivered itself (`duplicate` fault). */
+  /** Set when this attempt is a copy the proxy delivered itself (`duplicate` fault, `duplicate-delivery`). */
   duplicateOf?: number;
+  /** Set on the queue hop's attempts: each is a delivery to the consumer (`method` is `deliver`, `path` the queue). */
+  delivery?: Delivery;
   /**
    * Attempts at this hop that were still in its service (sent, not yet answered) when
    * this one was sent there; absent when none. What shows that a duplicate or a retry

@@ -1,8 +1,10 @@
 import type { Attempt } from '../proxy/attempt';
 import type { ScenarioReport } from '../run/report';
+import { deliveryLine } from './delivery';
 
-/** One line per attempt: hop, attempt number, key hash, faults, status and outcome. */
+/** One line per attempt: hop, attempt number, key hash, faults, status and outcome; a queue delivery as {@link deliveryLine}. */
 function attemptLine(a: Attempt): string {
+  if (a.delivery) return deliveryLine(a);
   const copy = a.duplicateOf === undefined ? '' : ` (copy of a${a.duplicateOf})`;
   const faults = a.faults.length > 0 ? ` [${a.faults.join(', ')}]` : '';
   return `${a.hop} a${a.attempt}${copy} ${a.method} ${a.path} k=${a.keyHash ?? 'none'}${faults} -> ${a.status ?? '-'} ${a.outcome}`;

@@ -1,4 +1,5 @@
 import type { RunReport, ScenarioReport } from '../run/report';
+import { deliveriesOf, deliveryLine } from './delivery';
 import { sequenceDiagram } from './mermaid';
 import { verdict } from './terminal';
 
@@ -39,11 +40,18 @@ function section(s: ScenarioReport, hops: string[]): string[] {
           .join('; ')} |`,
     ),
     '',
+    ...deliveryList(s),
     '```mermaid',
     sequenceDiagram(hops, s.attempts),
     '```',
     '',
   ];
+}
+
+/** The queue hop's deliveries, one item each, before the diagram; nothing when the scenario saw none. */
+function deliveryList(s: ScenarioReport): string[] {
+  const deliveries = deliveriesOf(s.attempts);
+  return deliveries.length === 0 ? [] : ['Deliveries:', '', ...deliveries.map((a) => `- \`${deliveryLine(a)}\``), ''];
 }
 
 /** A table cell keeps to its cell: a `|` would start the next one. */

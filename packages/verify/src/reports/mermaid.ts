@@ -1,9 +1,12 @@
 import type { Attempt } from '../proxy/attempt';
+import { settlementText } from './delivery';
 
 /**
  * A Mermaid sequence diagram of what the proxies saw in one scenario: each attempt
  * drawn from the hop before it (the caller for the first hop) with its attempt number,
- * key hash and faults, and its reply — or a cross where the reply never arrived.
+ * key hash and faults, and its reply — or a cross where the reply never arrived. A
+ * queue delivery is drawn from the hop that publishes, with its tag and redelivered
+ * flag, answered by the consumer's ack or nack, or crossed where none reached the broker.
  */
 export function sequenceDiagram(hops: readonly string[], attempts: readonly Attempt[]): string {
   // Mermaid ids cannot hold "-": hops get ids h0, h1… and their names as aliases.
@@ -23,13 +26,21 @@ export function sequenceDiagram(hops: readonly string[], attempts: readonly Atte
 }
 
 function request(a: Attempt, from: string, to: string): string[] {
-  const copy = a.duplicateOf === undefined ? '' : ` copy of a${a.duplicateOf}`;
-  const lines = [`${from}->>${to}: ${label(`${a.hop} a${a.attempt}${copy} k=${a.keyHash ?? 'none'}`)}`];
-  if (a.faults.length > 0) lines.push(`Note over ${to}: ${label(`a${a.attempt} ${a.faults.join(', ')}`)}`);
+  // A queue delivery is `d<n>`, with the broker's tag and redelivered flag; an HTTP attempt `a<n>`.
+  const name = a.delivery ? 'd' : 'a';
+  const copy = a.duplicateOf === undefined ? '' : ` copy of ${name}${a.duplicateOf}`;
+  const delivery = a.delivery ? ` tag=${a.delivery.tag}${a.delivery.redelivered ? ' redelivered' : ''}` : '';
+  const lines = [`${from}->>${to}: ${label(`${a.hop} ${name}${a.attempt}${copy}${delivery} k=${a.keyHash ?? 'none'}`)}`];
+  if (a.faults.length > 0) lines.push(`Note over ${to}: ${label(`${name}${a.attempt} ${a.faults.join(', ')}`)}`);
   return lines;
 }
 
 function reply(a: Attempt, from: string, to: string): string {
+  if (a.delivery) {
+    // Only an ack that reached the broker is drawn as an answer; the rest end in a cross.
+    const arrow = a.outcome === 'acked' || a.outcome === 'requeued' ? '-->>' : '--x';
+    return `${to}${arrow}${from}: ${label(`d${a.attempt} ${settlementText(a)}`)}`;
+  }
   const status = a.status === null ? '' : ` ${a.status}`;
   switch (a.outcome) {
     case 'answered':

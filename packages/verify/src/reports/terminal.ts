@@ -1,5 +1,6 @@
 import type { RunProgress } from '../run/runner';
 import type { RunReport, ScenarioReport } from '../run/report';
+import { deliveriesOf, deliveryLine } from './delivery';
 import { failureText } from './failure';
 
 /** Something lines can be written to: `process.stdout` or a test's buffer. */
@@ -28,7 +29,7 @@ function liveTable(out: Output): RunProgress {
     },
     scenarioFinished(report) {
       // Back to the line's start and clear it: the running row becomes the result row.
-      out.write(`\r\x1b[2K${row(cells(report))}\n`);
+      out.write(`\r\x1b[2K${row(cells(report))}\n${deliveryRows(report)}`);
     },
   };
 }
@@ -40,9 +41,16 @@ function progressLines(out: Output): RunProgress {
     },
     scenarioFinished(report, index, total) {
       const [name, result, effects, attempts, time] = cells(report);
-      out.write(`${counter(index, total)} ${name} ${result} effects=${effects} attempts=${attempts} time=${time}\n`);
+      out.write(`${counter(index, total)} ${name} ${result} effects=${effects} attempts=${attempts} time=${time}\n${deliveryRows(report)}`);
     },
   };
+}
+
+/** Under a scenario's row, one indented line per queue delivery it saw: tag, redelivered flag, key hash, ack or nack. */
+function deliveryRows(report: ScenarioReport): string {
+  return deliveriesOf(report.attempts)
+    .map((a) => `    ${deliveryLine(a)}\n`)
+    .join('');
 }
 
 function counter(index: number, total: number): string {

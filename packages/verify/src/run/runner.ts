@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AmqpProxy } from '../broker/amqp-proxy';
+import type { QueueFault } from '../broker/queue-faults';
 import type { ChainConfig, HopConfig, ScenarioName } from '../config/schema';
 import { countEffects } from '../effects/count';
 import { checkIntent, type Violation } from '../invariants/check';
@@ -13,6 +15,7 @@ import type { IntentRecord, Scenario, ScenarioContext } from '../scenarios/scena
 import { Caller } from './caller';
 import { Deadline } from './deadline';
 import { unexercised } from './exercised';
+import { queueUnexercised, queueViolations } from './queue-checks';
 import { ServiceProcess } from './service';
 import { pressReport, type IntentReport, type RunReport, type ScenarioReport } from './report';
 
@@ -94,8 +97,10 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
       proxyFor(hop, config, log, () => restartOn.get(hop.name)?.forEach((below) => proxies.get(below)?.restartPlan())),
     ]),
   );
+  const queue = config.queue ? queueProxyFor(config.queue, log) : undefined;
   const services = new Map(
-    config.hops.flatMap((hop) => {
+    // The queue's consumer is the deepest service: last here, started first.
+    [...config.hops, ...(config.queue ? [config.queue] : [])].flatMap((hop) => {
       if (!hop.service) return [];
       const logFile = options.serviceLogDir === undefined ? undefined : join(options.serviceLogDir, `${hop.name}.log`);
       return [[hop.name, new ServiceProcess(hop.name, hop.service, logFile)] as const];
@@ -107,20 +112,29 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
   let closing: PromiseRejectedResult | undefined;
   try {
     await deadline.race(async () => {
-      await Promise.all([...proxies.values()].map((p) => p.start()));
+      await Promise.all([...proxies.values(), ...(queue ? [queue] : [])].map((p) => p.start()));
       // Deepest first: a service may check its downstream when it starts.
       for (const service of [...services.values()].reverse()) await service.start();
       for (const [index, scenario] of scenarios.entries()) {
         deadline.doing = `in scenario ${scenario.name}; ${index} of ${scenarios.length} scenarios finished`;
         options.progress?.scenarioStarted?.(scenario, index, scenarios.length);
         restartOn.clear();
-        const report = await runScenario(scenario, { config, log, proxies, restartOn, services, caller, signal: deadline.signal });
+        const report = await runScenario(scenario, {
+          config,
+          log,
+          proxies,
+          queue,
+          restartOn,
+          services,
+          caller,
+          signal: deadline.signal,
+        });
         reports.push(report);
         options.progress?.scenarioFinished?.(report, index, scenarios.length);
       }
     });
   } finally {
-    closing = await closeAll(services, proxies, caller);
+    closing = await closeAll(services, [...proxies.values(), ...(queue ? [queue] : [])], caller);
   }
   // Reached only when the run itself did not throw: its own failure is the one to report.
   if (closing) throw closing.reason;
@@ -129,7 +143,7 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     passed: reports.every((r) => r.passed),
-    hops: config.hops.map((h) => h.name),
+    hops: [...config.hops.map((h) => h.name), ...(config.queue ? [config.queue.name] : [])],
     scenarios: reports,
     // Named on the command line, a scenario that cannot run threw above: only the default catalog's are listed.
     skipped: names.length === 0 ? cannotRun : [],
@@ -143,12 +157,12 @@ export async function runChain(config: ChainConfig, options: RunOptions): Promis
  */
 async function closeAll(
   services: Map<string, ServiceProcess>,
-  proxies: Map<string, FaultProxy>,
+  proxies: readonly { stop(): Promise<void> }[],
   caller: Caller,
 ): Promise<PromiseRejectedResult | undefined> {
   const closed = [
     ...(await Promise.allSettled([...services.values()].map((s) => s.stop()))),
-    ...(await Promise.allSettled([...proxies.values()].map((p) => p.stop()))),
+    ...(await Promise.allSettled(proxies.map((p) => p.stop()))),
     ...(await Promise.allSettled([caller.close()])),
   ];
   return closed.find((c): c is PromiseRejectedResult => c.status === 'rejected');
@@ -158,6 +172,8 @@ interface Chain {
   config: ChainConfig;
   log: AttemptLog;
   proxies: Map<string, FaultProxy>;
+  /** The queue hop's proxy, when the config has a queue. */
+  queue: AmqpProxy | undefined;
   restartOn: Map<string, Set<string>>;
   services: Map<string, ServiceProcess>;
   caller: Caller;
@@ -170,8 +186,10 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   // A restart runs inside a proxy, which can only end the attempt: its failure is kept for the scenario.
   const restartFailures: unknown[] = [];
   const planned = new Map<string, Fault[]>();
-  const context = contextFor(scenario, chain, restartFailures, planned);
+  const plannedQueue: QueueFault[] = [];
+  const context = contextFor(scenario, chain, restartFailures, planned, plannedQueue);
   for (const proxy of chain.proxies.values()) proxy.setPlan(new Map());
+  chain.queue?.setPlan(new Map());
   const intents: IntentReport[] = [];
   const violations: Violation[] = [];
   let error: string | undefined;
@@ -179,6 +197,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
     const records = await scenario.run(context);
     if (restartFailures.length > 0) throw restartFailures[0];
     await context.settle();
+    if (chain.queue && chain.queue.problems.length > 0) throw new Error(chain.queue.problems.join('; '));
     for (const record of records) {
       chain.signal.throwIfAborted();
       const effects = await countEffects(chain.config.effect, record.intentId, chain.config.settle.timeoutMs);
@@ -189,7 +208,12 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
     error = failure instanceof Error ? failure.message : String(failure);
   }
   const attempts = chain.log.of(scenario.name);
-  const notExercised = unexercised(planned, attempts, chain.config);
+  const queueHop = chain.config.queue;
+  if (queueHop && error === undefined) violations.push(...queueViolations(queueHop, attempts));
+  const notExercised = [
+    ...unexercised(planned, attempts, chain.config),
+    ...(queueHop ? queueUnexercised(queueHop, plannedQueue, attempts) : []),
+  ];
   return {
     name: scenario.name,
     description: scenario.description,
@@ -205,9 +229,10 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
 
 function contextFor(
   scenario: Scenario,
-  { config, log, proxies, restartOn, services, caller, signal }: Chain,
+  { config, log, proxies, queue, restartOn, services, caller, signal }: Chain,
   restartFailures: unknown[],
   planned: Map<string, Fault[]>,
+  plannedQueue: QueueFault[],
 ): ScenarioContext {
   log.context = { scenario: scenario.name, intent: undefined };
   return {
@@ -220,6 +245,10 @@ function contextFor(
       if (options?.perAttemptOf !== undefined) {
         restartOn.set(options.perAttemptOf, (restartOn.get(options.perAttemptOf) ?? new Set()).add(hop));
       }
+    },
+    planQueue: (plan) => {
+      queue?.setPlan(plan);
+      plannedQueue.splice(0, plannedQueue.length, ...[...plan.values()].flat());
     },
     intent: (withKey = true) => ({
       // Short, URL- and SQL-safe, and recognisable in a team's own logs.
@@ -247,9 +276,21 @@ function contextFor(
     wait: (ms) => sleep(ms, undefined, { signal }),
     count: (intentId) => countEffects(config.effect, intentId, config.settle.timeoutMs),
     settle: async () => {
-      signal.throwIfAborted();
       const { quietMs, timeoutMs } = config.settle;
-      if (!(await log.whenQuiet(quietMs, timeoutMs))) throw new Error(`the chain did not settle within ${timeoutMs}ms`);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        signal.throwIfAborted();
+        if (!(await log.whenQuiet(quietMs, Math.max(0, deadline - Date.now())))) {
+          throw new Error(`the chain did not settle within ${timeoutMs}ms`);
+        }
+        const waiting = queue ? await queue.waiting() : 0;
+        if (waiting === 0) return;
+        // A message waits in the queue for a consumer that reconnects or restarts: the broker
+        // tells no one when it is taken, so its depth is asked again after the quiet window.
+        if (Date.now() >= deadline) {
+          throw new Error(`the chain did not settle within ${timeoutMs}ms: ${waiting} message(s) still wait in ${config.queue?.queue}`);
+        }
+      }
     },
   };
 }
@@ -263,6 +304,19 @@ function intentReport(record: IntentRecord, effects: number): IntentReport {
     effects,
     presses: presses.map(pressReport),
   };
+}
+
+function queueProxyFor(queue: NonNullable<ChainConfig['queue']>, log: AttemptLog): AmqpProxy {
+  const [host, port] = queue.listen.includes(':') ? queue.listen.split(':') : ['127.0.0.1', queue.listen];
+  return new AmqpProxy({
+    name: queue.name,
+    host: host as string,
+    port: Number(port),
+    broker: queue.broker,
+    queue: queue.queue,
+    keyHeader: queue.keyHeader,
+    log,
+  });
 }
 
 function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog, onAttempt: () => void): FaultProxy {

@@ -3,6 +3,7 @@ import type { Fault } from '../proxy/faults';
 import { faultedPress, holdMs } from './faulted';
 import { kill } from './kill';
 import { doubleClick, keyReuse, latePress, noKey, twoCallers } from './presses';
+import { queueScenarios } from './queue';
 import { missingFor } from './requirements';
 import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
 
@@ -110,6 +111,7 @@ export function catalog(config: ChainConfig): Scenario[] {
       description: 'Two callers send the same key, each with its own body: each must get its own effect and answer.',
       run: twoCallers,
     },
+    ...queueScenarios(config),
   ];
   return all.filter((s) => selected(config).includes(s.family) && missingFor(s.family, config) === undefined);
 }

@@ -1,3 +1,4 @@
+import type { QueuePlan } from '../broker/queue-faults';
 import type { ChainConfig, ScenarioName } from '../config/schema';
 import type { FaultPlan } from '../proxy/faults';
 import type { Press } from '../run/caller';
@@ -55,6 +56,8 @@ export interface ScenarioContext {
    * is then the first attempt of each call the hop above makes.
    */
   plan(hop: string, plan: FaultPlan, options?: { perAttemptOf?: string }): void;
+  /** Plans faults on the queue hop's deliveries for this scenario (counted from 1). */
+  planQueue(plan: QueuePlan): void;
   /** A fresh intent: a new id and a new key, unless `withKey` is false or the config's caller sends none. */
   intent(withKey?: boolean): { intentId: string; key: string | undefined };
   /**
@@ -67,7 +70,10 @@ export interface ScenarioContext {
   restart(hop: string): Promise<void>;
   /** Waits `ms` (a scenario's deliberate pause, such as the retry window), or until the run is stopped. */
   wait(ms: number): Promise<void>;
-  /** Waits until no proxy has seen anything for the configured quiet window. */
+  /**
+   * Waits until no proxy has seen anything for the configured quiet window, no delivery
+   * is held by the queue's consumer and its queue holds no message.
+   */
   settle(): Promise<void>;
 }
 

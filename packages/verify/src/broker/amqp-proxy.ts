@@ -1,0 +1,311 @@
+import { connect as amqpConnect, type ChannelModel, type PublishOptions } from 'amqplib';
+import { BasicAck, BasicDeliver, BasicNack, BasicReject } from 'amqplib/lib/defs';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
+import { keyHash, type Attempt, type AttemptOutcome } from '../proxy/attempt';
+import type { AttemptLog } from '../proxy/attempt-log';
+import { FrameReader, type Frame } from './frames';
+import { queueFaultLabel, type QueueFault, type QueuePlan } from './queue-faults';
+
+/** Where the queue proxy listens, where the broker is, and what it reads. */
+export interface AmqpProxyOptions {
+  /** The queue hop's name in reports. */
+  name: string;
+  host: string;
+  port: number;
+  /** The broker's `amqp://` URL: the consumer's connections go on to its host and port; copies are published with it. */
+  broker: string;
+  /** The queue the consumer reads: copies are published into it, its ready messages hold the chain unsettled. */
+  queue: string;
+  /** The message header the idempotency key travels in (hashed in reports). */
+  keyHeader: string;
+  log: AttemptLog;
+}
+
+/** A delivery the consumer holds: its attempt, its faults, and the message, to publish a copy of. */
+interface Held {
+  attempt: Attempt;
+  faults: readonly QueueFault[];
+  body: Buffer;
+  properties: PublishOptions;
+}
+
+/** A delivery being read: its method frame came, its content header and body may not have yet. */
+interface Incoming {
+  tag: number;
+  redelivered: boolean;
+  routingKey: string;
+  properties?: PublishOptions;
+  size?: number;
+  body: Buffer[];
+}
+
+/** The consumer's settlement of one or more deliveries, from an ack, a nack or a reject frame. */
+interface Settlement {
+  channel: number;
+  tag: number;
+  multiple: boolean;
+  outcome: AttemptOutcome;
+}
+
+/** amqplib's publish options that a decoded content header carries under the same names. */
+const PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'headers',
+  'deliveryMode',
+  'priority',
+  'correlationId',
+  'replyTo',
+  'expiration',
+  'messageId',
+  'timestamp',
+  'type',
+  'userId',
+  'appId',
+] as const;
+
+/**
+ * A TCP proxy on the consumer's AMQP 0-9-1 connection: the consumer connects to it
+ * instead of the broker, and every byte goes on unchanged. It reads both directions
+ * with amqplib's frame codec, so it sees each delivery (tag, redelivered flag, the
+ * message's key header) and the consumer's ack, nack or reject of it, and logs each
+ * delivery as an attempt at the queue hop: open while the consumer holds it, ended by
+ * its settlement. Its faults act where only the consumer's connection can: cutting it
+ * when an ack arrives (the broker never gets the ack and redelivers), holding the ack
+ * while the consumer is killed, and publishing copies of a delivered message into the
+ * queue (with its own connection to the broker, straight to the queue).
+ */
+export class AmqpProxy {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private plan: QueuePlan = new Map();
+  private count = 0;
+  /** Deliveries the consumer holds, over all its connections: what a new one ran alongside. */
+  private readonly held = new Set<Attempt>();
+  /** Copies published and not yet delivered, by the message body's hash: the delivery each copies. */
+  private readonly copies = new Map<string, number[]>();
+  /** Copies being published: the chain is not settled while one may still land in the queue. */
+  private publishing = 0;
+  private connection: ChannelModel | undefined;
+  /** What went wrong in the proxy during the scenario (a copy not published): reported as its error. */
+  problems: string[] = [];
+
+  constructor(private readonly options: AmqpProxyOptions) {
+    this.server = createServer((client) => this.accept(client));
+  }
+
+  async start(): Promise<void> {
+    this.server.listen(this.options.port, this.options.host);
+    await once(this.server, 'listening');
+    this.connection = await amqpConnect(this.options.broker);
+    // A broker that drops the verifier's own connection is reported when a copy or a check needs it.
+    this.connection.on('error', () => undefined);
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.connection?.close().catch(() => undefined);
+  }
+
+  /** Faults per delivery number for the scenario that starts; deliveries are counted from 1 again. */
+  setPlan(plan: QueuePlan): void {
+    this.plan = plan;
+    this.count = 0;
+    this.copies.clear();
+    this.problems = [];
+  }
+
+  /**
+   * Messages that may still reach the consumer: ready in its queue, or copies being
+   * published. The chain has not settled while any is.
+   */
+  async waiting(): Promise<number> {
+    if (!this.connection) throw new Error(`queue hop ${this.options.name}: not started`);
+    // A channel of its own: a check of a queue that does not exist closes the channel it ran on.
+    const channel = await this.connection.createChannel();
+    try {
+      const { messageCount } = await channel.checkQueue(this.options.queue);
+      return messageCount + this.publishing;
+    } catch (error) {
+      throw new Error(
+        `queue hop ${this.options.name}: the broker cannot check queue "${this.options.queue}": ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private accept(client: Socket): void {
+    const target = new URL(this.options.broker);
+    const broker = tcpConnect({ host: target.hostname, port: Number(target.port || 5672) });
+    this.sockets.add(client).add(broker);
+    const fromClient = new FrameReader(true);
+    const fromBroker = new FrameReader(false);
+    const incoming = new Map<number, Incoming>();
+    const open = new Map<string, Held>();
+    let cut = false;
+    const close = () => {
+      client.destroy();
+      broker.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(broker);
+      for (const held of open.values()) this.end(held, 'unsettled');
+      open.clear();
+    };
+    client.on('close', close).on('error', close);
+    broker.on('close', close).on('error', close);
+    broker.on('data', (chunk: Buffer) => {
+      if (cut) return;
+      try {
+        for (const frame of fromBroker.push(chunk)) this.fromBroker(frame, incoming, open);
+      } catch (error) {
+        this.problems.push(`queue hop ${this.options.name}: unreadable frame from the broker: ${(error as Error).message}`);
+      }
+      client.write(chunk);
+    });
+    client.on('data', (chunk: Buffer) => {
+      if (cut) return;
+      let settlements: Settlement[];
+      try {
+        settlements = fromClient.push(chunk).flatMap((frame) => settlementOf(frame) ?? []);
+      } catch (error) {
+        this.problems.push(`queue hop ${this.options.name}: unreadable frame from the consumer: ${(error as Error).message}`);
+        settlements = [];
+      }
+      const settled = settlements.flatMap((s) =>
+        [...open.entries()].filter(([, held]) => settles(s, held)).map(([id, held]) => ({ id, held, s })),
+      );
+      const faulted = settled.find(({ held }) => held.faults.some((f) => f.kind === 'lose-ack' || f.kind === 'kill-before-ack'));
+      if (faulted) {
+        // The ack stays here: the consumer did its work, the broker never hears of it.
+        cut = true;
+        const kill = faulted.held.faults.find((f) => f.kind === 'kill-before-ack');
+        open.delete(faulted.id);
+        if (kill) {
+          client.pause();
+          // The delivery stays open through the crash and the restart: the chain is not settled meanwhile.
+          void kill
+            .crash()
+            .catch((error: unknown) => this.problems.push(`kill before ack: ${(error as Error).message}`))
+            .finally(() => {
+              this.end(faulted.held, 'killed-before-ack');
+              close();
+            });
+        } else {
+          this.end(faulted.held, 'ack-lost');
+          close();
+        }
+        return;
+      }
+      broker.write(chunk);
+      for (const { id, held, s } of settled) {
+        open.delete(id);
+        this.end(held, s.outcome);
+        if (s.outcome === 'acked' && held.faults.some((f) => f.kind === 'duplicate-delivery')) this.publishCopy(held);
+      }
+    });
+  }
+
+  /** Reads a frame the broker sent the consumer: a delivery is logged once its whole message came. */
+  private fromBroker(frame: Frame, incoming: Map<number, Incoming>, open: Map<string, Held>): void {
+    const { channel } = frame;
+    if (frame.id === BasicDeliver && frame.size === undefined && frame.fields) {
+      const { deliveryTag, redelivered, routingKey } = frame.fields as { deliveryTag: number; redelivered: boolean; routingKey: string };
+      incoming.set(channel, { tag: deliveryTag, redelivered, routingKey, body: [] });
+      return;
+    }
+    const delivery = incoming.get(channel);
+    if (!delivery) return;
+    if (frame.size !== undefined) {
+      delivery.size = frame.size;
+      delivery.properties = publishOptions(frame.fields ?? {});
+    } else if (frame.content) {
+      delivery.body.push(frame.content);
+    }
+    const received = delivery.body.reduce((sum, part) => sum + part.length, 0);
+    if (delivery.size === undefined || received < delivery.size) return;
+    incoming.delete(channel);
+    this.delivered(channel, delivery, Buffer.concat(delivery.body), open);
+  }
+
+  private delivered(channel: number, delivery: Incoming, body: Buffer, open: Map<string, Held>): void {
+    const number = ++this.count;
+    const faults = this.plan.get(number) ?? [];
+    const properties = delivery.properties ?? {};
+    const hash = createHash('sha256').update(body).digest('hex');
+    const copyOf = delivery.redelivered ? undefined : this.copies.get(hash)?.shift();
+    const concurrent = [...this.held].filter((a) => a.scenario === this.options.log.context.scenario).map((a) => a.attempt);
+    const key = properties.headers?.[this.options.keyHeader];
+    const attempt = this.options.log.begin({
+      hop: this.options.name,
+      attempt: number,
+      ...(copyOf === undefined ? {} : { duplicateOf: copyOf }),
+      ...(concurrent.length === 0 ? {} : { concurrentWith: concurrent }),
+      delivery: { tag: delivery.tag, channel, redelivered: delivery.redelivered },
+      method: 'deliver',
+      path: delivery.routingKey,
+      keyHash: keyHash(Buffer.isBuffer(key) ? key.toString('utf8') : typeof key === 'string' ? key : undefined),
+      faults: faults.map(queueFaultLabel),
+    });
+    const held: Held = { attempt, faults, body, properties };
+    this.held.add(attempt);
+    open.set(`${channel}:${delivery.tag}`, held);
+    // The first copy goes while the consumer still holds the original; the second once it acked it.
+    if (faults.some((f) => f.kind === 'duplicate-delivery')) this.publishCopy(held);
+  }
+
+  private end(held: Held, outcome: AttemptOutcome): void {
+    if (!this.held.delete(held.attempt)) return;
+    this.options.log.end(held.attempt, outcome, null);
+  }
+
+  /** Publishes the same message (body and properties) into the consumer's queue, with publisher confirms. */
+  private publishCopy(held: Held): void {
+    const hash = createHash('sha256').update(held.body).digest('hex');
+    this.copies.set(hash, [...(this.copies.get(hash) ?? []), held.attempt.attempt]);
+    this.publishing++;
+    void (async () => {
+      if (!this.connection) throw new Error('not started');
+      const channel = await this.connection.createConfirmChannel();
+      try {
+        channel.sendToQueue(this.options.queue, held.body, held.properties);
+        await channel.waitForConfirms();
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    })()
+      .catch((error: unknown) =>
+        this.problems.push(`a copy of delivery d${held.attempt.attempt} was not published: ${(error as Error).message}`),
+      )
+      .finally(() => this.publishing--);
+  }
+}
+
+/** The settlement an ack, nack or reject frame from the consumer carries; `undefined` for any other frame. */
+function settlementOf(frame: Frame): Settlement | undefined {
+  const fields = frame.fields as { deliveryTag: number; multiple?: boolean; requeue?: boolean } | undefined;
+  if (!fields || frame.size !== undefined) return undefined;
+  const base = { channel: frame.channel, tag: fields.deliveryTag };
+  if (frame.id === BasicAck) return { ...base, multiple: Boolean(fields.multiple), outcome: 'acked' };
+  if (frame.id === BasicNack) return { ...base, multiple: Boolean(fields.multiple), outcome: fields.requeue ? 'requeued' : 'rejected' };
+  if (frame.id === BasicReject) return { ...base, multiple: false, outcome: fields.requeue ? 'requeued' : 'rejected' };
+  return undefined;
+}
+
+/** Whether a settlement covers a held delivery: its tag, or (`multiple`) every tag up to it, 0 meaning all. */
+function settles(s: Settlement, held: Held): boolean {
+  const delivery = held.attempt.delivery;
+  if (!delivery || delivery.channel !== s.channel) return false;
+  return s.multiple ? s.tag === 0 || delivery.tag <= s.tag : delivery.tag === s.tag;
+}
+
+/** A decoded content header as amqplib's publish options, absent properties left out. */
+function publishOptions(fields: Record<string, unknown>): PublishOptions {
+  return Object.fromEntries(PROPERTIES.flatMap((name) => (fields[name] === undefined ? [] : [[name, fields[name]]])));
+}

@@ -1,0 +1,45 @@
+import { queueFaultLabel, type QueueFault } from '../broker/queue-faults';
+import type { QueueHopConfig } from '../config/schema';
+import type { Violation } from '../invariants/check';
+import type { Attempt } from '../proxy/attempt';
+
+/**
+ * Deliveries the consumer refused for good (nack or reject without requeue): the
+ * message was dead-lettered or dropped, its work never done, and no caller told.
+ */
+export function queueViolations(queue: QueueHopConfig, attempts: readonly Attempt[]): Violation[] {
+  return attempts
+    .filter((a) => a.hop === queue.name && a.outcome === 'rejected')
+    .map((a) => ({
+      invariant: 'delivered',
+      intentId: a.intent ?? '(none)',
+      message: `${queue.name} d${a.attempt} (tag ${a.delivery?.tag}) was rejected without requeue: dead-lettered or dropped, its work never done`,
+    }));
+}
+
+/**
+ * The queue faults a scenario planned that did not take effect, each saying what to
+ * change: a lost ack that no redelivery followed tested nothing, and would let a
+ * consumer that charges every delivery pass.
+ */
+export function queueUnexercised(queue: QueueHopConfig, planned: readonly QueueFault[], attempts: readonly Attempt[]): string[] {
+  const deliveries = attempts.filter((a) => a.hop === queue.name);
+  return planned.flatMap((fault) => {
+    const label = queueFaultLabel(fault);
+    const what = `${label} at ${queue.name}`;
+    const carrier = deliveries.find((a) => a.faults.includes(label));
+    if (!carrier) {
+      return `${what}: no delivery reached the consumer through queue.listen (${queue.listen}); point the consumer's broker URL at it, and check that it reads ${queue.queue}`;
+    }
+    if (fault.kind === 'duplicate-delivery') {
+      const copies = deliveries.filter((a) => a.duplicateOf === carrier.attempt);
+      return copies.length >= 2 ? [] : `${what}: ${copies.length} of the 2 copies of d${carrier.attempt} reached the consumer`;
+    }
+    const expected = fault.kind === 'lose-ack' ? 'ack-lost' : 'killed-before-ack';
+    if (carrier.outcome !== expected) {
+      return `${what}: the consumer never acked d${carrier.attempt} (it ended ${carrier.outcome}): there was no ack to lose`;
+    }
+    const redelivered = deliveries.some((a) => a.attempt > carrier.attempt && a.delivery?.redelivered);
+    return redelivered ? [] : `${what}: the broker never redelivered d${carrier.attempt} to the consumer (within settle.timeoutMs)`;
+  });
+}
