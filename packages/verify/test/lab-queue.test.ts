@@ -18,6 +18,23 @@ const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
  * `queue-redelivery` scenario, naive (no key, the plain ledger) and with the key in the
  * message's headers and `@Idempotent` on the consumer.
  */
+/** What one run found for one queue scenario. */
+interface Found {
+  notExercised: string[] | undefined;
+  passed: boolean | undefined;
+  effects: number | undefined;
+  broken: string[];
+  deliveries: string[] | undefined;
+}
+
+/** The three queue scenarios of one run. */
+interface Verified {
+  code: number;
+  lostAck: Found;
+  duplicate: Found;
+  kill: Found;
+}
+
 /** AMQP_URL with the queue proxy's address in place of the broker's, the user and password kept. */
 function viaProxy(port: number): string {
   const url = new URL(AMQP_URL);
@@ -44,11 +61,11 @@ describe('the lab queued payment verified from outside', () => {
     await connection.close();
   });
 
-  async function verify(variant: string, env: Record<string, string>) {
+  /** Runs the verifier on the lab; `bypass` points payments at the broker itself, past the queue proxy. */
+  async function verify(variant: string, env: Record<string, string>, scenarios: string[], bypass = false) {
     const [gateway = 0, orders = 0, payments = 0, gatewayProxy = 0, ordersProxy = 0, amqpProxy = 0] = await freePorts(6);
     const queue = `verify.charges.${randomUUID().slice(0, 8)}`;
     queues.push(queue);
-    // The consumer is never restarted here: the in-process store of each service is enough.
     const lab = labChain({ CHARGE_TRANSPORT: 'amqp', CHARGE_QUEUE: queue, ...env });
     const service = lab.service;
     const config = join(dir, `${variant}.json`);
@@ -76,12 +93,19 @@ describe('the lab queued payment verified from outside', () => {
           broker: AMQP_URL,
           listen: `127.0.0.1:${amqpProxy}`,
           queue,
-          // Payments' broker is the queue proxy, which passes its connection on to AMQP_URL.
-          service: service('payments', payments, { AMQP_URL: viaProxy(amqpProxy) }),
+          // Payments' broker is the queue proxy, which passes its connection on to AMQP_URL. Its records
+          // and ledger are in Redis, as in the lab's queue-redelivery: they must outlive a killed consumer,
+          // whose redelivery waits out the dead one's lease (2 s, not the default 10 s).
+          service: service('payments', payments, {
+            AMQP_URL: bypass ? AMQP_URL : viaProxy(amqpProxy),
+            IDEMPOTENCY_STORE: 'redis',
+            REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+            IDEMPOTENCY_LEASE_MS: '2000',
+          }),
         },
         effect: lab.effect(payments),
         settle: { quietMs: 1500 },
-        scenarios: ['lost-ack', 'duplicate-delivery'],
+        scenarios,
       }),
     );
     const out = captureOutput();
@@ -94,8 +118,8 @@ describe('the lab queued payment verified from outside', () => {
     const scenario = (name: string) => {
       const found = report.scenarios.find((s) => s.name === name);
       expect(found?.error).toBeUndefined();
-      expect(found?.notExercised).toBeUndefined();
       return {
+        notExercised: found?.notExercised,
         passed: found?.passed,
         effects: found?.intents[0]?.effects,
         broken: [...new Set(found?.violations.map((v) => v.invariant))],
@@ -107,12 +131,22 @@ describe('the lab queued payment verified from outside', () => {
           ),
       };
     };
-    return { code, lostAck: scenario('lost-ack@payments'), duplicate: scenario('duplicate-delivery@payments') };
+    return { code, scenario };
   }
 
-  it('fails lost-ack and duplicate-delivery with the naive consumer, passes them with @Idempotent', async () => {
-    const naive = await verify('naive', { KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger' });
-    const keyed = await verify('idempotent', { KEY_POLICY: 'propagated' });
+  it('fails lost-ack, duplicate-delivery and kill-before-ack with the naive consumer, passes them with @Idempotent', async () => {
+    const all = ['lost-ack', 'duplicate-delivery', 'kill-before-ack'];
+    const naiveRun = await verify('naive', { KEY_POLICY: 'none', LAB_NAIVE: 'plain-ledger' }, all);
+    const keyedRun = await verify('idempotent', { KEY_POLICY: 'propagated' }, all);
+    const [naive, keyed] = [naiveRun, keyedRun].map(({ code, scenario }) => ({
+      code,
+      lostAck: scenario('lost-ack@payments'),
+      duplicate: scenario('duplicate-delivery@payments'),
+      kill: scenario('kill-before-ack@payments'),
+    })) as [Verified, Verified];
+    for (const run of [naive, keyed]) {
+      expect([run.lostAck.notExercised, run.duplicate.notExercised, run.kill.notExercised]).toEqual([undefined, undefined, undefined]);
+    }
     // The lab's queue-redelivery counts 2 for one redelivery to the naive consumer: so does a lost ack.
     expect(naive.code).toBe(1);
     expect(naive.lostAck).toMatchObject({ passed: false, effects: 2, broken: ['effects'] });
@@ -125,5 +159,21 @@ describe('the lab queued payment verified from outside', () => {
     expect(keyed.lostAck.deliveries).toEqual(['d1 ack-lost', 'd2 redelivered acked']);
     expect(keyed.duplicate).toMatchObject({ passed: true, effects: 1, broken: [] });
     expect(keyed.duplicate.deliveries).toEqual(['d1 acked', 'd2 copy of d1 acked', 'd3 copy of d1 acked']);
+    // Killed with its ack in hand: the lab's queue-redelivery counts 2 naive, 1 with @Idempotent (the
+    // redelivery takes over the dead consumer's record once its lease ran out; the ledger answers).
+    expect(naive.kill).toMatchObject({ passed: false, effects: 2, broken: ['effects'] });
+    expect(keyed.kill).toMatchObject({ passed: true, effects: 1, broken: [] });
+    for (const run of [naive, keyed]) expect(run.kill.deliveries).toEqual(['d1 killed-before-ack', 'd2 redelivered acked']);
+  }, 600_000);
+
+  it('fails lost-ack as not exercised when the consumer reads the broker past the queue proxy', async () => {
+    const { code, scenario } = await verify('bypass', { KEY_POLICY: 'propagated' }, ['lost-ack'], true);
+    expect(code).toBe(1);
+    expect(scenario('lost-ack@payments')).toMatchObject({ passed: false, effects: 1, deliveries: [] });
+    expect(scenario('lost-ack@payments').notExercised).toEqual([
+      expect.stringMatching(
+        /^lose ack at payments: no delivery reached the consumer through queue\.listen \(127\.0\.0\.1:\d+\); point the consumer's broker URL at it/,
+      ),
+    ]);
   }, 600_000);
 });
