@@ -1,6 +1,6 @@
 import { EventEmitter, once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ClaimRequest, ClaimResult, IdempotencyStore } from '@idempotency-chain/idempotency';
+import type { ClaimRequest, ClaimResult, IdempotencyStore } from '@idempotency-chain/idempotency/store';
 
 /** A record as this store keeps it; `until` ends the lease, the retention, or the memory of a release. */
 type Entry =

@@ -2,7 +2,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer, UnreadableAnswer } from './answer-encryption';
 import { encryptionKeysFromEnv } from './encryption-keys';
 import { fingerprintDigest } from './fingerprint-digest';
-import { InvalidPolicyError } from './policy';
+import { InvalidPolicyError } from './errors';
 
 const K1 = randomBytes(32);
 const K2 = randomBytes(32);

@@ -6,7 +6,7 @@ import type { AnswerEncryptionKey } from './encryption-keys';
 import { isIdempotencyError, ResultNotStoredError, StoredAnswerUnreadableError } from './errors';
 import { hashKey } from './key-hash';
 import { MemoryStore } from './memory-store';
-import { InvalidPolicyError } from './policy';
+import { InvalidPolicyError } from './errors';
 
 /**
  * Encryption at rest as the coordinator does it, over a MemoryStore that

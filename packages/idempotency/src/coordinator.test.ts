@@ -12,7 +12,7 @@ import {
   StoreRefusedError,
   StoreUnavailableError,
 } from './errors';
-import { InvalidPolicyError } from './policy';
+import { InvalidPolicyError } from './errors';
 import { hashKey } from './key-hash';
 import { MemoryStore } from './memory-store';
 import type { IdempotencyStore } from './store';

@@ -4,6 +4,7 @@ import { runInExecution } from './current-execution';
 import type { AnswerEncryptionOptions } from './encryption-keys';
 import {
   InFlightError,
+  InvalidPolicyError,
   isIdempotencyError,
   KeyReusedError,
   RecordVersionError,
@@ -16,7 +17,7 @@ import {
 import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
-import { InvalidPolicyError, isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
+import { isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { recordKeyOf } from './record-key';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { RunningExecutions } from './running-executions';

@@ -1,5 +1,5 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { InvalidPolicyError } from './policy';
+import { InvalidPolicyError } from './errors';
 
 /**
  * One key of an {@link AnswerEncryptionOptions} keyring.

@@ -1,8 +1,11 @@
 /**
- * Every error the idempotency package raises. Each carries a marker property
- * so that `isIdempotencyError` still recognises it when two copies of the
- * package are loaded; each stands for exactly one HTTP status, which the
- * NestJS integration turns into an `HttpException`.
+ * Every error the idempotency package raises
+ * (`@idempotency-chain/idempotency/errors`; the core entry re-exports the
+ * ones a caller acts on). Each carries a marker property so that
+ * `isIdempotencyError` still recognises it when two copies of the package
+ * are loaded; each stands for exactly one HTTP status, which the NestJS
+ * integration turns into an `HttpException`. `InvalidPolicyError`, a
+ * configuration mistake caught at boot, is the one that stands for none.
  */
 
 const marker = Symbol.for('idempotency-chain.idempotency.error');
@@ -327,6 +330,19 @@ export class StoreRefusedError extends IdempotencyError {
   }
   readonly problemType = 'urn:idempotency-chain:problem:store-refused';
   readonly httpStatus = 500;
+}
+
+/**
+ * A policy that could give two concurrent executions of one key, or none at
+ * all, or an encryption keyring that cannot be used. Thrown where the
+ * coordinator or the module is built, never for a request: a `RangeError`
+ * (an argument out of range), not an {@link IdempotencyError}, since it
+ * stands for no HTTP status and no caller's retry can change it.
+ *
+ * @public
+ */
+export class InvalidPolicyError extends RangeError {
+  override name = 'InvalidPolicyError';
 }
 
 /**

@@ -1,19 +1,6 @@
+import { InvalidPolicyError } from './errors';
 import { isFinalOutcome, type OutcomeRule } from './outcome';
 import { MAX_TIMER_MS } from './milliseconds';
-
-/**
- * What to do when a request finds its key held by another execution.
- *
- * @public
- */
-export type InFlightPolicy = 'wait' | 'reject';
-
-/**
- * What to do when the store cannot be reached.
- *
- * @public
- */
-export type StoreFailurePolicy = 'fail-closed' | 'fail-open';
 
 /**
  * How one operation is protected. Every field has a default; an operation
@@ -37,7 +24,7 @@ export interface OperationPolicy {
    */
   heartbeatMs: number;
   /** `wait` for the running execution (default) or answer 409 at once. */
-  inFlight: InFlightPolicy;
+  inFlight: 'wait' | 'reject';
   /** Longest a duplicate waits, whatever deadline its caller sent. Default 30 s. */
   maxWaitMs: number;
   /**
@@ -57,7 +44,7 @@ export interface OperationPolicy {
    * a store that answers but refuses (`SchemaVersionError`,
    * `StoreRefusedError`) is not unreachable: its requests are refused (500).
    */
-  onStoreFailure: StoreFailurePolicy;
+  onStoreFailure: 'fail-closed' | 'fail-open';
   /** Which results are stored; the others release the key. */
   isFinal: OutcomeRule;
   /**
@@ -83,19 +70,6 @@ export const DEFAULT_POLICY: Readonly<OperationPolicy> = Object.freeze({
   onStoreFailure: 'fail-closed',
   isFinal: isFinalOutcome,
 });
-
-/**
- * A policy that could give two concurrent executions of one key, or none at
- * all, or an encryption keyring that cannot be used. Thrown where the
- * coordinator or the module is built, never for a request: a `RangeError`
- * (an argument out of range), not an {@link IdempotencyError}, since it
- * stands for no HTTP status and no caller's retry can change it.
- *
- * @public
- */
-export class InvalidPolicyError extends RangeError {
-  override name = 'InvalidPolicyError';
-}
 
 /**
  * Merge policy layers, later ones winning, and check the result; a field

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { IdempotencyCoordinator, IdempotencyStore, InspectableStore } from '../../src';
+import type { IdempotencyCoordinator, IdempotencyStore } from '../../src';
+import type { InspectableStore } from '../../src/store-contract';
 import { DATABASE_URL } from '../support/postgres';
 import { CURRENT, FORMAT, capturedRelease, type Release } from './releases';
 
