@@ -10,7 +10,12 @@ export default mergeConfig(
     resolve: {
       alias: [
         { find: /^@idempotency-chain\/idempotency$/, replacement: `${src}/index.ts` },
-        { find: /^@idempotency-chain\/idempotency\/(nest|redis|postgres|opentelemetry|testing)$/, replacement: `${src}/$1/index.ts` },
+        {
+          find: /^@idempotency-chain\/idempotency\/(nest|redis|postgres|opentelemetry|diagnostics-channel|operator|testing)$/,
+          replacement: `${src}/$1/index.ts`,
+        },
+        { find: /^@idempotency-chain\/idempotency\/store$/, replacement: `${src}/store-contract/index.ts` },
+        { find: /^@idempotency-chain\/idempotency\/errors$/, replacement: `${src}/errors.ts` },
       ],
     },
   }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AnswerEncryption, openStoredAnswer } from './answer-encryption';
 import { runInExecution } from './current-execution';
+import { outcomesHeard, publishOutcome, traceClaim } from './diagnostics-channels';
 import type { AnswerEncryptionOptions } from './encryption-keys';
 import {
   InFlightError,
@@ -130,8 +131,6 @@ function ownerToken(): string {
 
 /** Marks a stored `run()` result that could not be serialised (the side effect ran). */
 const UNSTORABLE = '!';
-
-const NO_REPORT: ExecutionReport = () => undefined;
 
 /**
  * Runs an action at most once per `(service, operation, scope, key)`.
@@ -331,7 +330,10 @@ export class IdempotencyCoordinator {
         else {
           const started = performance.now();
           const { leaseMs, heartbeatMs } = policy;
-          const claiming = store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs });
+          const claiming = traceClaim(
+            () => store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs }),
+            () => ({ service: this.options.service, operation: request.operation, keyHash: hashKey(request.key) }),
+          );
           // The other waiters see the key as a claim of theirs would: held, by this request when it claimed.
           if (recheck.by === 'lead') recheck.share(claiming.then((answer) => heldBy(answer, request.fingerprint, leaseMs)));
           claim = await claiming;
@@ -457,15 +459,17 @@ export class IdempotencyCoordinator {
   }
 
   /**
-   * Reports one request's events. Each is a plain object of data fields
-   * (an object literal with a getter costs about a microsecond to build),
-   * so the key's hash is computed once per request, at its first event.
+   * Reports one request's events, to the observer and on the outcome
+   * channel. Each is a plain object of data fields (an object literal with
+   * a getter costs about a microsecond to build), so the key's hash is
+   * computed once per request, at its first event, and not at all when
+   * nobody hears of it.
    */
   private reporter(request: RunRequest): ExecutionReport {
     const { observer, service } = this.options;
-    if (!observer) return NO_REPORT;
     let keyHash: string | undefined;
     return (outcome, extra) => {
+      if (!observer && !outcomesHeard()) return;
       const event: IdempotencyEvent = {
         outcome,
         service,
@@ -475,7 +479,8 @@ export class IdempotencyCoordinator {
       // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
       if (extra && 'epoch' in extra) event.epoch = extra.epoch;
       if (extra && 'error' in extra) event.error = extra.error;
-      observer.record(event);
+      observer?.record(event);
+      publishOutcome(event);
     };
   }
 
