@@ -1,49 +1,23 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { IdempotencyHealthIndicator } from '../nest/idempotency-health.indicator';
 import { createRedisCluster } from './redis-client';
 import { RedisStore, redisRecordKey } from './redis-store';
 import { charge, failOpen } from '../../test/support/fail-open';
-import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis';
-import { connect, uniquePrefix, waitUntil } from './redis.test-support';
+import { CLUSTER_THIRDS, startPrivateCluster, stopPrivateCluster, type PrivateClusterNode } from '../../test/support/redis';
+import { uniquePrefix, waitUntil } from './redis.test-support';
 
 // With `cluster-require-full-coverage no` a Cluster whose shard is down still serves every key of the others. Its
 // health is then what a pod can do: serve those keys (up, degraded, naming what does not answer), not a verdict
 // on the one shard that owns the ping's key, which marked every pod down (or up while a shard was gone).
 
-const THIRDS = [
-  ['0', '5460'],
-  ['5461', '10922'],
-  ['10923', '16383'],
-] as const;
-
 describe('RedisStore ping on a private three-shard Redis Cluster that serves with a shard down', () => {
-  const nodes: { server: PrivateRedis; port: number; admin: Redis }[] = [];
+  let nodes: PrivateClusterNode[] = [];
   let cluster: Cluster;
   let store: RedisStore;
   const prefix = uniquePrefix();
 
   beforeAll(async () => {
-    for (const range of THIRDS) {
-      const server = await startPrivateRedis({ cluster: true });
-      const admin = await connect(server.url);
-      admin.on('error', () => undefined);
-      await admin.call('CONFIG', 'SET', 'cluster-require-full-coverage', 'no');
-      await admin.call('CONFIG', 'SET', 'cluster-node-timeout', '1000');
-      await admin.call('CLUSTER', 'ADDSLOTSRANGE', ...range);
-      nodes.push({ server, port: Number(new URL(server.url).port), admin });
-    }
-    for (const node of nodes.slice(1)) await nodes[0]?.admin.call('CLUSTER', 'MEET', '127.0.0.1', String(node.port));
-    for (const node of nodes) {
-      await waitUntil(async () => /cluster_state:ok/.test(String(await node.admin.call('CLUSTER', 'INFO'))), 20_000, 'the cluster ok');
-      await waitUntil(
-        async () =>
-          String(await node.admin.call('CLUSTER', 'NODES'))
-            .trim()
-            .split('\n').length === 3,
-        20_000,
-        'all met',
-      );
-    }
+    nodes = await startPrivateCluster();
     cluster = createRedisCluster(nodes.map(({ port }) => ({ host: '127.0.0.1', port })));
     cluster.on('error', () => undefined);
     store = new RedisStore({ client: cluster, prefix });
@@ -52,16 +26,13 @@ describe('RedisStore ping on a private three-shard Redis Cluster that serves wit
   afterAll(async () => {
     await store?.close();
     cluster?.disconnect();
-    for (const node of nodes) {
-      node.admin.disconnect();
-      await node.server.stop();
-    }
+    await stopPrivateCluster(nodes);
   });
 
   /** The node whose shard owns `key`. */
   const owner = async (key: string) => {
     const slot = Number(await nodes[0]?.admin.call('CLUSTER', 'KEYSLOT', key));
-    const index = THIRDS.findIndex(([from, to]) => slot >= Number(from) && slot <= Number(to));
+    const index = CLUSTER_THIRDS.findIndex(([from, to]) => slot >= Number(from) && slot <= Number(to));
     return nodes[index] as (typeof nodes)[number];
   };
 

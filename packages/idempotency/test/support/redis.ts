@@ -5,6 +5,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StartedRedisContainer } from '@testcontainers/redis';
+import { Redis } from 'ioredis';
 
 /**
  * Where the Redis tests find a server: `REDIS_URL` when set, otherwise a
@@ -93,6 +94,62 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
       kill = await launch(port, dir, args);
     },
   };
+}
+
+/** One node of a private Redis Cluster, with a connection of its own to it (its default user). */
+export interface PrivateClusterNode {
+  server: PrivateRedis;
+  port: number;
+  admin: Redis;
+}
+
+/** The slot ranges of a three-shard cluster, one master each. */
+export const CLUSTER_THIRDS = [
+  ['0', '5460'],
+  ['5461', '10922'],
+  ['10923', '16383'],
+] as const;
+
+/**
+ * Start three private redis-servers in cluster mode, one master each for
+ * a third of the slots, no replicas, serving with a shard down
+ * (`cluster-require-full-coverage no`, a node marked failed after a
+ * second): resolves once every node sees all three and the cluster ok.
+ */
+export async function startPrivateCluster(): Promise<PrivateClusterNode[]> {
+  const nodes: PrivateClusterNode[] = [];
+  for (const range of CLUSTER_THIRDS) {
+    const server = await startPrivateRedis({ cluster: true });
+    const admin = new Redis(server.url, { lazyConnect: true });
+    admin.on('error', () => undefined);
+    nodes.push({ server, port: Number(new URL(server.url).port), admin });
+    await admin.connect();
+    await admin.call('CONFIG', 'SET', 'cluster-require-full-coverage', 'no');
+    await admin.call('CONFIG', 'SET', 'cluster-node-timeout', '1000');
+    await admin.call('CLUSTER', 'ADDSLOTSRANGE', ...range);
+  }
+  for (const node of nodes.slice(1)) await nodes[0]?.admin.call('CLUSTER', 'MEET', '127.0.0.1', String(node.port));
+  const settled = async (node: PrivateClusterNode) =>
+    /cluster_state:ok/.test(String(await node.admin.call('CLUSTER', 'INFO'))) &&
+    String(await node.admin.call('CLUSTER', 'NODES'))
+      .trim()
+      .split('\n').length === nodes.length;
+  const deadline = Date.now() + 20_000;
+  for (const node of nodes) {
+    while (!(await settled(node))) {
+      if (Date.now() > deadline) throw new Error(`The private cluster did not settle on port ${node.port}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return nodes;
+}
+
+/** Stop every node of a private cluster. */
+export async function stopPrivateCluster(nodes: PrivateClusterNode[]): Promise<void> {
+  for (const node of nodes) {
+    node.admin.disconnect();
+    await node.server.stop();
+  }
 }
 
 /**
