@@ -7,7 +7,9 @@ import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOption
  * the coordinator answer 503 (fail closed) or run unprotected (fail open).
  *
  * - `enableOfflineQueue: false`: while the connection is down a command is
- *   refused at once instead of queued until Redis comes back.
+ *   refused at once instead of queued until Redis comes back. (`RedisStore`
+ *   waits for the answer of one connection attempt under way, at most the
+ *   connect timeout, so that a login refused is not read as an outage.)
  * - `maxRetriesPerRequest: 1`: a command caught in flight by a dropped
  *   connection is given up after one reconnection attempt, not twenty.
  * - `commandTimeout: 1000`: covers what the other two cannot see, a server
@@ -101,4 +103,9 @@ export async function closeConnection(client: Redis | Cluster): Promise<void> {
     return;
   }
   await client.quit().catch(() => client.disconnect());
+}
+
+/** `isCluster` rather than `instanceof`, which fails when two copies of ioredis are loaded. */
+export function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
 }

@@ -32,7 +32,7 @@ describe('RedisStore completion across a Redis restart', () => {
     await redis.stop();
   });
 
-  test('a restart (AOF, appendfsync always) while the action runs: the completion is retried, the retry replays, one charge', async () => {
+  test('a restart (AOF, appendfsync always) while the action runs: the completion is stored, the retry replays, one charge', async () => {
     const recorder = new Recorder();
     const coordinator = new IdempotencyCoordinator({ service: 'payments', store, observer: recorder, replayCache: false });
     // A lease long enough for a loaded machine to restart Redis and reconnect within it.
@@ -55,7 +55,8 @@ describe('RedisStore completion across a Redis restart', () => {
     expect(first).toMatchObject({ replayed: false, value: { body: { chargeId: 'ch_1' } } });
     expect(retry).toMatchObject({ replayed: true, value: { body: { chargeId: 'ch_1' } } });
     expect(charges).toBe(1);
-    expect(recorder.count('store_error')).toBeGreaterThan(0);
+    // The completion met a connection that was gone: sent once the reconnect under way was ready (a server back
+    // by then), or failed (a store_error) and retried by the coordinator. Either way, stored once.
     expect(recorder.outcomes().slice(-2)).toEqual(['executed', 'replayed']);
   });
 });

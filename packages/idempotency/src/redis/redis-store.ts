@@ -12,9 +12,9 @@ import {
 import { CompletionChannels, type PubSubMode } from './completion-channels';
 import { positiveMs } from '../milliseconds';
 import { SignalledWaits } from '../signalled-wait';
-import { closeConnection, openConnection } from './redis-client';
+import { closeConnection, isCluster, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
-import { FirstAnswer } from './first-answer';
+import { ConnectionAnswer } from './connection-answer';
 import { silentMasters } from './cluster-masters';
 import { fingerprintDigest } from '../fingerprint-digest';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
@@ -196,7 +196,7 @@ export class RedisStore implements InspectableStore {
       access: new LuaScript(ACCESS_SCRIPT, 2),
     };
     this.client = client;
-    this.firstAnswer = new FirstAnswer(client);
+    this.connection = new ConnectionAnswer(client);
     client.on('error', this.heardError);
     client.on('node error', this.heard);
     client.on('ready', this.connected);
@@ -228,14 +228,14 @@ export class RedisStore implements InspectableStore {
       heartbeat,
     ];
     if (!this.waitForReplicas) return toClaimResult(await this.run(this.scripts.claim, args), fingerprint);
-    return toClaimResult(await this.replicated(this.scripts.claim, args, 'claim').catch(this.refused), fingerprint);
+    return toClaimResult(await this.send(() => this.replicated(this.scripts.claim, args, 'claim')), fingerprint);
   }
 
   async complete(recordKey: string, owner: string, result: string, retentionMs: number): Promise<boolean> {
     const { record, channel } = this.keys(recordKey);
     const args = [record, ownerBytes(owner), result, String(positiveMs('retentionMs', retentionMs)), channel];
     if (!this.waitForReplicas) return (await this.run(this.scripts.complete, args)) === 1;
-    return (await this.replicated(this.scripts.complete, args, 'completion').catch(this.refused)) === 1;
+    return (await this.send(() => this.replicated(this.scripts.complete, args, 'completion'))) === 1;
   }
 
   async release(recordKey: string, owner: string): Promise<boolean> {
@@ -339,14 +339,31 @@ export class RedisStore implements InspectableStore {
     this.client.off('node error', this.heard);
     this.client.off('ready', this.connected);
     this.waits.close();
-    this.firstAnswer.answer();
+    this.connection.answer();
     await this.channels.close();
     if (this.ownsClient) await closeConnection(this.client);
   }
 
   /** Run one script, a refusal rejecting as `StoreRefusedError`. */
   private run(script: LuaScript, args: ScriptArgument[]): Promise<unknown> {
-    return script.run(this.client, args).catch(this.refused);
+    return this.send(() => script.run(this.client, args));
+  }
+
+  /**
+   * `attempt`, a refusal rejecting as `StoreRefusedError`. An attempt the
+   * client would not send, its connection not ready, is sent again once:
+   * when the connection attempt under way turns ready. A connection that
+   * dropped while the user's grants were revoked then answers `NOPERM`
+   * (refused) instead of an outage; one that simply reconnected, its answer.
+   */
+  private async send<T>(attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isUnsent(error) || this.isReady()) return this.refused(error);
+      await this.connection.settled();
+      return this.isReady() ? attempt().catch(this.refused) : this.refused(error);
+    }
   }
 
   /**
@@ -358,8 +375,10 @@ export class RedisStore implements InspectableStore {
    * the client for a connection that is not ready, which would read as an
    * outage, so the store remembers the last refusal it heard until the
    * connection is ready or fails for another reason. Before the client's
-   * first connection was answered there is nothing heard yet: the failure
-   * waits for that answer (see `FirstAnswer`).
+   * first connection was answered, and from the loss of a ready connection
+   * until the next attempt is (its user may have been disabled, its
+   * password rotated meanwhile), there is nothing heard yet: the failure
+   * waits for that answer (see `ConnectionAnswer`).
    */
   private readonly refused = async (error: unknown): Promise<never> => {
     if (isRefusal(error)) {
@@ -369,9 +388,10 @@ export class RedisStore implements InspectableStore {
         { cause: error },
       );
     }
-    // Before the first connection was answered, a command rejected as not connected cannot tell a login
-    // refused from an outage: wait for the answer rather than have an operation that fails open run unprotected.
-    if (this.client.status !== 'ready') await this.firstAnswer.settled();
+    // Until a connection attempt was answered (the first, or the next after a drop), a command rejected as not
+    // connected cannot tell a login refused from an outage: wait for the answer rather than have an operation
+    // that fails open run unprotected.
+    if (this.client.status !== 'ready') await this.connection.settled();
     const login = this.loginRefused;
     if (login && this.client.status !== 'ready' && isSentinelRefusal(login)) {
       throw new StoreRefusedError(
@@ -393,14 +413,14 @@ export class RedisStore implements InspectableStore {
   /** The last refusal a connection of `client` was answered with, until it is ready or fails for another reason. */
   private loginRefused: Error | undefined;
 
-  /** Whether Redis has answered the client's first connection, for a failure before it (see `refused`). */
-  private readonly firstAnswer: FirstAnswer;
+  /** Whether Redis has answered the client's connection since it was last ready, for a failure before that (see `refused`). */
+  private readonly connection: ConnectionAnswer;
 
   private readonly heard = (error: unknown): void => {
     // A Cluster whose nodes all refuse the login reports it as slots it could not refresh, the refusal its lastNodeError.
     const last = (error as { lastNodeError?: unknown } | null)?.lastNodeError;
     this.loginRefused = isRefusal(error) ? (error as Error) : isRefusal(last) ? (last as Error) : undefined;
-    this.firstAnswer.answer();
+    this.connection.answer(error);
   };
 
   /**
@@ -418,8 +438,13 @@ export class RedisStore implements InspectableStore {
 
   private readonly connected = (): void => {
     this.loginRefused = undefined;
-    this.firstAnswer.answer();
+    this.connection.ready();
   };
+
+  /** Whether the client's connection is ready now (a method, read again after each await). */
+  private isReady(): boolean {
+    return this.client.status === 'ready';
+  }
 
   /** The user the client logs in as: what an ACL names. */
   private user(): string {
@@ -489,6 +514,14 @@ function isSentinelRefusal(error: Error): boolean {
   return /^All sentinels are unreachable\b.*\bLast error: (?:WRONGPASS|NOAUTH)\b/s.test(error.message);
 }
 
+/**
+ * Whether the client refused to send a command, its connection not ready
+ * and its offline queue off: nothing reached Redis, so it may be sent again.
+ */
+function isUnsent(error: unknown): boolean {
+  return error instanceof Error && /\benableOfflineQueue options is false\b/.test(error.message);
+}
+
 /** What `RedisStore` names its keys with when given no `prefix`. */
 const DEFAULT_PREFIX = 'idem:';
 
@@ -552,11 +585,6 @@ function keptFingerprintBytes(fingerprint: string): Buffer {
  */
 function ownerBytes(owner: string): Buffer {
   return owner === '' ? NO_OWNER : hash('sha256', owner, 'buffer').subarray(0, 8);
-}
-
-/** `isCluster` rather than `instanceof`, which fails when two copies of ioredis are loaded. */
-function isCluster(client: Redis | Cluster): client is Cluster {
-  return (client as { isCluster?: boolean }).isCluster === true;
 }
 
 /** `reply`, unless a script found a record of another format: then the error that refuses it. */
