@@ -15,7 +15,8 @@ import { SignalledWaits } from '../signalled-wait';
 import { closeConnection, isCluster, openConnection } from './redis-client';
 import { WriteCoalescer } from './write-coalescing';
 import { ConnectionAnswer } from './connection-answer';
-import { silentMasters } from './cluster-masters';
+import { clusterMasters, slotsServedBy, type SilentMaster } from './cluster-masters';
+import { CLUSTER_SLOTS, keySlot } from './key-slot';
 import { fingerprintDigest } from '../fingerprint-digest';
 import { isNoScript, LuaScript, type ScriptArgument } from './lua-script';
 import {
@@ -29,7 +30,7 @@ import {
   RENEW_SCRIPT,
   WAITING_SCRIPT,
 } from './scripts';
-import { RecordVersionError, StoreRefusedError } from '../errors';
+import { isIdempotencyError, RecordVersionError, StoreRefusedError } from '../errors';
 
 /**
  * Options of {@link RedisStore}.
@@ -299,30 +300,58 @@ export class RedisStore implements InspectableStore {
    *
    * On a Cluster, every master is asked first: one that does not answer
    * while others do is a shard down, which a Cluster run with
-   * `cluster-require-full-coverage no` serves without; the ping then
-   * resolves `{ degraded }` naming it (the pod can still serve the other
-   * shards' records), skipping the ACL check, whose key may live on that
-   * shard. It rejects when no master answers.
+   * `cluster-require-full-coverage no` serves without. The user's access is
+   * then checked on every master that answers (ACLs are per node), each with
+   * a key of a slot it serves; the ping resolves `{ degraded }` when a
+   * master is silent, naming it and the share of the slots it holds: the
+   * store's records spread over every slot (see `degradedCluster`), so that
+   * is the share of records that fail as in an outage. It rejects when no
+   * master answers, or when one that answers refuses the user.
    */
   async ping(): Promise<void | StoreDegraded> {
-    if (isCluster(this.client)) {
-      const silent = await silentMasters(this.client, isRefusal).catch(this.refused);
-      if (silent.length > 0) {
-        return {
-          degraded: `Redis Cluster masters ${silent.join(', ')} do not answer: requests whose records live on their shards fail as in an outage`,
-        };
-      }
-    }
-    const { record, channel } = this.keys(PING_RECORD);
+    if (!isCluster(this.client)) return this.checkAccess(this.keys(PING_RECORD).record);
+    const cluster = this.client;
+    const { answering, silent } = await clusterMasters(cluster, isRefusal).catch(this.refused);
+    // No master known (every connection ended, the client reconnecting): the Cluster client itself says how it fares.
+    if (answering.length === 0) return this.checkAccess(this.keys(PING_RECORD).record);
+    const checks = await Promise.allSettled(
+      answering.map(async ({ node, address }) => {
+        const record = probeRecord(this.prefix, slotsServedBy(cluster, address));
+        // A master that serves no slot holds none of the store's records.
+        if (record === undefined) return false;
+        await this.checkAccess(record, node);
+        return true;
+      }),
+    );
+    const refusal = checks.find((check) => check.status === 'rejected' && isIdempotencyError(check.reason, StoreRefusedError));
+    if (refusal) throw (refusal as PromiseRejectedResult).reason;
+    // A master that answered the PING and then failed the check went silent in between.
+    checks.forEach((check, i) => {
+      const address = answering[i]?.address as string;
+      if (check.status === 'rejected') silent.push({ address, slots: slotsServedBy(cluster, address).size });
+    });
+    const checked = checks.filter((check) => check.status === 'fulfilled' && check.value).length;
+    if (silent.length > 0) return { degraded: degradedCluster(silent, checked) };
+  }
+
+  /**
+   * Resolve when Redis (the Cluster master `node`, when given) lets the
+   * connection's user run the store's scripts and their commands on
+   * `record` and its channel; reject with `StoreRefusedError` naming what
+   * it may not.
+   */
+  private async checkAccess(record: string, node?: Redis): Promise<void> {
     const sharded = this.pubsub === 'sharded';
     const args = [
       record,
-      channel,
+      `${record}:done`,
       sharded ? 'SPUBLISH' : 'PUBLISH',
       sharded ? 'SSUBSCRIBE' : 'SUBSCRIBE',
       this.waitForReplicas ? '1' : '0',
     ];
-    const denied = (await this.run(this.scripts.access, args)) as string[];
+    const denied = (await (node
+      ? this.scripts.access.run(node, args).catch(this.refused)
+      : this.run(this.scripts.access, args))) as string[];
     if (denied.length > 0) {
       throw new StoreRefusedError(
         `The Redis user "${this.user()}" may not run ${denied.join(', ')} on the idempotency store's keys and channels: ` +
@@ -490,6 +519,44 @@ export class RedisStore implements InspectableStore {
 
 /** The record key `ping()` checks the user's access on: a record under the store's prefix, never claimed. */
 const PING_RECORD = 'idempotency-store:ping';
+
+/**
+ * A key under `prefix` whose slot is one of `slots`, for the ping to check
+ * the user's access on the master that serves them: a record's name, never
+ * claimed (its tag holds `:`, which no record's tag does). Undefined for no
+ * slot, or one found by no tag tried (a master of very few slots).
+ */
+function probeRecord(prefix: string, slots: Set<number>): string | undefined {
+  if (slots.size === 0) return undefined;
+  for (let n = 0; n < PROBE_TRIES; n += 1) {
+    const record = `${prefix}{${PING_RECORD}:${n}}`;
+    if (slots.has(keySlot(record))) return record;
+  }
+  return undefined;
+}
+
+/** How many tags `probeRecord` tries: one slot of 16384 is missed with odds of e^-8 (0.03 %). */
+const PROBE_TRIES = 8 * CLUSTER_SLOTS;
+
+/**
+ * What a degraded Cluster ping says. A record's keys are hashed to their
+ * slot by their hash tag alone, the record key's SHA-256 (the prefix is
+ * outside the braces): the store's records spread evenly over all 16384
+ * slots, whatever the service or its keys, so a silent master holds the
+ * share of them that its slots are of all slots, and none when it serves
+ * no slot.
+ */
+function degradedCluster(silent: SilentMaster[], checked: number): string {
+  const slots = silent.reduce((sum, master) => sum + master.slots, 0);
+  const share = `${((100 * slots) / CLUSTER_SLOTS).toFixed(1)}%`;
+  const names = silent.map(({ address, slots: held }) => `${address} (${held} slots)`).join(', ');
+  const records =
+    slots === 0
+      ? "they serve no slot, so none of the store's records live there"
+      : `they serve ${slots} of ${CLUSTER_SLOTS} slots; the store's records spread over every slot (a record's hash tag is a hash of its key), ` +
+        `so about ${share} of them, whatever their key, live there and fail as in an outage`;
+  return `Redis Cluster masters ${names} do not answer: ${records}; the user's access was checked on the ${checked} masters that answer`;
+}
 
 /**
  * Whether Redis refused the user: an ACL that denies a command, key or
