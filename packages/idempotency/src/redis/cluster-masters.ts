@@ -17,9 +17,10 @@ export interface ClusterMasters {
 
 /**
  * The masters of `cluster`, those that answer and those that do not serve
- * their shard: those the client knows that do not answer a PING (each
- * asked on its own connection, at once, so a shard that is down costs one
- * failed round trip, not the command timeout of a key routed to it), and
+ * their shard: those the client knows that do not answer a PING within
+ * `PING_BOUND_MS` (each asked on its own connection, at once, so a shard
+ * that is down costs one failed round trip, not the command timeout of a
+ * key routed to it), and
  * those the Cluster itself has marked failed (`fail` or `fail?` in CLUSTER
  * NODES, asked of a master that answered: the client drops a node whose
  * connection ended, so its own list forgets a shard that is gone). A silent
@@ -30,7 +31,7 @@ export interface ClusterMasters {
  */
 export async function clusterMasters(cluster: Cluster, isRefused: (error: unknown) => boolean): Promise<ClusterMasters> {
   const masters = cluster.nodes('master');
-  const answers = await Promise.allSettled(masters.map((node) => node.ping()));
+  const answers = await Promise.allSettled(masters.map((node) => pingWithin(node, PING_BOUND_MS)));
   const failures = answers.flatMap((answer) => (answer.status === 'rejected' ? [answer.reason as Error] : []));
   const refusal = failures.find(isRefused);
   if (refusal) throw refusal;
@@ -54,6 +55,28 @@ export async function clusterMasters(cluster: Cluster, isRefused: (error: unknow
     answering,
     silent: [...silent].map((address) => ({ address, slots: slotsOf.get(address) ?? slotsServedBy(cluster, address).size })),
   };
+}
+
+/**
+ * How long a master has to answer its PING: half the readiness probe's
+ * default timeout (`IdempotencyHealthIndicator`, 1 s), so that a master
+ * that hangs (paused, swapping) is named silent in a degraded answer
+ * instead of the whole probe timing out as down. A loopback PING takes well
+ * under a millisecond; a cross-zone one, a few.
+ */
+const PING_BOUND_MS = 500;
+
+/** `node`'s PING, rejected when it takes longer than `ms`. */
+async function pingWithin(node: Redis, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no PING answer within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([node.ping(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How many slots CLUSTER NODES lists for a node (`5461-10922`, `42`; a `[...]` slot in migration is not its own yet). */

@@ -82,6 +82,26 @@ describe('RedisStore ping on a private three-shard Redis Cluster that serves wit
     await expect(store.ping()).resolves.toBeUndefined();
   });
 
+  test('a master paused (SIGSTOP): readiness, within its default second, is up and degraded naming it', async () => {
+    const paused = nodes[1] as PrivateClusterNode;
+    paused.server.signal('SIGSTOP');
+    try {
+      const readiness = new IdempotencyHealthIndicator({ service: 'payments', store });
+      // Its connections stay open, unanswered: its PING is given up on in time for the probe to answer.
+      expect(await readiness.isHealthy()).toEqual({
+        idempotencyStore: {
+          status: 'up',
+          message: expect.stringMatching(
+            new RegExp(`^the idempotency store is degraded: Redis Cluster masters 127\\.0\\.0\\.1:${paused.port} `),
+          ),
+        },
+      });
+    } finally {
+      paused.server.signal('SIGCONT');
+    }
+    await waitUntil(async () => (await store.ping()) === undefined, 20_000, 'the paused master to serve again');
+  });
+
   test('a master that serves no slot down: degraded, naming it, and none of the records live there', async () => {
     const empty = await startPrivateRedis({ cluster: true });
     const port = Number(new URL(empty.url).port);

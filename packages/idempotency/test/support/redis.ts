@@ -53,6 +53,8 @@ export interface PrivateRedis {
    * every write it acknowledged.
    */
   restart(): Promise<void>;
+  /** Send the server `signal`: `SIGSTOP` pauses it (its connections stay open, unanswered), `SIGCONT` resumes it. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /** How a private Redis keeps what it is told. */
@@ -79,20 +81,21 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
     ...(options.cluster ? ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'] : []),
   ];
-  let kill = await launch(port, dir, args);
+  let launched = await launch(port, dir, args);
   let stopped = false;
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
       stopped = true;
-      await kill();
+      await launched.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
     restart: async () => {
       if (stopped) throw new Error('This private Redis was stopped for good');
-      await kill();
-      kill = await launch(port, dir, args);
+      await launched.stop();
+      launched = await launch(port, dir, args);
     },
+    signal: (signal) => launched.signal(signal),
   };
 }
 
@@ -164,22 +167,29 @@ export async function startPrivateSentinel(masterPort: number, name: string, mas
   const config = join(dir, 'sentinel.conf');
   const auth = masterPassword ? `sentinel auth-pass ${name} ${masterPassword}\n` : '';
   writeFileSync(config, `sentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${auth}`);
-  const kill = await launch(port, dir, ['--sentinel'], config);
+  const launched = await launch(port, dir, ['--sentinel'], config);
   return {
     url: `redis://127.0.0.1:${port}`,
     stop: async () => {
-      await kill();
+      await launched.stop();
       rmSync(dir, { recursive: true, force: true });
     },
     restart: () => Promise.reject(new Error('A private Sentinel is not restarted')),
+    signal: (signal) => launched.signal(signal),
   };
+}
+
+/** A running `redis-server`: what kills it, and what sends it a signal. */
+interface Launched {
+  stop(): Promise<void>;
+  signal(signal: NodeJS.Signals): void;
 }
 
 /**
  * Run one `redis-server` on `port` with `args` (its files in `dir`, when
  * given, its config file first when given); resolves with what kills it.
  */
-async function launch(port: number, dir: string | undefined, args: string[], config?: string): Promise<() => Promise<void>> {
+async function launch(port: number, dir: string | undefined, args: string[], config?: string): Promise<Launched> {
   const binary = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
   const files = dir ? ['--dir', dir] : [];
   const child = spawn(
@@ -207,7 +217,7 @@ async function launch(port: number, dir: string | undefined, args: string[], con
   const startError = once(child, 'error').then(([error]) => error as Error);
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (await ping(port)) return stop;
+    if (await ping(port)) return { stop, signal: (signal) => void child.kill(signal) };
     const failed = await Promise.race([startError, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50))]);
     if (failed || !running() || Date.now() > deadline) {
       await stop();
