@@ -1,4 +1,6 @@
 import { isUtf8 } from 'node:buffer';
+import type { IdempotencyError } from '../errors';
+import { problemOf } from './problem-details';
 
 /** An HTTP answer as it went on the wire: what is stored, and what a replay sends. */
 export interface HttpAnswer {
@@ -56,4 +58,10 @@ export function decodeAnswer(stored: string): HttpAnswer {
   const head = JSON.parse(newline < 0 ? stored : stored.slice(0, newline)) as Omit<HttpAnswer, 'body'> & { base64?: boolean };
   const body = newline < 0 ? '' : stored.slice(newline + 1);
   return { status: head.status, headers: head.headers, body: head.base64 ? Buffer.from(body, 'base64') : body };
+}
+
+/** An error of this package as a whole HTTP answer: its problem document, with `Retry-After` where it says when to retry. */
+export function problemAnswer(error: IdempotencyError): HttpAnswer {
+  const { status, headers, document } = problemOf(error);
+  return { status, headers: { 'content-type': 'application/problem+json', ...headers }, body: JSON.stringify(document) };
 }

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { isObservable, Observable } from 'rxjs';
 import { runInExecution } from '../current-execution';
-import { ResultNotStoredError } from '../errors';
+import { isIdempotencyError, ResultNotStoredError } from '../errors';
 import type { Execution } from '../execution';
 import { holdResponse, type Writing, type Written } from './held-response';
-import { encodeAnswer, type HttpAnswer } from './http-answer';
-import { IdempotencyException, problemAnswer, toHttpException } from './idempotency.exception';
+import { encodeAnswer, problemAnswer, type HttpAnswer } from './http-answer';
+import { toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
 import type { UnfinishedExecutions } from './unfinished-executions';
 
@@ -245,7 +245,7 @@ export class HttpExecution {
 
   private completeUnstorable(reason: string): Promise<HttpAnswer | undefined> {
     const error = new ResultNotStoredError(`This request was executed, but its answer could not be stored: ${reason}`);
-    return this.complete(problemAnswer(new IdempotencyException(error)), error);
+    return this.complete(problemAnswer(error), error);
   }
 
   /** Store `answer`; when the store refuses (lease lost, unknown commit), answer that instead. */
@@ -255,8 +255,7 @@ export class HttpExecution {
       await this.execution.complete(encodeAnswer(answer), unstorable);
       return undefined;
     } catch (error) {
-      const exception = toHttpException(error);
-      if (exception instanceof IdempotencyException) return problemAnswer(exception);
+      if (isIdempotencyError(error)) return problemAnswer(error);
       throw error;
     } finally {
       this.unfinished.delete(this);

@@ -6,8 +6,7 @@ import { DecompressionBusyError, EncodingNotAcceptableError } from '../errors';
 import { HeaderName } from '../header-name';
 import type { DecompressionBudget } from './decompression-budget';
 import { replaceResponse } from './held-response';
-import type { HttpAnswer } from './http-answer';
-import { IdempotencyException, problemAnswer } from './idempotency.exception';
+import { problemAnswer, type HttpAnswer } from './http-answer';
 
 type Decoder = (body: Buffer, options: Pick<ZlibOptions, 'maxOutputLength'>) => Promise<Buffer>;
 const gunzipAsync = promisify(gunzip) as Decoder;
@@ -58,7 +57,7 @@ export function sendReplay(
     const busy = new DecompressionBusyError(
       `The stored answer is ${encoding}-encoded and this server is decompressing as many answers as it may: retry, or send Accept-Encoding: ${encoding}`,
     );
-    return send(raw, problemAnswer(new IdempotencyException(busy)), writesItself);
+    return send(raw, problemAnswer(busy), writesItself);
   }
   // Sent or abandoned, the decoded body is no longer this replay's to hold.
   finished(raw, () => reservation.resize(0));
@@ -74,7 +73,7 @@ export function sendReplay(
       const refusal = new EncodingNotAcceptableError(
         `The stored answer is ${encoding}-encoded and larger than ${maxBytes} bytes decoded: send Accept-Encoding: ${encoding}`,
       );
-      send(raw, problemAnswer(new IdempotencyException(refusal)), writesItself);
+      send(raw, problemAnswer(refusal), writesItself);
     },
   );
 }

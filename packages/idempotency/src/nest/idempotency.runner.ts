@@ -2,7 +2,7 @@ import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { IdempotencyCoordinator, type Begun, type RunRequest } from '../coordinator';
 import type { Execution } from '../execution';
-import { InvalidKeyError, InvalidRequestError, MissingKeyError, ScopeUnresolvedError } from '../errors';
+import { InvalidKeyError, InvalidRequestError, isIdempotencyError, MissingKeyError, ScopeUnresolvedError } from '../errors';
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { HeaderName } from '../header-name';
 import { parseIdempotencyKey } from '../key';
@@ -11,7 +11,8 @@ import { DecompressionBudget } from './decompression-budget';
 import { HttpExecution, type AnswerLimits } from './http-execution';
 import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
 import { sendReplay, type ReplayDecompression } from './http-replay';
-import { IdempotencyException, toHttpException } from './idempotency.exception';
+import { toHttpException } from './idempotency.exception';
+import { problemOf } from './problem-details';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import type { IdempotencyModuleOptions } from './idempotency.options';
 import {
@@ -235,10 +236,8 @@ export class IdempotencyRunner {
 
   /** A refusal as its `HttpException`, with `Retry-After` set on the response for any filter to keep. */
   private refusal(error: unknown, response: object): unknown {
-    const exception = toHttpException(error);
-    if (exception instanceof IdempotencyException && exception.retryAfterSeconds !== undefined) {
-      this.adapterHost.httpAdapter.setHeader(response, 'retry-after', String(exception.retryAfterSeconds));
-    }
-    return exception;
+    if (!isIdempotencyError(error)) return error;
+    for (const [name, value] of Object.entries(problemOf(error).headers)) this.adapterHost.httpAdapter.setHeader(response, name, value);
+    return toHttpException(error);
   }
 }

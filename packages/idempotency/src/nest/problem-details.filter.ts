@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { throwError, type Observable } from 'rxjs';
-import { toProblem } from './problem-details';
+import { problemOf } from './problem-details';
 
 /**
  * The one place errors become HTTP responses: every error, of this package or
@@ -31,21 +31,21 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const adapter = this.adapterHost.httpAdapter;
     const [request, response] = [host.switchToHttp().getRequest(), host.switchToHttp().getResponse()];
     const url = String(adapter.getRequestUrl(request) ?? '');
-    const { document, headers, unexpected } = toProblem(exception, url.split('?')[0] || undefined);
+    const { status, headers, document, unexpected } = problemOf(exception, url.split('?')[0] || undefined);
     if (unexpected) this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     // The client is gone or the handler already answered: nothing left to render.
     if (adapter.isHeadersSent(response)) return;
     for (const [name, value] of Object.entries(headers)) adapter.setHeader(response, name, value);
     adapter.setHeader(response, 'content-type', 'application/problem+json');
     // Serialised here: handed an object with an error status, the Express adapter resets the type to application/json.
-    adapter.reply(response, JSON.stringify(document), document.status);
+    adapter.reply(response, JSON.stringify(document), status);
   }
 
   private catchRpc(exception: unknown): Observable<never> {
     // An RpcException (duck-typed: @nestjs/microservices stays optional) carries its own payload.
     const rpcError = (exception as { getError?: () => unknown } | null)?.getError;
     if (typeof rpcError === 'function') return throwError(() => rpcError.call(exception));
-    const { document, unexpected } = toProblem(exception);
+    const { document, unexpected } = problemOf(exception);
     if (unexpected) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
       return throwError(() => ({ status: 'error', message: 'Internal server error' }));

@@ -7,12 +7,12 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { errorCodes } from 'fastify';
 import { InFlightError, SchemaVersionError, StoreRefusedError, StoreUnavailableError } from '../errors';
 import { IdempotencyException } from './idempotency.exception';
-import { toProblem } from './problem-details';
+import { problemOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
 
-describe('toProblem', () => {
+describe('problemOf', () => {
   it('maps an idempotency error to its status, its stable type and Retry-After', () => {
-    const { document, headers } = toProblem(new InFlightError('still running', 4), '/charges');
+    const { document, headers } = problemOf(new InFlightError('still running', 4), '/charges');
 
     expect(document).toEqual({
       type: 'urn:idempotency-chain:problem:in-flight',
@@ -22,14 +22,14 @@ describe('toProblem', () => {
       instance: '/charges',
     });
     expect(headers).toEqual({ 'retry-after': '4' });
-    expect(toProblem(new StoreUnavailableError('down')).headers).toEqual({ 'retry-after': '1' });
+    expect(problemOf(new StoreUnavailableError('down')).headers).toEqual({ 'retry-after': '1' });
   });
 
   it("keeps a refusing or outdated store's message for its operators: the caller is told what, not the roles and grants", () => {
     const refused = new StoreRefusedError('permission denied for table idempotency_records: GRANT SELECT ON "idem".records TO "app_7"');
     const behind = new SchemaVersionError('idem_payments', 1, 2);
     for (const error of [refused, behind]) {
-      for (const { document } of [toProblem(error), toProblem(new IdempotencyException(error))]) {
+      for (const { document } of [problemOf(error), problemOf(new IdempotencyException(error))]) {
         expect(document).toMatchObject({ status: 500, type: error.problemType });
         expect(document.detail).toBe('The idempotency store cannot serve this service as it is configured; the request was not executed');
       }
@@ -37,7 +37,7 @@ describe('toProblem', () => {
   });
 
   it("maps an HttpException to its status, 'about:blank', and its messages as errors", () => {
-    const { document } = toProblem(new BadRequestException(['orderId must be a string', 'amountCents must be an integer']));
+    const { document } = problemOf(new BadRequestException(['orderId must be a string', 'amountCents must be an integer']));
 
     expect(document).toEqual({
       type: 'about:blank',
@@ -46,7 +46,7 @@ describe('toProblem', () => {
       detail: 'orderId must be a string; amountCents must be an integer',
       errors: ['orderId must be a string', 'amountCents must be an integer'],
     });
-    expect(toProblem(new HttpException('slow down', 429)).document).toMatchObject({ status: 429, detail: 'slow down' });
+    expect(problemOf(new HttpException('slow down', 429)).document).toMatchObject({ status: 429, detail: 'slow down' });
   });
 
   it("maps Fastify's and body-parser's client errors to the status they carry", () => {
@@ -57,14 +57,14 @@ describe('toProblem', () => {
       type: 'entity.too.large',
     });
 
-    expect(toProblem(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()).document).toMatchObject({ status: 413, title: 'Payload Too Large' });
-    expect(toProblem(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY()).document).toMatchObject({ status: 400 });
-    expect(toProblem(tooLarge).document).toMatchObject({ status: 413, detail: 'request entity too large' });
+    expect(problemOf(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()).document).toMatchObject({ status: 413, title: 'Payload Too Large' });
+    expect(problemOf(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY()).document).toMatchObject({ status: 400 });
+    expect(problemOf(tooLarge).document).toMatchObject({ status: 413, detail: 'request entity too large' });
   });
 
   it('answers anything else 500 without its message, and marks it unexpected', () => {
     const internal = Object.assign(new Error('password=hunter2'), { statusCode: 400 });
-    const problem = toProblem(internal);
+    const problem = problemOf(internal);
 
     expect(problem.document).toEqual({
       type: 'about:blank',
@@ -73,7 +73,7 @@ describe('toProblem', () => {
       detail: 'An unexpected error occurred',
     });
     expect(problem.unexpected).toBe(true);
-    expect(toProblem('a string').document.status).toBe(500);
+    expect(problemOf('a string').document.status).toBe(500);
   });
 });
 

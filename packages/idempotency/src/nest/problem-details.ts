@@ -1,6 +1,6 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { isIdempotencyError } from '../errors';
+import { isIdempotencyError, type IdempotencyError } from '../errors';
 import { callerDetail } from './caller-detail';
 
 /**
@@ -25,49 +25,62 @@ export interface ProblemDocument {
   checks?: Record<string, { status: string }>;
 }
 
-/** A problem document and the headers that go with it (`Retry-After`). */
+/**
+ * What an error stands for, on any transport: its status, the headers that
+ * go with it (`Retry-After`, where the error says when to retry) and its
+ * problem document. HTTP answers with all three, a message handler's caller
+ * receives the document (see `rpc/`).
+ */
 export interface Problem {
-  document: ProblemDocument;
+  status: number;
   headers: Record<string, string>;
+  document: ProblemDocument;
   /** True when the error was not expected: it is logged, and its text withheld. */
   unexpected: boolean;
 }
 
 /**
- * Map any thrown value to the problem it stands for: an idempotency error to
- * its own status and `type`; an `HttpException` to its status; a body-parsing
- * error of Fastify or Express (invalid JSON, body too large) to the 4xx it
- * carries; anything else to a 500 that says nothing of the internals.
+ * The one place an error becomes a problem. An idempotency error (or an
+ * exception carrying one, as `IdempotencyException` does) maps to its own
+ * status, `type` and `Retry-After`, with a detail fit for its caller (see
+ * `callerDetail`); an `HttpException` to its status; a body-parsing error of
+ * Fastify or Express (invalid JSON, body too large) to the 4xx it carries;
+ * anything else to a 500 that says nothing of the internals.
  */
-export function toProblem(exception: unknown, instance?: string): Problem {
-  if (isIdempotencyError(exception)) {
-    const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+export function problemOf(error: unknown, instance?: string): Problem {
+  const idempotency = isIdempotencyError(error) ? error : error instanceof HttpException ? idempotencyCause(error) : undefined;
+  if (idempotency) {
+    const retryAfter = (idempotency as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    const status = idempotency.httpStatus;
     return {
-      document: problem({ status: exception.httpStatus, type: exception.problemType, detail: callerDetail(exception), instance }),
+      status,
       headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
+      document: problem({ status, type: idempotency.problemType, detail: callerDetail(idempotency), instance }),
       unexpected: false,
     };
   }
-  if (exception instanceof HttpException && isIdempotencyError(exception.cause)) {
-    const document = exception.getResponse() as ProblemDocument;
-    const retryAfter = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
-    return {
-      document: problem({ ...document, instance }),
-      headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
-      unexpected: false,
-    };
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const fields = describe(error.getResponse(), error.message);
+    return { status, headers: {}, document: problem({ status, ...fields, instance }), unexpected: false };
   }
-  if (exception instanceof HttpException) {
-    const fields = describe(exception.getResponse(), exception.message);
-    return { document: problem({ status: exception.getStatus(), ...fields, instance }), headers: {}, unexpected: false };
-  }
-  const status = clientErrorStatus(exception);
+  const status = clientErrorStatus(error);
   if (status !== undefined) {
-    const detail = (exception as Error).message;
-    return { document: problem({ status, detail, instance }), headers: {}, unexpected: false };
+    const detail = (error as Error).message;
+    return { status, headers: {}, document: problem({ status, detail, instance }), unexpected: false };
   }
-  const document = problem({ status: HttpStatus.INTERNAL_SERVER_ERROR, detail: 'An unexpected error occurred', instance });
-  return { document, headers: {}, unexpected: true };
+  const internal = HttpStatus.INTERNAL_SERVER_ERROR;
+  return {
+    status: internal,
+    headers: {},
+    document: problem({ status: internal, detail: 'An unexpected error occurred', instance }),
+    unexpected: true,
+  };
+}
+
+/** The idempotency error an `HttpException` stands for (an `IdempotencyException`'s), if any. */
+function idempotencyCause(exception: HttpException): IdempotencyError | undefined {
+  return isIdempotencyError(exception.cause) ? exception.cause : undefined;
 }
 
 /** Members always in the same order, so equal problems serialise to equal bytes. */

@@ -4,7 +4,7 @@ import type { IdempotencyCoordinator, RunRequest } from '../coordinator';
 import { runInExecution } from '../current-execution';
 import type { Execution } from '../execution';
 import { idempotencyErrorOf, statusOf } from './error-status';
-import { IdempotencyException } from './idempotency.exception';
+import { problemOf } from './problem-details';
 import type { IdempotentRoute } from './idempotent-routes';
 import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
 
@@ -21,7 +21,7 @@ let RpcException: RpcExceptionClass | undefined;
 export function toRpcError(error: unknown): unknown {
   const idempotency = idempotencyErrorOf(error);
   if (!idempotency) return error;
-  return Object.assign(rpcException(new IdempotencyException(idempotency).getResponse()), { cause: idempotency });
+  return Object.assign(rpcException(problemOf(idempotency).document), { cause: idempotency });
 }
 
 function rpcException(payload: unknown): Error {
