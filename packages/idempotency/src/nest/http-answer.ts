@@ -17,26 +17,6 @@ export function byteLength(body: string | Buffer): number {
 }
 
 /**
- * The response headers stored with an answer and replayed with it: those
- * that describe the representation or point at what was created. Headers
- * that belong to the connection or to this request (CORS, a request id,
- * `Set-Cookie`) are not: a replay gets its own.
- *
- * @public
- */
-export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
-  'content-type',
-  'content-disposition',
-  'content-encoding',
-  'content-language',
-  'content-location',
-  'location',
-  'etag',
-  'last-modified',
-  'link',
-];
-
-/**
  * An answer as one string, the form stores keep: a JSON head line, then the
  * body as it was - UTF-8 text as is, anything else (binary, or text with a
  * NUL, which PostgreSQL's `text` refuses) in base64.

@@ -9,13 +9,9 @@ import { IdempotencyHealthIndicator } from './idempotency-health.indicator';
 import { IdempotencyRunner } from './idempotency.runner';
 import { IdempotentRoutes } from './idempotent-routes';
 import { UnfinishedExecutions } from './unfinished-executions';
-import { checkModuleOptions } from './module-options';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions } from './idempotency.options';
-
-/** How long shutdown waits for executions still running by default (see `drainTimeoutMs`). */
-const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+import { checkModuleOptions, moduleSettings, type IdempotencyModuleOptions } from './idempotency.options';
 
 /**
  * Idempotency for a NestJS service: provides and exports the
@@ -70,16 +66,8 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
       useFactory: (options: IdempotencyModuleOptions, metrics: IdempotencyMetrics) => {
         checkModuleOptions(options);
         if (options.currentExecution) trackCurrentExecution();
-        return new IdempotencyCoordinator({
-          service: options.service,
-          store: options.store,
-          defaults: options.defaults,
-          operations: options.operations,
-          replayCache: options.replayCache,
-          maxWaiters: options.maxWaiters,
-          encryption: options.encryption,
-          observer: new FanOutObserver([metrics, ...(options.observers ?? [])]),
-        });
+        // The module's options are the coordinator's, its observers fanned out behind one.
+        return new IdempotencyCoordinator({ ...options, observer: new FanOutObserver([metrics, ...(options.observers ?? [])]) });
       },
     },
     IdempotentRoutes,
@@ -154,7 +142,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   }
 
   private async drainOnce(): Promise<void> {
-    const timeoutMs = this.options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    const timeoutMs = moduleSettings(this.options).drainTimeoutMs;
     if (await this.coordinator.drain(timeoutMs)) return;
     const { completed, released } = await this.unfinished.giveUp();
     const { service } = this.options;

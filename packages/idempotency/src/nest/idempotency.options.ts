@@ -1,9 +1,7 @@
 import type { Registry } from 'prom-client';
-import type { AnswerEncryptionOptions } from '../encryption-keys';
+import type { IdempotencyOptions } from '../coordinator';
 import type { IdempotencyObserver } from '../observer';
 import type { OperationPolicy } from '../policy';
-import type { ReplayCacheOptions } from '../replay-cache';
-import type { IdempotencyStore } from '../store';
 import type { Scope } from './scope';
 
 /**
@@ -22,18 +20,15 @@ import type { Scope } from './scope';
 export type KeyMode = 'required' | 'optional' | 'fingerprint' | 'none';
 
 /**
- * Options of `IdempotencyModule.forRoot` (or returned by `forRootAsync`'s factory).
+ * Options of `IdempotencyModule.forRoot` (or returned by `forRootAsync`'s
+ * factory): the coordinator's own (`service`, `store`, `defaults`,
+ * `operations`, `replayCache`, `maxWaiters`, `encryption`; see
+ * `IdempotencyOptions`), with `observers` in place of its single
+ * `observer`, and what the module adds for its routes.
  *
  * @public
  */
-export interface IdempotencyModuleOptions {
-  /** This service's name: part of every record's identity. */
-  service: string;
-  store: IdempotencyStore;
-  /** Policy for every operation of this service. */
-  defaults?: Partial<OperationPolicy>;
-  /** Per-operation policy, over the defaults. */
-  operations?: Record<string, Partial<OperationPolicy>>;
+export interface IdempotencyModuleOptions extends Omit<IdempotencyOptions, 'observer'> {
   /** What a route does without a key, unless `@Idempotent` says otherwise. Default `required`. */
   keyMode?: KeyMode;
   /**
@@ -68,19 +63,6 @@ export interface IdempotencyModuleOptions {
    */
   maxDecompressingBytes?: number;
   /**
-   * Answer replays of records this process has seen completed from memory,
-   * without a round trip to the store; `false` turns it off. Default on
-   * (10,000 records, 16 Mi characters). Safe: a completed record never
-   * changes until its retention ends.
-   */
-  replayCache?: ReplayCacheOptions | false;
-  /**
-   * How many requests may wait for other executions at once in this
-   * process; the next one is answered 409 with `Retry-After`. Default
-   * 10,000. The policy's `maxWaitersPerKey` caps one key.
-   */
-  maxWaiters?: number;
-  /**
    * Keep each execution in an `AsyncLocalStorage`, so `currentExecution()`
    * works anywhere below a handler (a service it calls). Default `false`: on
    * Node 20 an active `AsyncLocalStorage` costs every promise of the process
@@ -88,16 +70,6 @@ export interface IdempotencyModuleOptions {
    * execution for free with `@CurrentExecution()`.
    */
   currentExecution?: boolean;
-  /**
-   * Encrypt every stored answer (status, headers and body) at rest with
-   * AES-256-GCM under a keyring, each bound to its record and to the
-   * fingerprint of the request it answers (see
-   * `AnswerEncryptionOptions`, and `encryptionKeysFromEnv` for
-   * `IDEMPOTENCY_ENCRYPTION_KEYS`). An answer that does not decrypt is
-   * answered 500 `stored-answer-unreadable`: never replayed, never executed
-   * again. Unset: answers are stored as they are.
-   */
-  encryption?: AnswerEncryptionOptions;
   /** More observers of the coordinator's events (logs, traces), next to the metrics. */
   observers?: IdempotencyObserver[];
   /**
@@ -139,4 +111,102 @@ export interface IdempotentMetadata {
   fingerprintFields?: string[];
   scope?: Scope;
   policy: Partial<OperationPolicy>;
+}
+
+/**
+ * The response headers stored with an answer and replayed with it: those
+ * that describe the representation or point at what was created. Headers
+ * that belong to the connection or to this request (CORS, a request id,
+ * `Set-Cookie`) are not: a replay gets its own.
+ *
+ * @public
+ */
+export const DEFAULT_REPLAY_HEADERS: readonly string[] = [
+  'content-type',
+  'content-disposition',
+  'content-encoding',
+  'content-language',
+  'content-location',
+  'location',
+  'etag',
+  'last-modified',
+  'link',
+];
+
+/** `maxResponseBytes` unless set: 1 MiB. */
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/** Replays decompressing at once by default, each counted at `maxResponseBytes`. */
+const DEFAULT_DECOMPRESSIONS = 8;
+/** How long shutdown waits for executions still running by default (see `drainTimeoutMs`). */
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+
+const KEY_MODES: readonly KeyMode[] = ['required', 'optional', 'fingerprint', 'none'];
+
+/** A mistyped option would quietly change what is protected: refuse it at boot, naming it. */
+class InvalidOptionError extends TypeError {
+  override name = 'InvalidOptionError';
+}
+
+export function checkKeyMode(keyMode: unknown, where: string): void {
+  if (!KEY_MODES.includes(keyMode as KeyMode)) {
+    throw new InvalidOptionError(`${where}: keyMode must be one of ${KEY_MODES.join(', ')} (got ${JSON.stringify(keyMode)})`);
+  }
+}
+
+export function checkScope(scope: unknown, where: string): void {
+  if (scope !== 'shared' && typeof scope !== 'function') {
+    throw new InvalidOptionError(`${where}: scope must be a resolver function or 'shared' (got ${JSON.stringify(scope)})`);
+  }
+}
+
+/** The module's own options, each with its default applied (the coordinator applies its own). */
+export interface ModuleSettings {
+  keyMode: KeyMode;
+  maxResponseBytes: number;
+  maxDecompressingBytes: number;
+  /** Lower-case names of the response headers stored and replayed: `DEFAULT_REPLAY_HEADERS` and `replayHeaders`. */
+  replayHeaders: ReadonlySet<string>;
+  drainTimeoutMs: number;
+}
+
+/** What the module was given, checked (see `checkModuleOptions`), with every default applied. */
+export function moduleSettings(options: IdempotencyModuleOptions): ModuleSettings {
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  return {
+    keyMode: options.keyMode ?? 'required',
+    maxResponseBytes,
+    maxDecompressingBytes: options.maxDecompressingBytes ?? DEFAULT_DECOMPRESSIONS * maxResponseBytes,
+    replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+  };
+}
+
+/** Check what the module was given; the policies are checked by the coordinator. */
+export function checkModuleOptions(options: IdempotencyModuleOptions): void {
+  const where = `IdempotencyModule (${String(options.service)})`;
+  if (typeof options.service !== 'string' || options.service === '')
+    throw new InvalidOptionError(`${where}: service must be a non-empty string`);
+  if (typeof options.store?.claim !== 'function') throw new InvalidOptionError(`${where}: store must be an IdempotencyStore`);
+  if (options.keyMode !== undefined) checkKeyMode(options.keyMode, where);
+  if (options.scope !== undefined) checkScope(options.scope, where);
+  const max = options.maxResponseBytes;
+  if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+    throw new InvalidOptionError(`${where}: maxResponseBytes must be a positive whole number of bytes (got ${String(max)})`);
+  }
+  const budget = options.maxDecompressingBytes;
+  if (budget !== undefined && !(Number.isSafeInteger(budget) && budget >= (max ?? DEFAULT_MAX_RESPONSE_BYTES))) {
+    // Each decompression reserves maxResponseBytes: a smaller budget would refuse every one.
+    throw new InvalidOptionError(
+      `${where}: maxDecompressingBytes must be a whole number of bytes, at least maxResponseBytes (got ${String(budget)})`,
+    );
+  }
+  const drain = options.drainTimeoutMs;
+  if (drain !== undefined && !(Number.isFinite(drain) && drain >= 0)) {
+    throw new InvalidOptionError(`${where}: drainTimeoutMs must be a number of milliseconds, 0 or more (got ${String(drain)})`);
+  }
+  for (const name of options.replayHeaders ?? []) {
+    if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new InvalidOptionError(`${where}: replayHeaders must be header names (got ${JSON.stringify(name)})`);
+    }
+  }
 }

@@ -9,12 +9,12 @@ import { parseIdempotencyKey } from '../key';
 import { noteRequestIdentity } from '../request-identity';
 import { DecompressionBudget } from './decompression-budget';
 import { HttpExecution, type AnswerLimits } from './http-execution';
-import { decodeAnswer, DEFAULT_REPLAY_HEADERS } from './http-answer';
+import { decodeAnswer } from './http-answer';
 import { sendReplay, type ReplayDecompression } from './http-replay';
 import { toHttpException } from './idempotency.exception';
 import { problemOf } from './problem-details';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions } from './idempotency.options';
+import { moduleSettings, type IdempotencyModuleOptions } from './idempotency.options';
 import {
   disconnectSignal,
   hasBody,
@@ -26,14 +26,10 @@ import {
   uploadedFiles,
   type HttpRequestLike,
 } from './idempotency-request';
-import { DEFAULT_MAX_RESPONSE_BYTES } from './module-options';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import type { ProtectedHandler } from './protected-handlers';
 import { UnfinishedExecutions } from './unfinished-executions';
 import { runRpc, toRpcError } from './rpc-execution';
-
-/** Replays decompressing at once by default, each counted at `maxResponseBytes`. */
-const DEFAULT_DECOMPRESSIONS = 8;
 
 /**
  * Runs each call of an `@Idempotent` handler (HTTP on Fastify or Express, or
@@ -79,13 +75,9 @@ export class IdempotencyRunner {
       );
     }
     this.service = options.service;
-    const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    this.answers = {
-      replayHeaders: new Set([...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((name) => name.toLowerCase())]),
-      maxResponseBytes,
-    };
-    const budget = new DecompressionBudget(options.maxDecompressingBytes ?? DEFAULT_DECOMPRESSIONS * maxResponseBytes);
-    this.decompression = { maxBytes: maxResponseBytes, budget };
+    const { maxResponseBytes, replayHeaders, maxDecompressingBytes } = moduleSettings(options);
+    this.answers = { replayHeaders, maxResponseBytes };
+    this.decompression = { maxBytes: maxResponseBytes, budget: new DecompressionBudget(maxDecompressingBytes) };
   }
 
   /** Run `handler` (`invoke`, handed its execution) once for this request's key, or answer for it. */

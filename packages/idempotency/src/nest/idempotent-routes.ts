@@ -4,7 +4,7 @@ import { IdempotencyCoordinator } from '../coordinator';
 import type { OperationPolicy } from '../policy';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
-import type { IdempotencyModuleOptions, KeyMode } from './idempotency.options';
+import { moduleSettings, type IdempotencyModuleOptions, type KeyMode } from './idempotency.options';
 import { protectedRoute, type ProtectedHandler } from './protected-handlers';
 import { principalScope, type ScopeResolver } from './scope';
 
@@ -137,7 +137,7 @@ export class IdempotentRoutes implements OnModuleInit {
     )?.[0];
     return {
       operation: metadata.operation,
-      keyMode: metadata.keyMode ?? this.options.keyMode ?? 'required',
+      keyMode: metadata.keyMode ?? moduleSettings(this.options).keyMode,
       fingerprintFields: metadata.fingerprintFields,
       scope: scope === 'shared' ? undefined : scope,
       policy,

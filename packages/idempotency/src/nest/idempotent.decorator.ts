@@ -3,8 +3,7 @@ import type { Execution } from '../execution';
 import { executionParameters } from './current-execution.decorator';
 import { IdempotencyCallParam, IdempotencyCallPipe, isIdempotencyCall } from './idempotency-call';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
-import type { IdempotentMetadata, IdempotentOptions } from './idempotency.options';
-import { checkKeyMode, checkScope } from './module-options';
+import { checkKeyMode, checkScope, type IdempotentMetadata, type IdempotentOptions } from './idempotency.options';
 import { protectedRoute, registerProtected, type ProtectedHandler } from './protected-handlers';
 
 type Handler = (...args: unknown[]) => unknown;

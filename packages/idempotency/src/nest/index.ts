@@ -10,7 +10,6 @@
 export { CurrentExecution } from './current-execution.decorator';
 export { drainOnShutdown, type DrainOnShutdownOptions } from './drain-on-shutdown';
 export { idempotencyErrorOf, statusOf } from './error-status';
-export { DEFAULT_REPLAY_HEADERS } from './http-answer';
 export { Idempotent } from './idempotent.decorator';
 export { IdempotencyException } from './idempotency.exception';
 export { IdempotencyRunner } from './idempotency.runner';
@@ -18,7 +17,7 @@ export { IdempotencyHealthIndicator, type StoreHealth } from './idempotency-heal
 export { IdempotencyMetrics } from './idempotency.metrics';
 export { IdempotencyModule } from './idempotency.module';
 export { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
-export type { IdempotencyModuleOptions, IdempotentOptions, KeyMode } from './idempotency.options';
+export { DEFAULT_REPLAY_HEADERS, type IdempotencyModuleOptions, type IdempotentOptions, type KeyMode } from './idempotency.options';
 export type { IdempotentRoute } from './idempotent-routes';
 export { NestingDepthPipe } from './nesting-depth.pipe';
 export { ProblemDetailsFilter } from './problem-details.filter';
