@@ -210,6 +210,15 @@ export class IdempotencyCoordinator {
   }
 
   /**
+   * @internal The registry of this coordinator's running executions, for an
+   * integration that can end some of them early on shutdown (see
+   * `IdempotencyModule.drain`).
+   */
+  get executions(): RunningExecutions {
+    return this.running;
+  }
+
+  /**
    * Resolves `true` once every execution this coordinator has begun has
    * stored its answer or given its key back (its store call returned,
    * whatever it answered), and every claim sent has been answered, or

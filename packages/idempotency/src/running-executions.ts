@@ -1,9 +1,31 @@
 import { MAX_TIMER_MS } from './milliseconds';
 
 /**
- * How many executions a coordinator has begun that have not yet stored
- * their answer or given their key back: what a graceful shutdown waits for
- * before it closes the store.
+ * How one running execution may be ended on a shutdown that can wait no
+ * longer (see `RunningExecutions.giveUp`): `completed` or `released` when
+ * it ended there, `undefined` when it is left to its lease.
+ */
+export type GiveUp = () => Promise<'completed' | 'released' | undefined>;
+
+/** What a shutdown that could wait no longer did with the executions still running (see `RunningExecutions.giveUp`). */
+export interface GivenUp {
+  /**
+   * Completed as a 500 result-not-stored: their handlers had ended, and once
+   * stored their work is not run again (a completion the store fails is
+   * reported as a `store_error` event of its own, and leaves the key to its lease).
+   */
+  completed: number;
+  /** Released: their handlers had thrown, so a retry runs them as usual. */
+  released: number;
+}
+
+/**
+ * The executions a coordinator has begun that have not yet stored their
+ * answer or given their key back: what a graceful shutdown waits for
+ * before it closes the store, and, for those an integration can end early
+ * (an HTTP execution whose handler ended but whose answer is not whole),
+ * how to end them when it can wait no longer. One registry per
+ * coordinator, shared by everything that runs executions through it.
  *
  * A server that stops taking requests waits for the requests whose clients
  * are still connected; one whose client went away goes on running without
@@ -15,6 +37,8 @@ import { MAX_TIMER_MS } from './milliseconds';
 export class RunningExecutions {
   private count = 0;
   private idle: Array<() => void> = [];
+  /** The running executions an integration can end early, each with how. */
+  private readonly endable = new Map<object, GiveUp>();
 
   /** Executions running now. */
   get size(): number {
@@ -50,5 +74,21 @@ export class RunningExecutions {
       ); // Infinity: as long as a timer can wait
       this.idle.push(done);
     });
+  }
+
+  /** `execution` can be ended early by `giveUp`, until `settled` is called for it. */
+  endableBy(execution: object, giveUp: GiveUp): void {
+    this.endable.set(execution, giveUp);
+  }
+
+  /** `execution` has stored its answer or given its key back: nothing left to end. */
+  settled(execution: object): void {
+    this.endable.delete(execution);
+  }
+
+  /** End every execution that can be ended early, as it says (for a shutdown that can wait no longer). */
+  async giveUp(): Promise<GivenUp> {
+    const ends = await Promise.all([...this.endable.values()].map((giveUp) => giveUp()));
+    return { completed: ends.filter((end) => end === 'completed').length, released: ends.filter((end) => end === 'released').length };
   }
 }

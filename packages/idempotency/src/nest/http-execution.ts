@@ -3,11 +3,11 @@ import { isObservable, Observable } from 'rxjs';
 import { runInExecution } from '../current-execution';
 import { isIdempotencyError, ResultNotStoredError } from '../errors';
 import type { Execution } from '../execution';
+import type { RunningExecutions } from '../running-executions';
 import { holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, problemAnswer, type HttpAnswer } from './http-answer';
 import { toHttpException } from './idempotency.exception';
 import type { IdempotentRoute } from './idempotent-routes';
-import type { UnfinishedExecutions } from './unfinished-executions';
 
 /** The status of the library's own answer to a client that went away: never stored, never final. */
 const CLIENT_CLOSED_REQUEST = 499;
@@ -61,10 +61,10 @@ export class HttpExecution {
     raw: ServerResponse,
     private readonly route: IdempotentRoute,
     private readonly options: AnswerLimits,
-    /** The module's executions that have not stored their answer or given their key back yet; this one is in it until it has. */
-    private readonly unfinished: UnfinishedExecutions,
+    /** The coordinator's running executions: this one can be ended early there (see `giveUp`) until it has ended. */
+    private readonly running: RunningExecutions,
   ) {
-    unfinished.add(this);
+    running.endableBy(this, () => this.giveUp());
     holders.set(raw, this);
     this.run = new HandlerRun(() => raw.statusCode);
     this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
@@ -208,7 +208,7 @@ export class HttpExecution {
   }
 
   /**
-   * Shutdown can wait no longer (see `IdempotencyModule.drain`): if the
+   * Shutdown can wait no longer (see `IdempotencyModule.drain` and `RunningExecutions.giveUp`): if the
    * handler has ended and only its answer is missing, end the execution now,
    * while the store is still open, as the answer watch would have (see
    * `closed`): a stored 500 result-not-stored, or released if the handler
@@ -239,7 +239,7 @@ export class HttpExecution {
   private async release(): Promise<undefined> {
     this.ended = true;
     await this.execution.release();
-    this.unfinished.delete(this);
+    this.running.settled(this);
     return undefined;
   }
 
@@ -258,7 +258,7 @@ export class HttpExecution {
       if (isIdempotencyError(error)) return problemAnswer(error);
       throw error;
     } finally {
-      this.unfinished.delete(this);
+      this.running.settled(this);
     }
   }
 }

@@ -89,25 +89,47 @@ describe('IdempotencyModule', () => {
     await app.close();
   });
 
-  it('refuses to boot with an app’s runner whose constructor does not pass UnfinishedExecutions on, instead of failing each request after its claim', async () => {
+  it('serves its routes with an app’s runner whose constructor passes on the four arguments: a retry replays, the handler runs once', async () => {
+    let runs = 0;
+    @Controller()
+    class CountingController {
+      @Post('count')
+      @Idempotent('test.count')
+      count() {
+        runs += 1;
+        return { runs };
+      }
+    }
     @Injectable()
-    class OlderRunner extends IdempotencyRunner {
+    class AppRunner extends IdempotencyRunner {
       constructor(
         coordinator: IdempotencyCoordinator,
         routes: IdempotentRoutes,
         adapterHost: HttpAdapterHost,
         @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
       ) {
-        // @ts-expect-error the constructor of a subclass written before the argument was added, built without type-checking
         super(coordinator, routes, adapterHost, options);
       }
     }
-    const boot = Test.createTestingModule({
-      imports: [IdempotencyModule.forRoot({ service: 'older', store: new MemoryStore(), scope: 'shared', metrics: false })],
-      controllers: [PingController],
-      providers: [{ provide: IdempotencyRunner, useClass: OlderRunner }],
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ service: 'subclassed', store: new MemoryStore(), scope: 'shared', metrics: false })],
+      controllers: [CountingController],
+      providers: [{ provide: IdempotencyRunner, useClass: AppRunner }],
     }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      const send = () => fetch(`${url}/count`, { method: 'POST', headers: { 'idempotency-key': 'subclass-1' } });
+      const first = await send();
+      const second = await send();
 
-    await expect(boot).rejects.toThrow('IdempotencyRunner needs UnfinishedExecutions as its last constructor argument');
+      expect(await first.json()).toEqual({ runs: 1 });
+      expect(await second.json()).toEqual({ runs: 1 });
+      expect(second.headers.get('idempotent-replayed')).toBe('true');
+      expect(runs).toBe(1);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -8,7 +8,6 @@ import { IdempotencyCallPipe } from './idempotency-call';
 import { IdempotencyHealthIndicator } from './idempotency-health.indicator';
 import { IdempotencyRunner } from './idempotency.runner';
 import { IdempotentRoutes } from './idempotent-routes';
-import { UnfinishedExecutions } from './unfinished-executions';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { IDEMPOTENCY_MODULE_OPTIONS, IdempotencyConfigurableModule } from './idempotency.module-definition';
 import { checkModuleOptions, moduleSettings, type IdempotencyModuleOptions } from './idempotency.options';
@@ -74,7 +73,6 @@ import { checkModuleOptions, moduleSettings, type IdempotencyModuleOptions } fro
     IdempotencyRunner,
     IdempotencyCallPipe,
     IdempotencyHealthIndicator,
-    UnfinishedExecutions,
   ],
   exports: [
     IdempotencyCoordinator,
@@ -83,7 +81,6 @@ import { checkModuleOptions, moduleSettings, type IdempotencyModuleOptions } fro
     IdempotencyCallPipe,
     IdempotencyMetrics,
     IdempotencyHealthIndicator,
-    UnfinishedExecutions,
     IDEMPOTENCY_MODULE_OPTIONS,
   ],
 })
@@ -95,7 +92,6 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   constructor(
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) private readonly options: IdempotencyModuleOptions,
     private readonly coordinator: IdempotencyCoordinator,
-    private readonly unfinished: UnfinishedExecutions,
   ) {
     super();
   }
@@ -144,7 +140,7 @@ export class IdempotencyModule extends IdempotencyConfigurableModule implements 
   private async drainOnce(): Promise<void> {
     const timeoutMs = moduleSettings(this.options).drainTimeoutMs;
     if (await this.coordinator.drain(timeoutMs)) return;
-    const { completed, released } = await this.unfinished.giveUp();
+    const { completed, released } = await this.coordinator.executions.giveUp();
     const { service } = this.options;
     if (completed + released > 0) {
       this.logger.warn(

@@ -28,7 +28,6 @@ import {
 } from './idempotency-request';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
 import type { ProtectedHandler } from './protected-handlers';
-import { UnfinishedExecutions } from './unfinished-executions';
 import { runRpc, toRpcError } from './rpc-execution';
 
 /**
@@ -48,7 +47,7 @@ import { runRpc, toRpcError } from './rpc-execution';
  * Extend it and override `resolveKey`, `fingerprintOf` or `scopeOf` (provide
  * the subclass as `IdempotencyRunner`) to change how a request is identified.
  * A subclass with a constructor of its own takes and passes on every
- * argument of this one, `UnfinishedExecutions` last.
+ * argument of this one.
  *
  * @beta
  */
@@ -66,14 +65,7 @@ export class IdempotencyRunner {
     private readonly routes: IdempotentRoutes,
     private readonly adapterHost: HttpAdapterHost,
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
-    private readonly unfinished: UnfinishedExecutions,
   ) {
-    if (!(unfinished instanceof UnfinishedExecutions)) {
-      // A subclass whose own constructor predates the argument would fail every request after its claim, and hold the key.
-      throw new TypeError(
-        'IdempotencyRunner needs UnfinishedExecutions as its last constructor argument: pass it on from a subclass constructor',
-      );
-    }
     this.service = options.service;
     const { maxResponseBytes, replayHeaders, maxDecompressingBytes } = moduleSettings(options);
     this.answers = { replayHeaders, maxResponseBytes };
@@ -208,7 +200,7 @@ export class IdempotencyRunner {
       throw this.refusal(error, response);
     }
     if (begun.replay !== undefined) return this.replay(begun.replay, incoming, response, route);
-    const execution = new HttpExecution(begun.execution, raw, route, this.answers, this.unfinished);
+    const execution = new HttpExecution(begun.execution, raw, route, this.answers, this.coordinator.executions);
     return execution.invoke(invoke);
   }
 
