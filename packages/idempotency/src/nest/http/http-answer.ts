@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import type { IdempotencyError } from '../errors';
-import { problemOf } from './problem-details';
+import type { IdempotencyError } from '../../errors';
+import { problemOf } from '../problem-details';
 
 /** An HTTP answer as it went on the wire: what is stored, and what a replay sends. */
 export interface HttpAnswer {

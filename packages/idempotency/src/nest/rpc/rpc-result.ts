@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { ResultNotStoredError } from '../errors';
-import { IdempotencyException } from './idempotency.exception';
+import { ResultNotStoredError } from '../../errors';
+import { IdempotencyException } from '../idempotency.exception';
 
 /** What a message handler's record holds: what it emitted, or the final error it threw. */
 type StoredRpcResult = { values: unknown[] } | { error: { status: number; payload: unknown; rpc: boolean } } | { unstorable: string };

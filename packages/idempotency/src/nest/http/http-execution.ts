@@ -1,13 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { isObservable, Observable } from 'rxjs';
-import { runInExecution } from '../current-execution';
-import { isIdempotencyError, ResultNotStoredError } from '../errors';
-import type { Execution } from '../execution';
-import type { RunningExecutions } from '../running-executions';
+import { runInExecution } from '../../current-execution';
+import { isIdempotencyError, ResultNotStoredError } from '../../errors';
+import type { Execution } from '../../execution';
+import type { RunningExecutions } from '../../running-executions';
 import { holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, problemAnswer, type HttpAnswer } from './http-answer';
-import { toHttpException } from './idempotency.exception';
-import type { IdempotentRoute } from './idempotent-routes';
+import { toHttpException } from '../idempotency.exception';
+import type { IdempotentRoute } from '../idempotent-routes';
 
 /** The status of the library's own answer to a client that went away: never stored, never final. */
 const CLIENT_CLOSED_REQUEST = 499;

@@ -1,4 +1,5 @@
-import { requestDeadline, requestTarget, rpcBody, rpcKey } from './idempotency-request';
+import { rpcBody, rpcKey } from '../rpc/rpc-message';
+import { requestDeadline, requestTarget } from './http-request';
 
 describe('reading a request', () => {
   it('reads the concrete path and the query as sent, never the route template', () => {

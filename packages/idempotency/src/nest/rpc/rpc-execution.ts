@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { from, isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
-import type { IdempotencyCoordinator, RunRequest } from '../coordinator';
-import { runInExecution } from '../current-execution';
-import type { Execution } from '../execution';
-import { idempotencyErrorOf, statusOf } from './error-status';
-import { problemOf } from './problem-details';
-import type { IdempotentRoute } from './idempotent-routes';
+import type { IdempotencyCoordinator, RunRequest } from '../../coordinator';
+import { runInExecution } from '../../current-execution';
+import type { Execution } from '../../execution';
+import { idempotencyErrorOf, statusOf } from '../error-status';
+import { problemOf } from '../problem-details';
+import type { IdempotentRoute } from '../idempotent-routes';
 import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
 
 type RpcExceptionClass = new (error: string | object) => Error;

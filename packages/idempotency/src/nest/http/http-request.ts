@@ -1,13 +1,11 @@
 /**
- * What the runner reads from an HTTP request or an RPC message, for both
- * HTTP adapters and any transport, without importing either (`@nestjs/platform-*`
- * and `@nestjs/microservices` stay optional).
+ * What the HTTP adapter reads from a request, for both HTTP adapters,
+ * without importing either (`@nestjs/platform-*` stay optional).
  */
 import { HttpException } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import type { FingerprintInput } from '../fingerprint';
-import { HeaderName } from '../header-name';
-import { RPC_KEY_FIELD } from './idempotency.constants';
+import type { FingerprintInput } from '../../fingerprint';
+import { HeaderName } from '../../header-name';
 
 /** The parts of a Fastify or Express request the runner reads. */
 export interface HttpRequestLike {
@@ -89,40 +87,4 @@ export function disconnectSignal(raw: ServerResponse): AbortSignal {
     if (!raw.writableFinished) controller.abort(new HttpException('Client Closed Request', 499));
   });
   return controller.signal;
-}
-
-/** A transport's message context, as far as keys go (RMQ, NATS, Kafka). */
-interface RpcContextLike {
-  getMessage?: () => { properties?: { headers?: Record<string, unknown> }; headers?: Record<string, unknown> } | undefined;
-  getHeaders?: () => { get?: (name: string) => unknown } | undefined;
-}
-
-/**
- * The raw key of an RPC message: from the transport's headers where it has
- * them (RMQ properties, NATS or Kafka headers), else from the payload's
- * `idempotencyKey` field.
- */
-export function rpcKey(payload: unknown, context: unknown): unknown {
-  const ctx = (context ?? {}) as RpcContextLike;
-  const message = typeof ctx.getMessage === 'function' ? ctx.getMessage() : undefined;
-  const headers = typeof ctx.getHeaders === 'function' ? ctx.getHeaders() : undefined;
-  const fromHeaders =
-    message?.properties?.headers?.[HeaderName.IdempotencyKey] ??
-    message?.headers?.[HeaderName.IdempotencyKey] ??
-    headers?.get?.(HeaderName.IdempotencyKey);
-  if (fromHeaders !== undefined && fromHeaders !== null) {
-    return Buffer.isBuffer(fromHeaders) ? fromHeaders.toString('latin1') : fromHeaders;
-  }
-  return isRecord(payload) ? payload[RPC_KEY_FIELD] : undefined;
-}
-
-/** The payload without its key, so the fingerprint is the message's content alone. */
-export function rpcBody(payload: unknown): unknown {
-  if (!isRecord(payload) || !(RPC_KEY_FIELD in payload)) return payload;
-  const { [RPC_KEY_FIELD]: _key, ...rest } = payload;
-  return rest;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

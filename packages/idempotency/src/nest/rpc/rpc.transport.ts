@@ -1,0 +1,43 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { IdempotencyCoordinator, RunRequest } from '../../coordinator';
+import type { Execution } from '../../execution';
+import type { FingerprintInput } from '../../fingerprint';
+import type { IdempotentRoute } from '../idempotent-routes';
+import type { IdempotencyTransport } from '../transport';
+import { runRpc, toRpcError } from './rpc-execution';
+import { rpcBody, rpcKey } from './rpc-message';
+
+/**
+ * Microservice messages, whatever the transport: the key from the
+ * transport's headers (see `RPC_TRANSPORTS`) or the payload, the outcome
+ * stored as the values the handler emitted or the final error it threw
+ * (see `runRpc`), errors as `RpcException`s carrying their problem document.
+ */
+export class RpcTransport implements IdempotencyTransport {
+  constructor(private readonly coordinator: IdempotencyCoordinator) {}
+
+  key(context: ExecutionContext): unknown {
+    const rpc = context.switchToRpc();
+    return rpcKey(rpc.getData(), rpc.getContext());
+  }
+
+  fingerprint(context: ExecutionContext, route: IdempotentRoute): FingerprintInput {
+    return { method: 'RPC', path: route.pattern ?? context.getHandler().name, body: rpcBody(context.switchToRpc().getData()) };
+  }
+
+  /** A message carries no deadline its consumer could read. */
+  deadline(): undefined {
+    return undefined;
+  }
+
+  /** A message handler's outbound calls carry no request to keep it on. */
+  identified(): void {}
+
+  run(_context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
+    return runRpc(this.coordinator, route, request, invoke);
+  }
+
+  refusal(error: unknown): unknown {
+    return toRpcError(error);
+  }
+}
