@@ -15,7 +15,7 @@ import {
   StoreRefusedError,
   StoreUnavailableError,
 } from './errors';
-import { Execution, type ExecutionReport } from './execution';
+import { Execution, type ExecutionParts, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
@@ -115,6 +115,31 @@ export interface RunResult<T> {
   /** The epoch this request executed under, when it executed. */
   epoch?: number;
 }
+
+/** One request's way through `begin`: what its claims, decisions and waits share. */
+interface Attempt {
+  readonly request: RunRequest;
+  readonly policy: OperationPolicy;
+  readonly recordKey: string;
+  readonly report: ExecutionReport;
+  /** When this request stops waiting (epoch ms): its policy's `maxWaitMs`, or its own deadline. */
+  readonly waitUntil: number;
+  /** It has waited for another execution: a store failure no longer fails open, and a replay is reported `waited`. */
+  waited: boolean;
+  /** Aborts its waits (the caller went away), asked for at its first wait. */
+  signal: AbortSignal | undefined;
+  /** How the last wait ended: another waiter's claim answers this one, or this one claims for them. */
+  recheck: Recheck;
+}
+
+/** A claim the store could not answer. */
+interface StoreFailure {
+  status: 'failed';
+  error: unknown;
+}
+
+/** A claim's answer when another execution holds the key. */
+type HeldClaim = Extract<ClaimResult, { status: 'in_progress' }>;
 
 /** Names this process in its owner tokens: random, so no two processes share one. */
 const PROCESS_TOKEN = randomUUID();
@@ -312,118 +337,161 @@ export class IdempotencyCoordinator {
    * }
    */
   async begin(request: RunRequest, policy = this.policyFor(request.operation, request.policy)): Promise<Begun> {
-    const { store } = this;
-    if (policy.transactional && !isTransactionalStore(store)) {
+    if (policy.transactional && !isTransactionalStore(this.store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
     const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
     const report = this.reporter(request);
     const known = this.knownReplay(request, recordKey, report);
     if (known !== undefined) return { replay: known, waited: false };
-    const replays = this.replays;
     const waitUntil = Math.min(Date.now() + policy.maxWaitMs, request.deadline ?? Infinity);
-    let waited = false;
-    let signal: AbortSignal | undefined;
-    /** How the last wait ended: another waiter's claim answers this one, or this one claims for them. */
-    let recheck: Recheck = { by: 'own' };
-
+    const attempt: Attempt = { request, policy, recordKey, report, waitUntil, waited: false, signal: undefined, recheck: { by: 'own' } };
     for (;;) {
       const owner = ownerToken();
-      let claim: ClaimResult;
-      // Counted from the claim, not from its answer: a claim in flight when
-      // shutdown drains must not come back claimed to a store closed since.
-      // A claimed execution takes the count over; anything else gives it back.
-      this.running.started();
+      const claim = await this.claim(attempt, owner);
+      const begun = await this.decide(attempt, owner, claim);
+      if (begun) return begun;
+      await this.wait(attempt, claim as HeldClaim);
+      attempt.waited = true;
+    }
+  }
+
+  /**
+   * Ask the store for the key (or take the answer of another waiter's
+   * claim, see `SharedRechecks`). Counted as running from the claim, not
+   * from its answer: a claim in flight when shutdown drains must not come
+   * back claimed to a store closed since. A claimed execution takes the
+   * count over; anything else gives it back (see `decide`).
+   */
+  private async claim(attempt: Attempt, owner: string): Promise<ClaimResult | StoreFailure> {
+    const { request, policy, recordKey, recheck } = attempt;
+    this.running.started();
+    try {
+      if (recheck.by === 'follow') return await recheck.answer;
+      const started = performance.now();
+      const { leaseMs, heartbeatMs } = policy;
+      const claiming = traceClaim(
+        () => this.store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs }),
+        () => ({ service: this.options.service, operation: request.operation, keyHash: hashKey(request.key) }),
+      );
+      // The other waiters see the key as a claim of theirs would: held, by this request when it claimed.
+      if (recheck.by === 'lead') recheck.share(claiming.then((answer) => heldBy(answer, request.fingerprint, leaseMs)));
+      const claim = await claiming;
+      this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
+      return claim;
+    } catch (error) {
+      this.running.ended();
+      return { status: 'failed', error };
+    }
+  }
+
+  /**
+   * What the claim's answer means for this request: it executes (claimed,
+   * or unprotected under fail-open), replays, is refused, or - the key
+   * held by another execution - `undefined`: it waits.
+   */
+  private async decide(attempt: Attempt, owner: string, claim: ClaimResult | StoreFailure): Promise<Begun | undefined> {
+    const { request, policy, recordKey, report, waited } = attempt;
+    if (claim.status === 'failed') {
+      const { error } = claim;
+      // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
+      if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
+      report(IdempotencyOutcome.StoreError, { error });
+      // A store that answers but lacks its schema, or refuses this process (credentials, grants, ACL), would
+      // let every request through unprotected, every retry of a charge charged again: refuse instead.
+      if (isIdempotencyError(error, SchemaVersionError) || isIdempotencyError(error, StoreRefusedError)) throw error;
+      if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
+      report(IdempotencyOutcome.FailOpen);
+      return { execution: this.execution(attempt, owner, 0), waited };
+    }
+    if (claim.status === 'claimed') return { execution: await this.claimed(attempt, owner, claim.epoch), waited };
+    this.running.ended();
+    if (claim.fingerprint !== request.fingerprint) {
+      report(IdempotencyOutcome.Mismatched);
+      throw new KeyReusedError('This Idempotency-Key was already used for a different request');
+    }
+    if (claim.status === 'completed') {
+      const result = this.readable(recordKey, claim.fingerprint, claim.result, report);
+      if (claim.remainingMs !== undefined) this.replays?.set(recordKey, claim.fingerprint, result, claim.remainingMs);
+      report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
+      return { replay: result, waited };
+    }
+    return undefined;
+  }
+
+  /** The execution of a claimed key, in its store transaction under `transactional`. */
+  private async claimed(attempt: Attempt, owner: string, epoch: number): Promise<Execution> {
+    const { store } = this;
+    const { policy, recordKey, report } = attempt;
+    let transaction: StoreTransaction | undefined;
+    if (policy.transactional && isTransactionalStore(store)) {
       try {
-        if (recheck.by === 'follow') claim = await recheck.answer;
-        else {
-          const started = performance.now();
-          const { leaseMs, heartbeatMs } = policy;
-          const claiming = traceClaim(
-            () => store.claim({ recordKey, fingerprint: request.fingerprint, owner, leaseMs, heartbeatMs }),
-            () => ({ service: this.options.service, operation: request.operation, keyHash: hashKey(request.key) }),
-          );
-          // The other waiters see the key as a claim of theirs would: held, by this request when it claimed.
-          if (recheck.by === 'lead') recheck.share(claiming.then((answer) => heldBy(answer, request.fingerprint, leaseMs)));
-          claim = await claiming;
-          this.options.observer?.claimLatency?.(this.options.service, request.operation, performance.now() - started);
-        }
+        transaction = await store.begin(recordKey, owner);
       } catch (error) {
-        this.running.ended();
-        // A record the store found but will not read may stand for a side effect that ran: never fail open on it.
+        report(IdempotencyOutcome.StoreError, { epoch, error });
+        await this.execution(attempt, owner, epoch).release();
+        throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', {
+          cause: error,
+        });
+      }
+    }
+    return this.execution(attempt, owner, epoch, transaction);
+  }
+
+  /**
+   * The one way an execution is made: unprotected (epoch 0, under
+   * fail-open: nothing claimed, nothing counted), or of a claimed key,
+   * counted as running until it ends. A result that cannot be stored is
+   * kept in this process, so it replays instead of running the action
+   * again: for the whole retention, not `maxAgeMs`, since the store has no
+   * answer to ask for after it. A result is sealed here, where the
+   * request's fingerprint is known: the store's `complete` is not told it.
+   */
+  private execution(attempt: Attempt, owner: string, epoch: number, transaction?: StoreTransaction): Execution {
+    const { request, policy, recordKey, report } = attempt;
+    const parts: ExecutionParts = { store: this.store, recordKey, owner, epoch, policy, report };
+    if (epoch === 0) return new Execution(parts);
+    const { replays, encryption } = this;
+    return new Execution({
+      ...parts,
+      transaction,
+      running: this.running,
+      remember: replays && ((result) => replays.setUnstored(recordKey, request.fingerprint, result, policy.retentionMs)),
+      seal: encryption && ((result) => encryption.seal(recordKey, this.boundFingerprint(request.fingerprint), result)),
+    });
+  }
+
+  /**
+   * Wait for the execution holding the key to end: its completion signal,
+   * or the lease's end, which re-checks a holder that died silently; or
+   * refuse with 409 when this request may not, or can no longer, wait.
+   */
+  private async wait(attempt: Attempt, held: HeldClaim): Promise<void> {
+    const { request, policy, recordKey, report } = attempt;
+    const remaining = attempt.waitUntil - Date.now();
+    // Past a cap on waiting requests, answered as under `reject`; `enter` counts this one until its wait ends.
+    if (policy.inFlight === 'reject' || remaining <= 0 || !this.waiting.enter(recordKey, policy.maxWaitersPerKey)) {
+      report(IdempotencyOutcome.RejectedInFlight);
+      const retryAfterSeconds = Math.max(1, Math.ceil(held.leaseRemainingMs / 1000));
+      throw new InFlightError('A request with this Idempotency-Key is still being processed', retryAfterSeconds);
+    }
+    try {
+      attempt.signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
+      try {
+        // Grouped by fingerprint too: the re-check's claim answers the request it was made for, not another.
+        attempt.recheck = await this.rechecks.wait(recordKey, request.fingerprint, held.leaseRemainingMs, remaining, attempt.signal);
+      } catch (error) {
         if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
         report(IdempotencyOutcome.StoreError, { error });
-        // A store that answers but lacks its schema, or refuses this process (credentials, grants, ACL), would
-        // let every request through unprotected, every retry of a charge charged again: refuse instead.
-        if (isIdempotencyError(error, SchemaVersionError) || isIdempotencyError(error, StoreRefusedError)) throw error;
-        if (policy.onStoreFailure !== 'fail-open' || waited) throw unavailable(error);
-        report(IdempotencyOutcome.FailOpen);
-        return { execution: new Execution(store, recordKey, owner, 0, policy, report), waited };
+        throw unavailable(error);
       }
-
-      if (claim.status === 'claimed') {
-        let transaction: StoreTransaction | undefined;
-        if (policy.transactional && isTransactionalStore(store)) {
-          try {
-            transaction = await store.begin(recordKey, owner);
-          } catch (error) {
-            report(IdempotencyOutcome.StoreError, { epoch: claim.epoch, error });
-            await new Execution(store, recordKey, owner, claim.epoch, policy, report, undefined, this.running).release();
-            throw new StoreUnavailableError('The idempotency store could not open a transaction; the request was not executed', {
-              cause: error,
-            });
-          }
-        }
-        // A result that cannot be stored is kept here, so this process replays it instead of running the action again:
-        // for the whole retention, not maxAgeMs, since the store has no answer to ask for after it.
-        const remember = replays && ((result: string) => replays.setUnstored(recordKey, request.fingerprint, result, policy.retentionMs));
-        // Sealed here, where the fingerprint is known: the store's `complete` is not told it.
-        const { encryption } = this;
-        const seal = encryption && ((result: string) => encryption.seal(recordKey, this.boundFingerprint(request.fingerprint), result));
-        return {
-          execution: new Execution(store, recordKey, owner, claim.epoch, policy, report, transaction, this.running, remember, seal),
-          waited,
-        };
-      }
-      this.running.ended();
-      if (claim.fingerprint !== request.fingerprint) {
-        report(IdempotencyOutcome.Mismatched);
-        throw new KeyReusedError('This Idempotency-Key was already used for a different request');
-      }
-      if (claim.status === 'completed') {
-        const result = this.readable(recordKey, claim.fingerprint, claim.result, report);
-        if (claim.remainingMs !== undefined) replays?.set(recordKey, claim.fingerprint, result, claim.remainingMs);
-        report(waited ? IdempotencyOutcome.Waited : IdempotencyOutcome.Replayed);
-        return { replay: result, waited };
-      }
-
-      const remaining = waitUntil - Date.now();
-      // Past a cap on waiting requests, answered as under `reject`; `enter` counts this one until its wait ends.
-      if (policy.inFlight === 'reject' || remaining <= 0 || !this.waiting.enter(recordKey, policy.maxWaitersPerKey)) {
-        report(IdempotencyOutcome.RejectedInFlight);
-        const retryAfterSeconds = Math.max(1, Math.ceil(claim.leaseRemainingMs / 1000));
-        throw new InFlightError('A request with this Idempotency-Key is still being processed', retryAfterSeconds);
-      }
-      try {
-        signal ??= typeof request.signal === 'function' ? request.signal() : request.signal;
-        try {
-          // Wake on the completion signal or at the lease's end, which re-checks a holder that died silently.
-          // Grouped by fingerprint too: the re-check's claim answers the request it was made for, not another.
-          recheck = await this.rechecks.wait(recordKey, request.fingerprint, claim.leaseRemainingMs, remaining, signal);
-        } catch (error) {
-          if (isIdempotencyError(error, RecordVersionError)) throw this.refused(error, report);
-          report(IdempotencyOutcome.StoreError, { error });
-          throw unavailable(error);
-        }
-      } finally {
-        this.waiting.leave(recordKey);
-      }
-      // A lead claims even if aborted since: the other waiters wait for its answer.
-      if (signal?.aborted && recheck.by !== 'lead') {
-        report(IdempotencyOutcome.Abandoned);
-        signal.throwIfAborted();
-      }
-      waited = true;
+    } finally {
+      this.waiting.leave(recordKey);
+    }
+    // A lead claims even if aborted since: the other waiters wait for its answer.
+    if (attempt.signal?.aborted && attempt.recheck.by !== 'lead') {
+      report(IdempotencyOutcome.Abandoned);
+      attempt.signal.throwIfAborted();
     }
   }
 

@@ -9,6 +9,41 @@ import type { IdempotencyStore, StoreTransaction } from './store';
 /** Reports one of the execution's decisions (see `IdempotencyObserver`). */
 export type ExecutionReport = (outcome: IdempotencyOutcome, extra?: { epoch?: number; error?: unknown }) => void;
 
+/** @internal What one execution is made of: its claim, its policy, and what it reports and stores through. */
+export interface ExecutionParts {
+  store: IdempotencyStore;
+  /** See `Execution.recordKey`. */
+  recordKey: string;
+  /** The claim's owner token: what the store's compare-and-set checks. */
+  owner: string;
+  /** See `Execution.epoch`; `0` under fail-open, when nothing was claimed. */
+  epoch: number;
+  policy: OperationPolicy;
+  report: ExecutionReport;
+  /**
+   * The store's open transaction under `transactional: true` (for
+   * `PostgresStore`, a `pg` `PoolClient`): write the side effect through it
+   * and it commits with the record's completion, or not at all.
+   */
+  transaction?: StoreTransaction;
+  /**
+   * Where this execution is counted until its answer is stored or its key
+   * given back (see `IdempotencyCoordinator.drain`): the coordinator
+   * counted its claim, and the execution takes that count over.
+   */
+  running?: RunningExecutions;
+  /**
+   * Keeps a result that could not be stored in this process (the
+   * coordinator's replay cache), so a retry that reaches it replays.
+   */
+  remember?: (result: string) => void;
+  /**
+   * The result as the store keeps it: encrypted for this record and this
+   * request's fingerprint, when the coordinator encrypts answers.
+   */
+  seal?: (result: string) => string;
+}
+
 /** The first pause between two completion attempts; it doubles up to {@link RETRY_MAX_MS}. */
 const RETRY_FIRST_MS = 50;
 /** The longest pause between two completion attempts: a store back from a restart is found within it. */
@@ -58,49 +93,41 @@ export class Execution implements Beating {
    */
   private heldUntil: number;
 
-  /** @internal Made by `IdempotencyCoordinator.begin`. */
-  constructor(
-    private readonly store: IdempotencyStore,
-    /**
-     * The record's identity in the store (a hash of service, operation,
-     * scope and key): what a protected resource keys its fence on.
-     */
-    readonly recordKey: string,
-    private readonly owner: string,
-    /**
-     * Fencing epoch: greater than every earlier one for this key. The
-     * protected resource refuses a write carrying an older epoch than one it
-     * has seen, which is what stops a holder that lost its lease. `0` when
-     * running unprotected under fail-open.
-     */
-    readonly epoch: number,
-    private readonly policy: OperationPolicy,
-    private readonly report: ExecutionReport,
-    /**
-     * The store's open transaction under `transactional: true` (for
-     * `PostgresStore`, a `pg` `PoolClient`): write the side effect through it
-     * and it commits with the record's completion, or not at all.
-     */
-    private readonly storeTransaction?: StoreTransaction,
-    /**
-     * Where this execution is counted until its answer is stored or its key
-     * given back (see `IdempotencyCoordinator.drain`): the coordinator
-     * counted its claim, and the execution takes that count over.
-     */
-    private readonly running?: RunningExecutions,
-    /**
-     * Keeps a result that could not be stored in this process (the
-     * coordinator's replay cache), so a retry that reaches it replays.
-     */
-    private readonly remember?: (result: string) => void,
-    /**
-     * The result as the store keeps it: encrypted for this record and this
-     * request's fingerprint, when the coordinator encrypts answers.
-     */
-    private readonly seal?: (result: string) => string,
-  ) {
-    this.heldUntil = performance.now() + policy.leaseMs;
-    if (epoch > 0) this.startHeartbeat();
+  /**
+   * The record's identity in the store (a hash of service, operation,
+   * scope and key): what a protected resource keys its fence on.
+   */
+  readonly recordKey: string;
+  /**
+   * Fencing epoch: greater than every earlier one for this key. The
+   * protected resource refuses a write carrying an older epoch than one it
+   * has seen, which is what stops a holder that lost its lease. `0` when
+   * running unprotected under fail-open.
+   */
+  readonly epoch: number;
+  private readonly store: IdempotencyStore;
+  private readonly owner: string;
+  private readonly policy: OperationPolicy;
+  private readonly report: ExecutionReport;
+  private readonly storeTransaction: StoreTransaction | undefined;
+  private readonly running: RunningExecutions | undefined;
+  private readonly remember: ((result: string) => void) | undefined;
+  private readonly seal: ((result: string) => string) | undefined;
+
+  /** @internal Made by `IdempotencyCoordinator` alone, from its claim (see `ExecutionParts`). */
+  constructor(parts: ExecutionParts) {
+    this.store = parts.store;
+    this.recordKey = parts.recordKey;
+    this.owner = parts.owner;
+    this.epoch = parts.epoch;
+    this.policy = parts.policy;
+    this.report = parts.report;
+    this.storeTransaction = parts.transaction;
+    this.running = parts.running;
+    this.remember = parts.remember;
+    this.seal = parts.seal;
+    this.heldUntil = performance.now() + this.policy.leaseMs;
+    if (this.epoch > 0) this.startHeartbeat();
   }
 
   /** The store transaction's handle, when the operation is transactional; `undefined` otherwise. */
