@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { cp, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from '@idempotency-chain/local-processes';
 import { childEnv, runCommand } from './command';
 import { APPS, installFixture, type FixtureName, type Manifest } from './fixture';
 import type { NodeRelease } from './node-matrix';
@@ -92,6 +93,23 @@ export class AppCopy {
     return this.timed(step, () => runCommand('npm', ['run', script], { cwd: this.folder, timeoutMs: STEP_TIMEOUT_MS, env }));
   }
 
+  /**
+   * Start the copy with its README's command on `node` (`env` over the
+   * README's), read its `GET /health`, and stop it.
+   */
+  async startedHealth(node: NodeRelease, env: Record<string, string>): Promise<{ status: number; body: unknown }> {
+    const command = await readmeStartCommand(this.folder);
+    const started = await this.timed(`start on ${node.version}`, async () =>
+      startApp(this.folder, { ...command, env: { ...command.env, ...env } }, await freePort(), node),
+    );
+    try {
+      const health = await fetch(`${started.baseUrl}/health`);
+      return { status: health.status, body: await health.json() };
+    } finally {
+      await started.stop();
+    }
+  }
+
   /** The total of the steps so far. */
   totalMs(): number {
     return this.times.reduce((sum, time) => sum + time.ms, 0);
@@ -108,7 +126,7 @@ export class AppCopy {
 }
 
 /** A started app: answers on `baseUrl` until stopped. */
-export interface StartedApp {
+interface StartedApp {
   baseUrl: string;
   stop(): Promise<void>;
 }
@@ -118,7 +136,7 @@ export interface StartedApp {
  * and resolve once `GET /health` answers 200 on `port`; reject with its
  * output if it exits first or does not answer within `bootTimeoutMs`.
  */
-export async function startApp(
+async function startApp(
   folder: string,
   command: StartCommand,
   port: number,

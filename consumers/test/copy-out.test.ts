@@ -3,24 +3,18 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, freePorts } from '@idempotency-chain/local-processes';
+import { freePorts } from '@idempotency-chain/local-processes';
 import { satisfies } from 'semver';
-import { AppCopy, readmeStartCommand, startApp } from './app-copy';
+import { AppCopy, readmeStartCommand } from './app-copy';
 import { APP_FIXTURES, APPS } from './fixture';
 import { everyRelease, HOST_NODE, newestReleases, pathFor, type NodeRelease } from './node-matrix';
 import { packedPackages } from './packed-tarballs';
+import { SERVICES } from './services';
 import { VerifierCli } from './verifier-cli';
 
 /** The apps a team can copy alone: the chain, outermost first. */
 const CHAIN = APP_FIXTURES;
 type AppName = (typeof CHAIN)[number];
-
-/** The services the apps' own tests reach, as CI provides them. */
-const SERVICES = {
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-  AMQP_URL: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
-};
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -94,18 +88,8 @@ describe('each app copied alone out of the workspace', () => {
     it.each(appReleases(app))(
       "starts with its README's command on Node.js $version and answers GET /health",
       async (node) => {
-        const command = await readmeStartCommand(copy.folder);
-        expect(command.argv).toEqual(['node', 'dist/main.js']);
-        const started = await copy.timed(`start on ${node.version}`, async () =>
-          startApp(copy.folder, { ...command, env: { ...command.env, ...SERVICES } }, await freePort(), node),
-        );
-        try {
-          const health = await fetch(`${started.baseUrl}/health`);
-          expect(health.status).toBe(200);
-          expect(await health.json()).toMatchObject({ status: 'ok' });
-        } finally {
-          await started.stop();
-        }
+        expect((await readmeStartCommand(copy.folder)).argv).toEqual(['node', 'dist/main.js']);
+        expect(await copy.startedHealth(node, SERVICES)).toMatchObject({ status: 200, body: { status: 'ok' } });
       },
       180_000,
     );

@@ -4,7 +4,7 @@
 // step with its own other end.
 import * as api from '@idempotency-chain/api';
 import * as orders from '@idempotency-chain/orders';
-import * as payments from '@idempotency-chain/payments';
+import * as payments from '@idempotency-chain/payments/queue';
 
 describe('the charge queue contract', () => {
   it('is the same for the orders that publishes, the payments that consumes, and the lab', () => {

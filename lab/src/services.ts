@@ -1,6 +1,6 @@
 import { GatewayModule } from '@idempotency-chain/gateway';
 import { OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
-import { consumeChargesWhenQueued, PaymentsModule } from '@idempotency-chain/payments';
+import { attachMessageTransports, PaymentsModule } from '@idempotency-chain/payments';
 import type { DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -70,7 +70,7 @@ export const CHAIN: Readonly<Record<ServiceName, (env: Environment, lab: LabConf
     return {
       root: await PaymentsModule.forRoot(own),
       address: configuredAddress,
-      beforeListen: consumeChargesWhenQueued,
+      beforeListen: attachMessageTransports,
       ...(labStore && { labStore }),
     };
   },

@@ -24,12 +24,14 @@ const int = (min: number, max: number, fallback: number) => {
     .default(fallback);
 };
 
-const url = (...protocols: string[]) =>
+/** A URL of one of `protocols`. */
+export const url = (...protocols: string[]) =>
   z
     .string()
     .refine((value) => URL.canParse(value) && protocols.includes(new URL(value).protocol), { error: `a URL (${protocols.join(' or ')})` });
 
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+/** One of `values`, `fallback` when unset. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
   z.enum(values, { error: `one of ${values.join(', ')}` }).default(fallback);
 
 /** Where to listen: an IP address, or a host name (RFC 1123 labels), checked before `listen` fails on it. */
@@ -79,13 +81,6 @@ const schema = z.object({
   IDEMPOTENCY_RETENTION_MS: int(100, 30 * 24 * 3_600_000, 24 * 3_600_000),
   /** The service token orders presents to payments: the one caller payments accepts. */
   PAYMENTS_TOKEN: token,
-  /** How charges arrive besides `POST /charges`: `amqp` also consumes them from `CHARGE_QUEUE`. */
-  CHARGE_TRANSPORT: oneOf(['http', 'amqp'], 'http'),
-  AMQP_URL: url('amqp:', 'amqps:').default('amqp://guest:guest@127.0.0.1:5672'),
-  CHARGE_QUEUE: z
-    .string()
-    .regex(/^[\w.:-]{1,200}$/, { error: 'a name of 1 to 200 letters, digits, dots, colons, dashes or underscores' })
-    .default('payments.charges'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   /** Read by the library itself (`hashKey`) and by `tracing.ts`: validated here, so a bad value stops the boot too. */
   IDEMPOTENCY_KEY_HASH_SECRET: keyHashSecret.optional(),
@@ -99,7 +94,6 @@ export type PaymentsConfig = z.output<typeof schema>;
 /** Variables whose values are (or may hold) secrets: a message names them, never what they hold (an OTLP endpoint may carry credentials). */
 const SECRETS: ReadonlySet<string> = new Set([
   'PAYMENTS_TOKEN',
-  'AMQP_URL',
   'DATABASE_URL',
   'IDEMPOTENCY_KEY_HASH_SECRET',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -112,13 +106,24 @@ const SECRETS: ReadonlySet<string> = new Set([
  * @throws ConfigError naming the first bad variable.
  */
 export function validateConfig(env: Record<string, unknown>): PaymentsConfig {
+  return parseEnvironment(schema, SECRETS, env);
+}
+
+/**
+ * The variables of `env` that `schema` reads, validated: an unset or empty
+ * variable takes its default. A module with variables of its own (the
+ * queue's) validates them with it, so that they go with its folder.
+ *
+ * @throws ConfigError naming the first bad variable, never the value of one in `secrets`.
+ */
+export function parseEnvironment<S extends z.ZodType>(schema: S, secrets: ReadonlySet<string>, env: Record<string, unknown>): z.output<S> {
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
   const parsed = schema.safeParse(set);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
     const value = set[name];
-    const problem = value === undefined ? ' is not set' : SECRETS.has(name) ? ' is not valid' : `=${JSON.stringify(value)} is not valid`;
+    const problem = value === undefined ? ' is not set' : secrets.has(name) ? ' is not valid' : `=${JSON.stringify(value)} is not valid`;
     throw new ConfigError(`${name}${problem}: expected ${expectation(issue.message)}`);
   }
   return parsed.data;

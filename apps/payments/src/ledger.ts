@@ -20,34 +20,30 @@ export interface Fence {
   transaction?: unknown;
 }
 
-/** A write refused because a newer execution of the same record already wrote. */
-export class StaleWriteError extends Error {
-  override name = 'StaleWriteError';
-}
-
 /**
  * The ledger's store did not answer (connection closed or refused, command
  * timed out): whether the write happened is unknown. It is the idempotency
  * package's 503 with `Retry-After`, so the caller retries with the same key
  * and the record is released rather than stored; the retry is safe, since a
- * fenced write hands back the record's charge if this one landed.
+ * charge written in the execution's transaction landed only if its record
+ * completed with it, and a completed record is replayed.
  */
 export function ledgerUnavailable(cause: unknown): StoreUnavailableError {
   return new StoreUnavailableError("The ledger's store did not answer; retry with the same Idempotency-Key", { cause });
 }
 
 /**
- * The payments ledger: the money taken, and the chain's ground truth. A
- * write carrying a fence is checked twice, in one atomic step with the write:
- * - refused when an execution with a newer epoch of the same record has been
- *   seen: a holder that lost its lease cannot charge after its successor;
- * - answered with the record's existing charge when there is one: an
- *   execution that charged and crashed before completing its record is not
- *   charged again by the retry that takes the record over.
+ * The payments ledger: the money taken, and the chain's ground truth. The
+ * write carries its execution's `Fence`: payments' own ledger
+ * (`PostgresLedger`) writes through the fence's transaction, which commits
+ * with the record's completion, and the store refuses the completion of a
+ * holder that lost its lease - its charge is rolled back with it. A ledger
+ * outside that transaction must check the fence itself, in one atomic step
+ * with the write, and throw an error of its own (an `HttpException`: its
+ * status is the answer) when it refuses one.
  */
 export interface Ledger {
   /**
-   * @throws StaleWriteError (409) when a newer execution of the record has written.
    * @throws StoreUnavailableError (503, see {@link ledgerUnavailable}) when the ledger's store did not answer.
    */
   charge(entry: ChargeEntry, fence?: Fence): Promise<Charge>;

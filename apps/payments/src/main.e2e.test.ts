@@ -1,30 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATABASE_URL, freePort } from './payments.test-support.js';
-
-/** The built entry: `npm run build` first (`npm test` does, `pretest`). */
-const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
+import { bootMain, DATABASE_URL, freePort, MAIN, unreachableAt } from './payments.test-support.js';
 
 const TOKEN = 'service-token-to-payments';
 /** A configuration payments boots with; each case spoils one variable of it. */
 const VALID = { PAYMENTS_TOKEN: TOKEN, PORT: '0' };
-
-/** Run the built payments with `env` alone (and PATH) to its exit. */
-async function boot(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let [stdout, stderr] = ['', ''];
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearTimeout(bound);
-  return { code, stdout, stderr };
-}
+const boot = (env: Record<string, string>) => bootMain({ ...VALID, ...env });
 
 describe('payments started with a bad environment', () => {
   it.each([
@@ -49,7 +32,6 @@ describe('payments started with a bad environment', () => {
       { DATABASE_URL: 'mysql://payments:secret@db/payments' },
       'DATABASE_URL is not valid: expected a URL (postgres: or postgresql:)',
     ],
-    ['CHARGE_TRANSPORT unknown', { CHARGE_TRANSPORT: 'smtp' }, 'CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp'],
     [
       'IDEMPOTENCY_LEASE_MS too short',
       { IDEMPOTENCY_LEASE_MS: '5' },
@@ -84,7 +66,7 @@ describe('payments started with a bad environment', () => {
       'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not valid: expected a URL (http: or https:)',
     ],
   ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
-    const ended = await boot({ ...VALID, ...spoiled });
+    const ended = await boot(spoiled);
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`payments: ${message}\n`);
     expect(ended.stdout).toBe('');
@@ -92,21 +74,12 @@ describe('payments started with a bad environment', () => {
   });
 });
 
-describe('payments started while what it needs does not answer', () => {
-  it.each([
-    [
-      'PostgreSQL',
-      (port: number) => ({ DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres` }),
-      'postgres://postgres:***@',
-    ],
-    ['RabbitMQ', (port: number) => ({ CHARGE_TRANSPORT: 'amqp', AMQP_URL: `amqp://guest:secret@127.0.0.1:${port}` }), 'amqp://guest:***@'],
-  ])('%s: exits 1 with one line naming it and where it was looked for, never its password', async (what, env, redacted) => {
+describe('payments started while its database does not answer', () => {
+  it('exits 1 with one line naming PostgreSQL and where it was looked for, never its password', async () => {
     const port = await freePort();
-    const ended = await boot({ ...VALID, ...env(port) });
+    const ended = await boot({ DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres` });
     expect(ended.code).toBe(1);
-    expect(ended.stderr).toMatch(
-      new RegExp(`^payments: cannot reach ${what} at ${redacted.replace(/[*]/g, '\\*')}127\\.0\\.0\\.1:${port}\\S*: .+\\n$`),
-    );
+    expect(ended.stderr).toMatch(unreachableAt('PostgreSQL', 'postgres://postgres:***@', port));
     expect(ended.stdout + ended.stderr).not.toContain('secret');
     expect(ended.stderr).not.toMatch(/^\s+at /m);
   });

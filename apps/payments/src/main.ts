@@ -7,8 +7,8 @@ import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { consumeChargesWhenQueued } from './charges.transport.js';
 import { ConfigError, type PaymentsConfig } from './config.js';
+import { attachMessageTransports } from './message-transports.js';
 import { PaymentsModule } from './payments.module.js';
 import { UnreachableError } from './unreachable.js';
 
@@ -25,8 +25,8 @@ async function bootstrap(): Promise<void> {
   // SIGTERM: the requests in flight finish, the unfinished executions end and the spans are sent; then the store closes.
   app.enableShutdownHooks();
   drainOnShutdown(app, { afterDrain: flushSpans });
-  // CHARGE_TRANSPORT=amqp: charges also arrive from RabbitMQ; the consumer runs before /health answers.
-  await consumeChargesWhenQueued(app);
+  // Charges from a queue (CHARGE_TRANSPORT, the queue/ folder): the consumer runs before /health answers.
+  await attachMessageTransports(app);
   const config = app.get<ConfigService<PaymentsConfig, true>>(ConfigService);
   // The store connects (and migrates) in init: a database that does not answer is its own line, not the listen's.
   await app.init();

@@ -3,26 +3,22 @@ import { IdempotencyModule, ProblemDetailsFilter } from '@idempotency-chain/idem
 import { TracingObserver } from '@idempotency-chain/idempotency/opentelemetry';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
-import { ChargesConsumer } from './charges.consumer.js';
-import { ChargeService } from './charges.service.js';
-import { ChargeConsumerHealth } from './charges.transport.js';
+import { ChargesModule } from './charges.module.js';
 import { validateConfig, type PaymentsConfig } from './config.js';
-import { HealthController, TRANSPORT_HEALTH_CHECKS } from './health.controller.js';
-import { ledgerProvider } from './ledger.provider.js';
+import { HealthController } from './health.controller.js';
 import { jsonLogs } from './logs.js';
 import { MetricsController } from './metrics.controller.js';
 import { PaymentsController } from './payments.controller.js';
-import { ServiceToken } from './service-token.guard.js';
+import { ChargeQueueModule } from './queue/charge-queue.module.js';
 import { idempotencyStore } from './store.js';
 
 /**
  * payments: `POST /charges` writes the ledger, once per key; `GET
- * /charges?orderId=` reads it; under `CHARGE_TRANSPORT=amqp` charge
- * requests also arrive from RabbitMQ (`ChargesConsumer`, started by
- * `consumeChargesWhenQueued`).
+ * /charges?orderId=` reads it; with the `queue/` folder's module, charge
+ * requests also arrive from a queue, started by `attachMessageTransports`.
  */
 @Module({})
 export class PaymentsModule {
@@ -47,7 +43,9 @@ export class PaymentsModule {
           inject: [ConfigService],
           useFactory: (config: ConfigService<PaymentsConfig, true>) => jsonLogs('payments', config.get('LOG_LEVEL', { infer: true })),
         }),
+        // Global: the queue's consumer, in a module of its own, is `@Idempotent` too.
         IdempotencyModule.forRootAsync({
+          isGlobal: true,
           inject: [ConfigService, PinoLogger],
           useFactory: (config: ConfigService<PaymentsConfig, true>, logger: PinoLogger) => ({
             service: 'payments',
@@ -69,24 +67,14 @@ export class PaymentsModule {
           }),
         }),
         TerminusModule,
+        // `attachMessageTransports` finds the transports a module provides through it.
+        DiscoveryModule,
+        ChargesModule,
+        // Charges from a queue (CHARGE_TRANSPORT): an app that takes only HTTP deletes this line and the queue/ folder.
+        ChargeQueueModule.forRoot(env ?? process.env),
       ],
-      // ChargesConsumer's handler is called only once `consumeChargesWhenQueued` has attached the consumer (`CHARGE_TRANSPORT=amqp`).
-      controllers: [PaymentsController, ChargesConsumer, HealthController, MetricsController],
-      providers: [
-        ledgerProvider,
-        ChargeService,
-        // PAYMENTS_TOKEN, checked on each HTTP request (ServiceTokenGuard) and each message (MessageTokenInterceptor).
-        ServiceToken,
-        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
-        // Under CHARGE_TRANSPORT=amqp /health checks the consumer's broker too.
-        ChargeConsumerHealth,
-        {
-          provide: TRANSPORT_HEALTH_CHECKS,
-          inject: [ConfigService, ChargeConsumerHealth],
-          useFactory: (config: ConfigService<PaymentsConfig, true>, consumer: ChargeConsumerHealth) =>
-            config.get('CHARGE_TRANSPORT', { infer: true }) === 'amqp' ? [() => consumer.isHealthy('broker')] : [],
-        },
-      ],
+      controllers: [PaymentsController, HealthController, MetricsController],
+      providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],
     };
   }
 }

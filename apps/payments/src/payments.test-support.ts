@@ -2,8 +2,12 @@ import { NestingDepthPipe } from '@idempotency-chain/idempotency/nest';
 import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { consumeChargesWhenQueued } from './charges.transport.js';
+import { join } from 'node:path';
+import { attachMessageTransports } from './message-transports.js';
 import { PaymentsModule } from './payments.module.js';
 
 /** The service token a test's payments accepts (`PAYMENTS_TOKEN`). */
@@ -33,10 +37,31 @@ export async function bootPayments(env: Record<string, string> = {}): Promise<Bo
   const root = await PaymentsModule.forRoot({ LOG_LEVEL: 'silent', PAYMENTS_TOKEN, DATABASE_URL, ...env });
   const app = await NestFactory.create<NestFastifyApplication>(root, new FastifyAdapter({ bodyLimit: 64 * 1024 }), { logger: false });
   app.useGlobalPipes(new NestingDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  await consumeChargesWhenQueued(app);
+  await attachMessageTransports(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { app, url: `http://127.0.0.1:${port}`, authorization: `Bearer ${env.PAYMENTS_TOKEN ?? PAYMENTS_TOKEN}` };
+}
+
+/** The built entry: `npm run build` first (`npm test` does, `pretest`). */
+export const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
+
+/** Run the built payments with `env` alone (and PATH) to its exit. */
+export async function bootMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(bound);
+  return { code, stdout, stderr };
+}
+
+/** The one line a boot prints when `what` does not answer at `redacted` (its password starred) on loopback `port`. */
+export function unreachableAt(what: string, redacted: string, port: number): RegExp {
+  return new RegExp(`^payments: cannot reach ${what} at ${redacted.replace(/[*]/g, '\\*')}127\\.0\\.0\\.1:${port}\\S*: .+\\n$`);
 }
 
 /** What payments answered. */

@@ -1,5 +1,5 @@
 import { HeaderName } from '@idempotency-chain/idempotency';
-import type { Delivery } from '@idempotency-chain/payments';
+import type { Delivery } from '@idempotency-chain/payments/queue';
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Observable } from 'rxjs';

@@ -1,7 +1,8 @@
 import { createRedisClient } from '@idempotency-chain/idempotency/redis';
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { StaleWriteError, type Ledger } from '@idempotency-chain/payments';
+import type { Ledger } from '@idempotency-chain/payments';
+import { StaleWriteError } from './stale-write';
 import { MemoryLedger } from './memory-ledger';
 import { RedisLedger } from './redis-ledger';
 

@@ -1,4 +1,5 @@
-import { newCharge, StaleWriteError, type Charge, type ChargeEntry, type Fence, type Ledger } from '@idempotency-chain/payments';
+import { newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from '@idempotency-chain/payments';
+import { StaleWriteError } from './stale-write';
 
 /** An entry kept for a record as long as `RedisLedger` keeps its key. */
 interface Expiring<T> {
@@ -27,7 +28,7 @@ export class MemoryLedger implements Ledger {
     const now = this.now();
     this.forgetExpired(now);
     if (fence) {
-      if ((this.fences.get(fence.recordKey)?.value ?? 0) > fence.epoch) throw new StaleWriteError('stale fencing epoch');
+      if ((this.fences.get(fence.recordKey)?.value ?? 0) > fence.epoch) throw new StaleWriteError();
       // Re-inserted, so both maps stay in expiry order (see forgetExpired).
       this.fences.delete(fence.recordKey);
       this.fences.set(fence.recordKey, { value: fence.epoch, expiresAt: now + this.retentionMs });

@@ -1,15 +1,8 @@
-import {
-  ledgerUnavailable,
-  newCharge,
-  StaleWriteError,
-  type Charge,
-  type ChargeEntry,
-  type Fence,
-  type Ledger,
-} from '@idempotency-chain/payments';
+import { ledgerUnavailable, newCharge, type Charge, type ChargeEntry, type Fence, type Ledger } from '@idempotency-chain/payments';
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ReplyError, type Redis } from 'ioredis';
 import { connectRedis } from '../unreachable';
+import { StaleWriteError } from './stale-write';
 
 /**
  * Check the fence, look for the record's charge and append a new one in one
@@ -70,7 +63,7 @@ export class RedisLedger implements Ledger, OnModuleInit, OnApplicationShutdown 
         String(this.fenceTtlMs),
       ),
     );
-    if (written === 0) throw new StaleWriteError('stale fencing epoch');
+    if (written === 0) throw new StaleWriteError();
     return typeof written === 'string' ? (JSON.parse(written) as Charge) : charge;
   }
 

@@ -13,7 +13,6 @@ import type { RmqContext } from '@nestjs/microservices';
 import { PinoLogger } from 'nestjs-pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
-import { StaleWriteError } from './ledger.js';
 
 /** The parts of an amqplib delivery this file reads. */
 export interface Delivery {
@@ -35,8 +34,9 @@ const REQUEUE_PAUSE_MS = 500;
 
 /**
  * What to do with a message whose handler failed with `error`:
- * - `ack`: a newer execution of the same key owns the outcome (its fence
- *   refused this write, or it took the lease); this copy has nothing left to do;
+ * - `ack`: a newer execution of the same key took the lease and owns the
+ *   outcome (this one's transaction, the charge in it, was rolled back);
+ *   this copy has nothing left to do;
  * - `dead-letter`: it can never succeed as sent (no key where one is
  *   required, a malformed key or body, a key reused with another body), or
  *   not before a human acts (its stored answer does not decrypt under the
@@ -45,7 +45,7 @@ const REQUEUE_PAUSE_MS = 500;
  *   own): the broker delivers it again and the idempotency record decides.
  */
 export function settlementOf(error: unknown): Settlement {
-  if (error instanceof StaleWriteError || isIdempotencyError(idempotencyErrorOf(error), LeaseLostError)) return 'ack';
+  if (isIdempotencyError(idempotencyErrorOf(error), LeaseLostError)) return 'ack';
   // Its charge ran; the answer waits for the keyring to be put right, which no redelivery does.
   if (isIdempotencyError(idempotencyErrorOf(error), StoredAnswerUnreadableError)) return 'dead-letter';
   // An unexpected error carries no status: requeued, like a 500.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
 import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
-import { DATABASE_URL, freePort, PAYMENTS_TOKEN } from './payments.test-support.js';
+import { DATABASE_URL, freePort, PAYMENTS_TOKEN } from '../payments.test-support.js';
 
 /**
  * payments consuming charge requests from RabbitMQ, on PostgreSQL, killed
@@ -18,7 +18,7 @@ import { DATABASE_URL, freePort, PAYMENTS_TOKEN } from './payments.test-support.
  */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 /** The built entry: `npm test` builds it first (`pretest`). */
-const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'main.js');
 /** Short, so that the redelivery takes over the dead consumer's record soon. */
 const LEASE_MS = 2_000;
 /** Bounds on a process booting and on the redelivery being settled, on a loaded 2-core machine. */

@@ -8,7 +8,6 @@ import {
   StoredAnswerUnreadableError,
 } from '@idempotency-chain/idempotency';
 import { BadRequestException, HttpException, ServiceUnavailableException } from '@nestjs/common';
-import { StaleWriteError } from './ledger.js';
 import { settlementOf } from './message-ack.interceptor.js';
 
 describe('settlementOf', () => {
@@ -33,10 +32,10 @@ describe('settlementOf', () => {
     expect(settlementOf(error)).toBe('requeue');
   });
 
-  it.each([
-    ['a stale write refused by the fence', new StaleWriteError('stale')],
-    ['a lost lease', new LeaseLostError('taken over')],
-  ])('acks %s: a newer execution of the same key owns the outcome', (_name, error) => {
-    expect(settlementOf(error)).toBe('ack');
-  });
+  it.each([['a lost lease', new LeaseLostError('taken over')]])(
+    'acks %s: a newer execution of the same key owns the outcome',
+    (_name, error) => {
+      expect(settlementOf(error)).toBe('ack');
+    },
+  );
 });

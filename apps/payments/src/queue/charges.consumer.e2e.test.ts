@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
-import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from './payments.test-support.js';
+import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from '../payments.test-support.js';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';

@@ -3,10 +3,10 @@ import { CurrentExecution, Idempotent } from '@idempotency-chain/idempotency/nes
 import { Controller, UseInterceptors } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { CHARGE_PATTERN } from './charge-queue.js';
-import { ChargeService } from './charges.service.js';
+import { ChargeService } from '../charges.service.js';
 import { MessageAckInterceptor } from './message-ack.interceptor.js';
 import { MessageTokenInterceptor } from './message-token.interceptor.js';
-import { OrderPaymentDto, type CapturedCharge } from './order-payment.dto.js';
+import { OrderPaymentDto, type CapturedCharge } from '../order-payment.dto.js';
 
 /**
  * Takes charge requests from RabbitMQ (`CHARGE_TRANSPORT=amqp`): the same

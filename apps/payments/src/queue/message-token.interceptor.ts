@@ -3,7 +3,7 @@ import type { RmqContext } from '@nestjs/microservices';
 import { throwError, type Observable } from 'rxjs';
 import { CHARGE_TOKEN_HEADER } from './charge-queue.js';
 import type { Delivery } from './message-ack.interceptor.js';
-import { ServiceToken } from './service-token.guard.js';
+import { ServiceToken } from '../service-token.guard.js';
 
 /**
  * Lets a message through only with the hop's service token, `PAYMENTS_TOKEN`,

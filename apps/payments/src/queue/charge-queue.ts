@@ -1,5 +1,5 @@
 import { connect } from 'amqp-connection-manager';
-import { UnreachableError } from './unreachable.js';
+import { UnreachableError } from '../unreachable.js';
 
 /**
  * The queue contract with orders (`CHARGE_TRANSPORT=amqp`): the pattern a

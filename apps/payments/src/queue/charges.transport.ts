@@ -1,10 +1,11 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable, type INestApplication } from '@nestjs/common';
 import { Transport, type RmqOptions } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import type { Observable } from 'rxjs';
 import { chargeQueueOptions, declareChargeQueues } from './charge-queue.js';
-import type { PaymentsConfig } from './config.js';
+import { MessageTransport, type AttachesMessageTransport } from '../message-transports.js';
+import { QUEUE_CONFIG } from './queue.constants.js';
+import type { QueueConfig } from './queue.config.js';
 
 /**
  * The consumer's transport: manual acknowledgement (`noAck: false`), one
@@ -22,7 +23,7 @@ function chargeConsumerOptions(url: string, queue: string): RmqOptions {
 /**
  * The consumer's connection to the broker, for `/health` under
  * `CHARGE_TRANSPORT=amqp` (`TRANSPORT_HEALTH_CHECKS`): `watch` follows the
- * RMQ server's status once `consumeChargesWhenQueued` attaches it.
+ * RMQ server's status once `RabbitChargeConsumer` attaches it.
  */
 @Injectable()
 export class ChargeConsumerHealth {
@@ -50,14 +51,13 @@ export class ChargeConsumerHealth {
 }
 
 /**
- * Under `CHARGE_TRANSPORT=amqp`, consume charge requests from `CHARGE_QUEUE`
- * in this application: declare the queues (failing fast, with the broker
- * named, when RabbitMQ does not answer), attach the RMQ server and start it;
- * under `http`, nothing. Call before `listen`, so `/health` answers only
- * once the consumer is attached. Pipes set on the app before this call
- * (`NestingDepthPipe`, validation) apply to the message payloads too: Nest
- * builds the handlers' pipes when the consumer is attached, and a pipe set
- * after it would check HTTP bodies only.
+ * Under `CHARGE_TRANSPORT=amqp`, consumes charge requests from
+ * `CHARGE_QUEUE` in this application (see `attachMessageTransports`):
+ * declares the queues (failing fast, with the broker named, when RabbitMQ
+ * does not answer), attaches the RMQ server and starts it. Pipes set on the
+ * app before it is attached (`NestingDepthPipe`, validation) apply to the
+ * message payloads too: Nest builds the handlers' pipes when the consumer
+ * is attached, and a pipe set after it would check HTTP bodies only.
  *
  * The app is initialised first: a hybrid app's consumer starts taking
  * messages as soon as it starts, and Nest runs the modules' init hooks (the
@@ -65,14 +65,20 @@ export class ChargeConsumerHealth {
  * first message (a redelivery waiting in the queue) would find the store not
  * yet connected.
  */
-export async function consumeChargesWhenQueued(app: INestApplication): Promise<void> {
-  const config = app.get<ConfigService<PaymentsConfig, true>>(ConfigService);
-  if (config.get('CHARGE_TRANSPORT', { infer: true }) !== 'amqp') return;
-  const url = config.get('AMQP_URL', { infer: true });
-  const queue = config.get('CHARGE_QUEUE', { infer: true });
-  await app.init();
-  await declareChargeQueues(url, queue);
-  const consumer = app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
-  app.get(ChargeConsumerHealth).watch(consumer.status);
-  await app.startAllMicroservices();
+@Injectable()
+@MessageTransport()
+export class RabbitChargeConsumer implements AttachesMessageTransport {
+  constructor(
+    @Inject(QUEUE_CONFIG) private readonly config: QueueConfig,
+    private readonly health: ChargeConsumerHealth,
+  ) {}
+
+  async attach(app: INestApplication): Promise<void> {
+    const { AMQP_URL: url, CHARGE_QUEUE: queue } = this.config;
+    await app.init();
+    await declareChargeQueues(url, queue);
+    const consumer = app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
+    this.health.watch(consumer.status);
+    await app.startAllMicroservices();
+  }
 }
