@@ -1,4 +1,4 @@
-import { currentRequestContext, resolveIntentKey } from '@idempotency-chain/http-client';
+import { messageKey } from '@idempotency-chain/http-client';
 import { formatIdempotencyKey, HeaderName } from '@idempotency-chain/idempotency';
 import { Injectable, ServiceUnavailableException, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
@@ -94,8 +94,6 @@ export class ChargePublisher implements OnApplicationBootstrap, OnApplicationShu
    * inbound request (derived from its record here, so it carries the caller).
    */
   protected outboundKey(): string | undefined {
-    const context = currentRequestContext();
-    if (context?.key === undefined && context?.hop === undefined) return undefined;
-    return resolveIntentKey('propagated', { inboundKey: context.key, hop: context.hop });
+    return messageKey();
   }
 }

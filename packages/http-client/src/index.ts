@@ -10,6 +10,8 @@ export type { KeyPolicy, KeySources, KeyStrategy } from './key-policy';
 export { resolveIntentKey } from './key-policy';
 export { deriveBusinessKey, deriveHopKey } from './derived-key';
 export { currentRequestContext, requestContextFromHeaders, runWithRequestContext } from './request-context';
+export { messageKey, messageKeyHeaders } from './message-key';
+export type { MessageKeySources } from './message-key';
 export type { RequestContext } from './request-context';
 export type { BackoffOptions } from './retry-delay';
 export * from './errors';
