@@ -2,7 +2,7 @@ import type { IdempotentClientOptions } from '@idempotency-chain/http-client';
 import { drainOnShutdown, IDEMPOTENCY_MODULE_OPTIONS, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 import { flushSpans } from '@idempotency-chain/idempotency/opentelemetry';
 import { ORDERS_CLIENT_OPTIONS } from '@idempotency-chain/gateway';
-import { ChargePublisher, PAYMENTS_CLIENT_OPTIONS } from '@idempotency-chain/orders';
+import { ChargePublisher, NatsChargeRequester, PAYMENTS_CLIENT_OPTIONS } from '@idempotency-chain/orders';
 import { LEDGER, type Ledger } from '@idempotency-chain/payments';
 import { ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
@@ -23,6 +23,13 @@ import type { ChainApp, LabStore, ServiceName } from './services';
 class KeylessChargePublisher extends ChargePublisher {
   protected override outboundKey(): undefined {
     return undefined;
+  }
+}
+
+/** orders' NATS requester when the lab's policy sends no key: the request carries none either. */
+class KeylessNatsChargeRequester extends NatsChargeRequester {
+  protected override outboundKeyHeaders(): Record<string, string> {
+    return {};
   }
 }
 
@@ -116,5 +123,8 @@ function overrideOutboundKeys(builder: TestingModuleBuilder, { root }: ChainApp,
   }
   if (keyPolicy === 'none' && declaredProvider(root, ChargePublisher)) {
     builder.overrideProvider(ChargePublisher).useClass(KeylessChargePublisher);
+  }
+  if (keyPolicy === 'none' && declaredProvider(root, NatsChargeRequester)) {
+    builder.overrideProvider(NatsChargeRequester).useClass(KeylessNatsChargeRequester);
   }
 }

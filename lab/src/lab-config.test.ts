@@ -23,7 +23,7 @@ describe('loadLabConfig', () => {
       'no-ledger',
       /LAB_NAIVE="no-ledger" is not valid: expected a comma-separated list of cache-failures, no-heartbeat, plain-ledger/,
     ],
-    ['CHARGE_TRANSPORT', 'smtp', /CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp/],
+    ['CHARGE_TRANSPORT', 'smtp', /CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp, nats/],
     [
       'LEDGER_REDIS_URL',
       'http://127.0.0.1:6390',

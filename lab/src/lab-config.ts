@@ -18,8 +18,11 @@ export interface LabConfig {
   keyPolicy: LabKeyPolicy;
   /** `LAB_NAIVE=a,b` (default none). */
   naive: ReadonlySet<NaiveVariant>;
-  /** `CHARGE_TRANSPORT`: which of orders' modules the lab runs, `OrdersModule` (`http`, default) or `QueuedOrdersModule` (`amqp`). */
-  chargeTransport: 'http' | 'amqp';
+  /**
+   * `CHARGE_TRANSPORT`: which of orders' modules the lab runs, `OrdersModule`
+   * (`http`, default), `QueuedOrdersModule` (`amqp`) or `NatsOrdersModule` (`nats`).
+   */
+  chargeTransport: 'http' | 'amqp' | 'nats';
   /**
    * `LEDGER_REDIS_URL`: where the lab keeps payments' ledger when it runs
    * payments on Redis (default: the records' `REDIS_URL`), so that an outage
@@ -35,7 +38,7 @@ export function loadLabConfig(env: NodeJS.ProcessEnv = process.env): LabConfig {
   return {
     keyPolicy: read.oneOf('KEY_POLICY', KEY_POLICIES, 'propagated'),
     naive: new Set(read.list('LAB_NAIVE', NAIVE_VARIANTS)),
-    chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp'], 'http'),
+    chargeTransport: read.oneOf('CHARGE_TRANSPORT', ['http', 'amqp', 'nats'], 'http'),
     ledgerRedisUrl: ledgerRedisUrl && read.url('LEDGER_REDIS_URL', ledgerRedisUrl, ['redis:', 'rediss:']),
   };
 }

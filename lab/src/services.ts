@@ -1,5 +1,5 @@
 import { GatewayModule } from '@idempotency-chain/gateway';
-import { OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
+import { NatsOrdersModule, OrdersModule, QueuedOrdersModule } from '@idempotency-chain/orders';
 import { attachMessageTransports, PaymentsModule } from '@idempotency-chain/payments';
 import type { DynamicModule } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
@@ -53,6 +53,9 @@ function configuredAddress(app: NestFastifyApplication): { port: number; host: s
   return { port: config.getOrThrow<number>('PORT'), host: config.getOrThrow<string>('HOST') };
 }
 
+/** orders' module per `CHARGE_TRANSPORT`. */
+const ORDERS_MODULES = { http: OrdersModule, amqp: QueuedOrdersModule, nats: NatsOrdersModule } as const;
+
 /**
  * The three services, outermost first, each built from `env` as its own
  * `main.ts` builds it from `process.env` (orders' module chosen by the lab). Rejects with the app's
@@ -62,7 +65,7 @@ export const CHAIN: Readonly<Record<ServiceName, (env: Environment, lab: LabConf
   gateway: async (env) => ({ root: await GatewayModule.forRoot(env), address: configuredAddress }),
   // orders has one module per transport: the lab picks it by `CHARGE_TRANSPORT`, as a team would pick the one it copies.
   orders: async (env, lab) => ({
-    root: await (lab.chargeTransport === 'amqp' ? QueuedOrdersModule : OrdersModule).forRoot(env),
+    root: await ORDERS_MODULES[lab.chargeTransport].forRoot(env),
     address: configuredAddress,
   }),
   payments: async (env) => {

@@ -7,7 +7,7 @@ import type { ResultsFile } from './results-file';
 vi.setConfig({ testTimeout: 900_000, hookTimeout: 900_000 });
 
 /** The scenarios that cannot run without a shared store, and must say so rather than fail. */
-const NEED_REDIS = ['replicas', 'crash-after-side-effect', 'lease-lost', 'store-outage', 'queue-redelivery'];
+const NEED_REDIS = ['replicas', 'crash-after-side-effect', 'lease-lost', 'store-outage', 'queue-redelivery', 'nats-redelivery'];
 
 describe('a run with no Redis at all (no REDIS_URL, no redis-server, no container runtime)', () => {
   let run: CommandResult;
@@ -35,7 +35,10 @@ describe('a run with no Redis at all (no REDIS_URL, no redis-server, no containe
     const skipped = results.failures.filter((f) => f.skipped);
     for (const id of NEED_REDIS) expect(skipped.map((f) => f.id)).toContain(id);
     for (const f of skipped)
-      expect({ id: f.id, reason: f.skipped }).toEqual({ id: f.id, reason: expect.stringMatching(/^needs Redis|^RabbitMQ not reachable/) });
+      expect({ id: f.id, reason: f.skipped }).toEqual({
+        id: f.id,
+        reason: expect.stringMatching(/^needs Redis|^RabbitMQ not reachable|^NATS not reachable/),
+      });
     expect(run.stdout).toContain(`skipped ${skipped.length} scenario(s), as this machine lacks what they need:`);
   });
 

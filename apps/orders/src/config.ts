@@ -80,6 +80,8 @@ const schema = z.object({
     .string()
     .regex(/^[\w.:-]{1,200}$/, { error: 'a name of 1 to 200 letters, digits, dots, colons, dashes or underscores' })
     .default('payments.charges'),
+  /** The broker charge requests go to (`NatsOrdersModule`). */
+  NATS_URL: url('nats:', 'tls:').default('nats://127.0.0.1:4222'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   /** Read by the library itself (`hashKey`) and by `tracing.ts`: validated here, so a bad value stops the boot too. */
   IDEMPOTENCY_KEY_HASH_SECRET: keyHashSecret.optional(),
@@ -95,6 +97,7 @@ const SECRETS: ReadonlySet<string> = new Set([
   'ORDERS_TOKEN',
   'PAYMENTS_TOKEN',
   'AMQP_URL',
+  'NATS_URL',
   'REDIS_URL',
   'DATABASE_URL',
   'IDEMPOTENCY_KEY_HASH_SECRET',

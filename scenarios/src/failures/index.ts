@@ -5,6 +5,7 @@ import { failureBeforeCommit } from './failure-before-commit';
 import { fingerprintMerge } from './fingerprint-merge';
 import { keyReuse } from './key-reuse';
 import { leaseLost } from './lease-lost';
+import { natsRedelivery } from './nats-redelivery';
 import { queueRedelivery } from './queue-redelivery';
 import { replicas } from './replicas';
 import { retention } from './retention';
@@ -23,5 +24,6 @@ export const FAILURE_SCENARIOS: Scenario[] = [
   retention,
   retryMultiplication,
   queueRedelivery,
+  natsRedelivery,
   fingerprintMerge,
 ];

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lab } from '../lab-processes';
 import type { Scenario, ScenarioContext, VariantRun } from '../scenario';
 import { failureScenario } from './failure-scenario';
 import { brokerMissing, deliveriesOf, drawDeliveries, onOwnQueue, queueEnv } from './queue-support';
-import { checkout, codeRef, ledgerOf, needsRedis, newOrder, runVariant, until } from './support';
+import { checkout, codeRef, ledgerOf, needsRedis, newOrder, paymentsCrashed, runVariant, until } from './support';
 
 /**
  * Payments' lease: the redelivery waits this long, at most, for the dead
@@ -65,12 +64,7 @@ async function redeliveryVariant(
       const answer = await checkout(lab, order, keyed ? randomUUID() : undefined);
 
       // Payments takes the message, charges, and dies before acking.
-      await Promise.race([
-        lab.exited('payments'),
-        sleep(CRASH_BOUND_MS).then(() => {
-          throw new Error(`payments did not take the message and crash within ${CRASH_BOUND_MS} ms`);
-        }),
-      ]);
+      await paymentsCrashed(lab, CRASH_BOUND_MS, 'take the message');
       const killedAt = Date.now();
       // A supervisor brings it back; the broker redelivers the unacked message to it.
       await lab.restart('payments');

@@ -178,3 +178,13 @@ export function needsRedis(context: ScenarioContext, what: string): string | und
   if (context.store === 'redis' && context.redisUrl) return undefined;
   return `needs Redis (${what}); this run has only the in-memory store: set REDIS_URL, or install redis-server or Docker`;
 }
+
+/** Resolve once payments has exited (the crash the lab armed); reject, saying it did not `what`, after `boundMs`. */
+export async function paymentsCrashed(lab: Lab, boundMs: number, what: string): Promise<void> {
+  await Promise.race([
+    lab.exited('payments'),
+    sleep(boundMs).then(() => {
+      throw new Error(`payments did not ${what} and crash within ${boundMs} ms`);
+    }),
+  ]);
+}

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type INestApplication } from '@nestjs/common';
-import { Transport, type RmqOptions } from '@nestjs/microservices';
+import { Transport, type MicroserviceOptions, type RmqOptions } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import type { Observable } from 'rxjs';
 import { chargeQueueOptions, declareChargeQueues } from './charge-queue.js';
@@ -51,6 +51,17 @@ export class ChargeConsumerHealth {
 }
 
 /**
+ * Attach the consumer `options` describe to `app` (initialised already),
+ * with the app's pipes, filters and interceptors; follow its status for
+ * `/health`, and start it.
+ */
+export async function startConsumer(app: INestApplication, options: MicroserviceOptions, health: ChargeConsumerHealth): Promise<void> {
+  const consumer = app.connectMicroservice<MicroserviceOptions>(options, { inheritAppConfig: true });
+  health.watch(consumer.status);
+  await app.startAllMicroservices();
+}
+
+/**
  * Under `CHARGE_TRANSPORT=amqp`, consumes charge requests from
  * `CHARGE_QUEUE` in this application (see `attachMessageTransports`):
  * declares the queues (failing fast, with the broker named, when RabbitMQ
@@ -77,8 +88,6 @@ export class RabbitChargeConsumer implements AttachesMessageTransport {
     const { AMQP_URL: url, CHARGE_QUEUE: queue } = this.config;
     await app.init();
     await declareChargeQueues(url, queue);
-    const consumer = app.connectMicroservice<RmqOptions>(chargeConsumerOptions(url, queue), { inheritAppConfig: true });
-    this.health.watch(consumer.status);
-    await app.startAllMicroservices();
+    await startConsumer(app, chargeConsumerOptions(url, queue), this.health);
   }
 }

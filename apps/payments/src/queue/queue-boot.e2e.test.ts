@@ -7,7 +7,7 @@ describe('payments started with a bad queue environment', () => {
   it('exits 1 with one line naming CHARGE_TRANSPORT when it is unknown', async () => {
     const ended = await bootMain({ ...VALID, CHARGE_TRANSPORT: 'smtp' });
     expect(ended.code).toBe(1);
-    expect(ended.stderr).toBe('payments: CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp\n');
+    expect(ended.stderr).toBe('payments: CHARGE_TRANSPORT="smtp" is not valid: expected one of http, amqp, nats\n');
     expect(ended.stdout).toBe('');
   });
 
