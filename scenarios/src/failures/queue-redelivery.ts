@@ -27,7 +27,7 @@ export const queueRedelivery: Scenario = failureScenario({
     'A queue delivers at least once: payments took the charge message, wrote the charge and was killed before acking, so RabbitMQ delivered the same message again to the restarted consumer. Without a key, the redelivery is just another charge request, and a plain ledger charges it a second time.',
   fix: "Orders puts the caller's key in the message's `idempotency-key` header, and payments consumes it with `@Idempotent` and manual acks: a message is acked only after its charge is written and its record completed. Killed before that, the record is still in progress: the redelivery takes it over once the dead consumer's lease has run out (waiting for that if need be), and the ledger, keyed by the record, hands back the charge already written instead of writing another. Killed after completing but before acking, the redelivery is replayed from the store. Either way it is then acked",
   code: [
-    codeRef('apps/payments/src/message-ack.interceptor.ts', "settlement: 'ack' });"),
+    codeRef('apps/payments/src/queue/message-ack.interceptor.ts', "settlement: 'ack' });"),
     codeRef('lab/src/ledgers/redis-ledger.ts', 'if existing then return existing end'),
   ].join(', '),
   unavailable: (context) => needsRedis(context, 'the record and the ledger must outlive the killed payments process') ?? brokerMissing(),
