@@ -1,8 +1,7 @@
 import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { connect as connectTcp, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BrokerRelay } from './broker-relay.test-support.js';
 import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
 import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from '../payments.test-support.js';
 
@@ -10,7 +9,44 @@ import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from '
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 
 /** payments on PostgreSQL, consuming `queue` as `main.ts` does under `CHARGE_TRANSPORT=amqp`. */
-const bootConsumer = (queue: string) => bootPayments({ CHARGE_TRANSPORT: 'amqp', AMQP_URL, CHARGE_QUEUE: queue });
+const bootConsumer = (queue: string, url = AMQP_URL) => bootPayments({ CHARGE_TRANSPORT: 'amqp', AMQP_URL: url, CHARGE_QUEUE: queue });
+
+/** `AMQP_URL` with its port replaced: through a relay. */
+const viaPort = (port: number) => Object.assign(new URL(AMQP_URL), { port: String(port) }).href;
+const brokerAddress = () => {
+  const broker = new URL(AMQP_URL);
+  return { host: broker.hostname, port: Number(broker.port || 5672) };
+};
+
+/** Send `content` to `queue` as it is, with the key (if any) and the service token (unless `null`) in the headers, as orders does. */
+function sendContent(channel: ChannelWrapper, queue: string, content: string, key?: string, token: string | null = PAYMENTS_TOKEN) {
+  const headers = {
+    ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    ...(key === undefined ? {} : { 'idempotency-key': `"${key}"` }),
+  };
+  // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
+  return channel.sendToQueue(queue, Buffer.from(content), { persistent: true, headers } as Parameters<ChannelWrapper['sendToQueue']>[2]);
+}
+
+/** Delete `queue` and its dead letters, on a connection of the test's own. */
+async function deleteQueues(queue: string): Promise<void> {
+  const cleanup = connect([AMQP_URL]);
+  const channel = cleanup.createChannel({ json: false });
+  await channel.waitForConnect();
+  await channel.deleteQueue(queue);
+  await channel.deleteQueue(deadLetterQueue(queue));
+  await channel.close();
+  await cleanup.close();
+}
+
+// A rejection no one handles ends a Node process (payments' own, in production): each test ends with none.
+const unhandled: unknown[] = [];
+const recordUnhandled = (reason: unknown) => unhandled.push(reason);
+beforeAll(() => process.on('unhandledRejection', recordUnhandled));
+afterAll(() => process.off('unhandledRejection', recordUnhandled));
+afterEach(() => {
+  expect(unhandled.splice(0).map(String)).toEqual([]);
+});
 
 const order = () => ({ orderId: `o-${randomUUID()}`, account: 'acct-7', amountCents: 500 });
 
@@ -48,14 +84,8 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
   const publish = (data: object, key?: string, token: string | null = PAYMENTS_TOKEN) =>
     publishContent(JSON.stringify({ pattern: CHARGE_PATTERN, data }), key, token);
   /** Publish `content` as it is: a body `JSON.stringify` could not write. */
-  const publishContent = (content: string, key?: string, token: string | null = PAYMENTS_TOKEN) => {
-    const headers = {
-      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-      ...(key === undefined ? {} : { 'idempotency-key': `"${key}"` }),
-    };
-    // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
-    return channel.sendToQueue(queue, Buffer.from(content), { persistent: true, headers } as Parameters<ChannelWrapper['sendToQueue']>[2]);
-  };
+  const publishContent = (content: string, key?: string, token: string | null = PAYMENTS_TOKEN) =>
+    sendContent(channel, queue, content, key, token);
   const charges = (orderId: string) => chargeCount(payments, orderId);
   const charged = (orderId: string) => async () => ((await charges(orderId)) > 0 ? true : undefined);
   const deadLettered = async () => {
@@ -134,31 +164,9 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
 
 describe('payments consuming charge requests from RabbitMQ, /health', () => {
   const queue = `test.payments.charges.${randomUUID()}`;
-  const broker = new URL(AMQP_URL);
-  const upstream = { host: broker.hostname, port: Number(broker.port || 5672) };
-  /** A TCP relay to the broker that the test can cut and restore: the broker going away and coming back. */
-  const relay = { server: createServer(), sockets: new Set<Socket>(), port: 0 };
+  const relay = new BrokerRelay(brokerAddress());
   let payments: BootedPayments;
 
-  const listen = async () => {
-    relay.server = createServer((client) => {
-      const server = connectTcp(upstream.port, upstream.host);
-      for (const socket of [client, server]) {
-        relay.sockets.add(socket);
-        socket.on('close', () => relay.sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(server).pipe(client);
-    });
-    relay.server.listen(relay.port, '127.0.0.1');
-    await once(relay.server, 'listening');
-    relay.port = (relay.server.address() as { port: number }).port;
-  };
-  const cut = async () => {
-    const closed = new Promise((resolve) => relay.server.close(resolve));
-    for (const socket of relay.sockets) socket.destroy();
-    await closed;
-  };
   const health = async () => {
     const response = await fetch(`${payments.url}/health`);
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
@@ -169,20 +177,13 @@ describe('payments consuming charge requests from RabbitMQ, /health', () => {
   };
 
   beforeAll(async () => {
-    await listen();
-    broker.port = String(relay.port);
-    payments = await bootPayments({ CHARGE_TRANSPORT: 'amqp', AMQP_URL: broker.href, CHARGE_QUEUE: queue });
+    await relay.listen();
+    payments = await bootConsumer(queue, viaPort(relay.port));
   });
   afterAll(async () => {
     await payments?.app.close();
-    if (relay.server.listening) await cut();
-    const cleanup = connect([AMQP_URL]);
-    const channel = cleanup.createChannel({ json: false });
-    await channel.waitForConnect();
-    await channel.deleteQueue(queue);
-    await channel.deleteQueue(deadLetterQueue(queue));
-    await channel.close();
-    await cleanup.close();
+    if (relay.listening) await relay.cut();
+    await deleteQueues(queue);
   });
 
   it("checks the consumer's broker: up while connected, 503 naming it once the connection is lost, up again once it is back", async () => {
@@ -191,7 +192,7 @@ describe('payments consuming charge requests from RabbitMQ, /health', () => {
       json: { status: 'ok', info: { idempotencyStore: { status: 'up' }, broker: { status: 'up' } } },
     });
 
-    await cut();
+    await relay.cut();
     expect(await eventually(healthIs(503))).toMatchObject({
       json: {
         status: 503,
@@ -200,7 +201,44 @@ describe('payments consuming charge requests from RabbitMQ, /health', () => {
       },
     });
 
-    await listen(); // the same port: the consumer reconnects by itself
+    await relay.listen(); // the same port: the consumer reconnects by itself
     expect(await eventually(healthIs(200), 30_000)).toMatchObject({ json: { info: { broker: { status: 'up' } } } });
   }, 60_000);
+});
+
+describe('payments consuming charge requests from RabbitMQ, the connection lost while it subscribes', () => {
+  const queue = `test.payments.charges.${randomUUID()}`;
+  const relay = new BrokerRelay(brokerAddress());
+  const broker = connect([AMQP_URL]);
+  let channel: ChannelWrapper;
+  let payments: BootedPayments | undefined;
+
+  beforeAll(async () => {
+    channel = broker.createChannel({ json: false });
+    await channel.waitForConnect();
+    await relay.listen();
+  });
+  afterAll(async () => {
+    await payments?.app.close();
+    if (relay.listening) await relay.cut();
+    await channel?.close();
+    await broker.close();
+    await deleteQueues(queue);
+  });
+
+  it('is no unhandled rejection: the consumer subscribes again once reconnected, and charges', async () => {
+    // Cut when the consumer asks for its subscription, the broker's answer due: amqplib
+    // rejects that answer, which Nest's RMQ server awaits nowhere (ChargeConsumerServer).
+    const cut = relay.cutAtNextConsume();
+    const booting = bootConsumer(queue, viaPort(relay.port));
+    await cut;
+    // Up only once subscribed, on the connection made after the cut.
+    const booted = await booting;
+    payments = booted;
+
+    const body = order();
+    await sendContent(channel, queue, JSON.stringify({ pattern: CHARGE_PATTERN, data: body }), randomUUID());
+    await eventually(async () => ((await chargeCount(booted, body.orderId)) > 0 ? true : undefined));
+    expect(await chargeCount(booted, body.orderId)).toBe(1);
+  }, 30_000);
 });

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type INestApplication } from '@nestjs/common';
-import { Transport, type MicroserviceOptions, type RmqOptions } from '@nestjs/microservices';
+import type { CustomStrategy, MicroserviceOptions, RmqOptions } from '@nestjs/microservices';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import type { Observable } from 'rxjs';
+import { ChargeConsumerServer } from './charge-consumer.server.js';
 import { chargeQueueOptions, declareChargeQueues } from './charge-queue.js';
 import { MessageTransport, type AttachesMessageTransport } from '../message-transports.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
@@ -11,13 +12,19 @@ import type { QueueConfig } from './queue.config.js';
  * The consumer's transport: manual acknowledgement (`noAck: false`), one
  * message at a time (`prefetchCount: 1`), so a message is acked only after
  * its charge is written and its idempotency record completed; see
- * `MessageAckInterceptor`.
+ * `MessageAckInterceptor`. Served by `ChargeConsumerServer`, whose channel
+ * set-up a lost connection does not turn into an unhandled rejection.
  */
-function chargeConsumerOptions(url: string, queue: string): RmqOptions {
-  return {
-    transport: Transport.RMQ,
-    options: { urls: [url], queue, queueOptions: chargeQueueOptions(queue), noAck: false, prefetchCount: 1, persistent: true },
+function chargeConsumerOptions(url: string, queue: string): CustomStrategy {
+  const options: Required<RmqOptions>['options'] = {
+    urls: [url],
+    queue,
+    queueOptions: chargeQueueOptions(queue),
+    noAck: false,
+    prefetchCount: 1,
+    persistent: true,
   };
+  return { strategy: new ChargeConsumerServer(options) };
 }
 
 /**
