@@ -160,6 +160,26 @@ describe('payments consuming charge requests from RabbitMQ (propagated)', () => 
     expect(await charges(body.orderId)).toBe(1);
     expect(await deadLettered()).toBeUndefined();
   });
+
+  it('dead-letters a body nested deeper than an HTTP body may be, charges nothing, and goes on to the next message', async () => {
+    // Deep enough to overflow ValidationPipe's recursion (and JSON.stringify's), 40 kB: under any size limit.
+    const body = order();
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const data = `${JSON.stringify(body).slice(0, -1)},"note":${deep}}`;
+    await publishContent(`{"pattern":${JSON.stringify(CHARGE_PATTERN)},"data":${data}}`, randomUUID());
+    // One message at a time: the next one is taken once the deep one is settled. A consumer's channel the
+    // broker closed stays closed (amqp-connection-manager opens one only on a reconnect): charged, it was not.
+    const next = order();
+    await publish(next, randomUUID());
+    const dead = await eventually(deadLettered);
+    await eventually(charged(next.orderId));
+
+    expect(JSON.parse(dead.content.toString()).data.orderId).toBe(body.orderId);
+    expect(dead.properties.headers?.['x-death']?.[0]).toMatchObject({ reason: 'rejected', queue, count: 1 });
+    expect(await charges(body.orderId)).toBe(0);
+    expect(await charges(next.orderId)).toBe(1);
+    expect(await deadLettered()).toBeUndefined();
+  });
 });
 
 describe('payments consuming charge requests from RabbitMQ, /health', () => {
