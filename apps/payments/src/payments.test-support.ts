@@ -37,7 +37,12 @@ export async function bootPayments(env: Record<string, string> = {}): Promise<Bo
   const root = await PaymentsModule.forRoot({ LOG_LEVEL: 'silent', PAYMENTS_TOKEN, DATABASE_URL, ...env });
   const app = await NestFactory.create<NestFastifyApplication>(root, new FastifyAdapter({ bodyLimit: 64 * 1024 }), { logger: false });
   app.useGlobalPipes(new NestingDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  await attachMessageTransports(app);
+  try {
+    await attachMessageTransports(app);
+  } catch (error) {
+    await app.close(); // a boot that fails leaves no connection open behind it
+    throw error;
+  }
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { app, url: `http://127.0.0.1:${port}`, authorization: `Bearer ${env.PAYMENTS_TOKEN ?? PAYMENTS_TOKEN}` };

@@ -11,14 +11,15 @@ const BASIC_CONSUME = { classId: 60, methodId: 20 };
 /**
  * A TCP relay to the broker that a test can cut and restore: the broker
  * going away and coming back, or the connection lost at one exact point of
- * the client's conversation (`cutAtNextConsume`).
+ * the client's conversation (`cutAtNextConsume`); or only told of that
+ * point (`nextConsume`).
  */
 export class BrokerRelay {
   /** The loopback port clients connect to; ephemeral until the first `listen`, then kept. */
   port = 0;
   private server = createServer();
   private readonly sockets = new Set<Socket>();
-  private cutAtConsume: (() => void) | undefined;
+  private atConsume: { cut: boolean; done: () => void } | undefined;
 
   constructor(private readonly upstream: { host: string; port: number }) {}
 
@@ -47,12 +48,17 @@ export class BrokerRelay {
    * a consumer subscribes, its answer due. Resolves once cut.
    */
   cutAtNextConsume(): Promise<void> {
+    return this.atNextConsume(true);
+  }
+
+  /** Resolves once a client has sent `basic.consume`, passed on to the broker. */
+  nextConsume(): Promise<void> {
+    return this.atNextConsume(false);
+  }
+
+  private atNextConsume(cut: boolean): Promise<void> {
     return new Promise((resolve) => {
-      this.cutAtConsume = () => {
-        this.cutAtConsume = undefined;
-        this.destroyAll();
-        resolve();
-      };
+      this.atConsume = { cut, done: resolve };
     });
   }
 
@@ -70,9 +76,11 @@ export class BrokerRelay {
     const frames = new FrameReader();
     client.on('data', (chunk: Buffer) => {
       // Every chunk is read, so that the frames stay in step whenever a cut is asked for.
-      const consumes = frames.read(chunk).some(isBasicConsume);
-      if (consumes && this.cutAtConsume !== undefined) this.cutAtConsume();
+      const at = frames.read(chunk).some(isBasicConsume) ? this.atConsume : undefined;
+      if (at !== undefined) this.atConsume = undefined;
+      if (at?.cut) this.destroyAll();
       else server.write(chunk);
+      at?.done();
     });
     server.pipe(client);
   }

@@ -1,4 +1,4 @@
-import { ServerRMQ, type RmqStatus } from '@nestjs/microservices';
+import { ServerRMQ } from '@nestjs/microservices';
 
 /** The part of an amqplib channel the set-up watches. */
 interface ConsumingChannel {
@@ -21,15 +21,47 @@ interface ConsumingChannel {
  * it: thrown, and unhandled too. An unhandled rejection ends a Node
  * process: payments would stop for a lost connection it reconnects from.
  *
+ * The channel itself is opened the same way: a connection closed (by a
+ * shutdown) while amqp-connection-manager opens it is an `error` event on
+ * the wrapper, unheard.
+ *
  * Here the subscription is awaited with the rest, and the callback waits
- * for it: the app is up once it consumes. A set-up cut short by its
+ * for it: the app is up once it consumes; the wrapper's `error` events are
+ * heard. A set-up cut short by its
  * channel's end is logged and left to the connection manager, which sets
  * up the next channel when it reconnects. One the broker refuses (a reply
- * code: the queue declared otherwise, another exclusive consumer) is logged
- * as an error and reported as a lost connection, so that `/health` answers
- * 503 rather than up for a consumer that takes nothing.
+ * code: the queue declared otherwise, another exclusive consumer) fails the
+ * boot with the broker's reason when it is the first; a later one is logged
+ * as an error. amqplib then ends the whole connection (the refused
+ * channel's `error` event has no listener, which it takes for a frame
+ * error), so `/health` answers 503 and the manager tries again on its
+ * reconnect, rather than staying up for a consumer that takes nothing.
  */
 export class ChargeConsumerServer extends ServerRMQ {
+  /** Fails `listen` (the boot) while it has not called back yet; then undefined. */
+  private failListen: ((error: unknown) => void) | undefined;
+
+  override listen(callback: (error?: unknown, ...rest: unknown[]) => void): Promise<void> {
+    let pending = true;
+    const once = (error?: unknown, ...rest: unknown[]) => {
+      if (!pending) return;
+      pending = false;
+      this.failListen = undefined;
+      callback(error, ...rest);
+    };
+    this.failListen = once;
+    return super.listen(once);
+  }
+
+  override async start(callback?: (error?: unknown, ...rest: unknown[]) => void): Promise<void> {
+    await super.start(callback);
+    // After Nest's own listener, which creates the channel wrapper on the first connect: its failures to open
+    // a channel, which amqp-connection-manager emits as `error`, are heard here rather than thrown unhandled.
+    this.server?.once('connect', () => {
+      this.channel?.on('error', (error: unknown) => this.setupFailed(error));
+    });
+  }
+
   override async setupChannel(channel: ConsumingChannel, callback: () => void): Promise<void> {
     const subscriptions: Array<Promise<unknown>> = [];
     const consume = channel.consume.bind(channel);
@@ -52,13 +84,16 @@ export class ChargeConsumerServer extends ServerRMQ {
   }
 
   private setupFailed(error: unknown): void {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    if (typeof code === 'number') {
-      this.logger.error(`the broker refused the charge consumer's channel, nothing is consumed: ${String(error)}`);
-      // RmqStatus is a const enum of the types only: its value, spelled as a string.
-      this._status$.next('disconnected' as unknown as RmqStatus);
+    // amqplib gives the broker's reply code to a refusal; a channel that merely ended has none.
+    const refused = typeof (error as { code?: unknown } | undefined)?.code === 'number';
+    if (!refused) {
+      this.logger.warn(`the charge consumer's channel ended while it was set up (${String(error)}): set up again on reconnect`);
       return;
     }
-    this.logger.warn(`the charge consumer's channel ended while it was set up (${String(error)}): set up again on reconnect`);
+    if (this.failListen !== undefined) {
+      this.failListen(error);
+      return;
+    }
+    this.logger.error(`the broker refused the charge consumer's channel, tried again on reconnect: ${String(error)}`);
   }
 }

@@ -2,7 +2,7 @@ import { connect, type ChannelWrapper } from 'amqp-connection-manager';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BrokerRelay } from './broker-relay.test-support.js';
-import { CHARGE_PATTERN, deadLetterQueue } from './charge-queue.js';
+import { CHARGE_PATTERN, chargeQueueOptions, deadLetterQueue } from './charge-queue.js';
 import { bootPayments, chargeCount, PAYMENTS_TOKEN, type BootedPayments } from '../payments.test-support.js';
 
 /** The broker: `AMQP_URL`, else the local RabbitMQ (`.ci/run` makes sure one answers). */
@@ -27,6 +27,18 @@ function sendContent(channel: ChannelWrapper, queue: string, content: string, ke
   // amqplib ships no types here: its publish options are spelled out as amqplib takes them.
   return channel.sendToQueue(queue, Buffer.from(content), { persistent: true, headers } as Parameters<ChannelWrapper['sendToQueue']>[2]);
 }
+
+/** payments' `/health`: status and body. */
+async function healthOf(payments: BootedPayments) {
+  const response = await fetch(`${payments.url}/health`);
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** A probe for `eventually`: payments' `/health` once it answers `status`. */
+const healthOfIs = (payments: BootedPayments, status: number) => async () => {
+  const answer = await healthOf(payments);
+  return answer.status === status ? answer : undefined;
+};
 
 /** Delete `queue` and its dead letters, on a connection of the test's own. */
 async function deleteQueues(queue: string): Promise<void> {
@@ -187,14 +199,8 @@ describe('payments consuming charge requests from RabbitMQ, /health', () => {
   const relay = new BrokerRelay(brokerAddress());
   let payments: BootedPayments;
 
-  const health = async () => {
-    const response = await fetch(`${payments.url}/health`);
-    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-  };
-  const healthIs = (status: number) => async () => {
-    const answer = await health();
-    return answer.status === status ? answer : undefined;
-  };
+  const health = () => healthOf(payments);
+  const healthIs = (status: number) => healthOfIs(payments, status);
 
   beforeAll(async () => {
     await relay.listen();
@@ -261,4 +267,67 @@ describe('payments consuming charge requests from RabbitMQ, the connection lost 
     await eventually(async () => ((await chargeCount(booted, body.orderId)) > 0 ? true : undefined));
     expect(await chargeCount(booted, body.orderId)).toBe(1);
   }, 30_000);
+});
+
+/** The part of an amqplib channel a set-up of the test's uses. */
+interface RawChannel {
+  consume(queue: string, onMessage: () => void, options: { exclusive: boolean }): Promise<unknown>;
+}
+
+describe('payments consuming charge requests from RabbitMQ, the subscription refused', () => {
+  const queues: string[] = [];
+  const broker = connect([AMQP_URL]);
+  const holder = broker.createChannel({ json: false });
+  const relay = new BrokerRelay(brokerAddress());
+  let payments: BootedPayments | undefined;
+
+  /** A new charge queue, declared as payments declares it. */
+  const newQueue = async () => {
+    const queue = `test.payments.charges.${randomUUID()}`;
+    queues.push(queue);
+    await holder.waitForConnect();
+    await holder.assertQueue(deadLetterQueue(queue), { durable: true });
+    await holder.assertQueue(queue, chargeQueueOptions(queue));
+    return queue;
+  };
+  /** Another consumer takes `queue` exclusively: the broker refuses payments' subscription (403). */
+  const holdExclusively = (queue: string) =>
+    // On the channel itself: amqp-connection-manager's consume options do not spell `exclusive`.
+    holder.addSetup(async (channel: RawChannel) => {
+      await channel.consume(queue, () => undefined, { exclusive: true });
+    });
+
+  afterAll(async () => {
+    await payments?.app.close();
+    if (relay.listening) await relay.cut();
+    await holder.close();
+    await broker.close();
+    for (const queue of queues) await deleteQueues(queue);
+  });
+
+  it("fails the boot with the broker's reason, and leaves no rejection unhandled", async () => {
+    const queue = await newQueue();
+    await holdExclusively(queue);
+
+    await expect(bootConsumer(queue)).rejects.toThrow(/ACCESS.REFUSED.*in exclusive use/);
+  });
+
+  // The refusal ends the connection (amqplib, see ChargeConsumerServer): down, not up consuming nothing.
+  it('answers /health with 503 when refused on a reconnect, and leaves no rejection unhandled', async () => {
+    const queue = await newQueue();
+    await relay.listen();
+    payments = await bootConsumer(queue, viaPort(relay.port));
+    await relay.cut();
+    // The broker drops payments' subscription once it sees the connection closed: then the queue is free to hold.
+    await eventually(async () => ((await holder.checkQueue(queue)).consumerCount === 0 ? true : undefined));
+    await holdExclusively(queue);
+    const subscribing = relay.nextConsume();
+    await relay.listen(); // the consumer reconnects by itself, and is refused
+    // Reconnected (up: Nest reports it connected before it subscribes), and asking to subscribe.
+    await subscribing;
+
+    expect(await eventually(healthOfIs(payments, 503), 30_000)).toMatchObject({
+      json: { detail: 'Health check failed: broker is down', checks: { broker: { status: 'down' } } },
+    });
+  }, 60_000);
 });
