@@ -23,7 +23,10 @@ export const IdempotencyChannel = {
    * `replayed`, `waited`, `rejected_in_flight`, `mismatched`, `released`,
    * `lease_lost`, …), one `IdempotencyEvent` each, the very events an
    * `IdempotencyObserver` gets: the key's keyed hash, never the key, its
-   * record key or an answer; `error` as the logs print it.
+   * record key or an answer; `error` as the logs print it: a copy with
+   * its name, message, `code` and cause, never the properties a client
+   * hangs on it (ioredis's `command`, with the failed command's arguments:
+   * the record key, the owner token, the answer being stored).
    */
   Outcome: 'idempotency-chain:outcome',
   /**
@@ -52,16 +55,39 @@ export interface ClaimMessage {
   keyHash: string;
   /** Set on `asyncEnd`: `claimed` (with its epoch), `in_progress` (held by another execution) or `completed` (an answer to replay). */
   result?: { status: ClaimResult['status']; epoch?: number };
-  /** Set on `error`: what the store rejected with. */
+  /** Set on `error`: what the store rejected with, copied as on the outcome channel. */
   error?: unknown;
 }
 
 const outcomes = channel(IdempotencyChannel.Outcome);
 const claims = tracingChannel<unknown, ClaimMessage>(IdempotencyChannel.Claim);
 
-/** Publish `event` on the outcome channel, when anyone listens. */
+/** Publish `event` on the outcome channel, when anyone listens, its error copied by `publicError`. */
 export function publishOutcome(event: IdempotencyEvent): void {
-  if (outcomes.hasSubscribers) outcomes.publish(event);
+  if (!outcomes.hasSubscribers) return;
+  outcomes.publish(event.error === undefined ? event : { ...event, error: publicError(event.error) });
+}
+
+/** How deep a chain of causes is copied: deeper ones are cut, a cycle ends. */
+const CAUSE_DEPTH = 4;
+
+/**
+ * What a subscriber may see of `error`: a new `Error` with its name,
+ * message, stack, string or number `code` and cause (copied the same way),
+ * and nothing else. A store client's error carries what it was sending
+ * (ioredis's `command.args`: the record key, the owner token, the answer
+ * being stored); a subscriber is any code in the process, so none of it
+ * leaves here.
+ */
+function publicError(error: unknown, depth = 0): Error {
+  if (!(error instanceof Error)) return new Error(typeof error === 'string' ? error : 'A non-Error value was thrown');
+  const copy: Error & { code?: string | number } = new Error(error.message);
+  copy.name = error.name;
+  copy.stack = error.stack;
+  const { code } = error as { code?: unknown };
+  if (typeof code === 'string' || typeof code === 'number') copy.code = code;
+  if (error.cause !== undefined && depth < CAUSE_DEPTH) copy.cause = publicError(error.cause, depth + 1);
+  return copy;
 }
 
 /** Whether anyone listens to the outcome channel, so a request without observers hashes its key only then. */
@@ -77,10 +103,22 @@ export function outcomesHeard(): boolean {
 export function traceClaim(claim: () => Promise<ClaimResult>, message: () => ClaimMessage): Promise<ClaimResult> {
   if (!claims.hasSubscribers) return claim();
   let answer: ClaimResult | undefined;
+  let failure: { error: unknown } | undefined;
   return claims
     .tracePromise(async () => {
-      answer = await claim();
+      try {
+        answer = await claim();
+      } catch (error) {
+        // The subscribers hear of a copy; the caller gets the store's own error.
+        failure = { error };
+        throw publicError(error);
+      }
       return answer.status === 'claimed' ? { status: answer.status, epoch: answer.epoch } : { status: answer.status };
     }, message())
-    .then(() => answer as ClaimResult);
+    .then(
+      () => answer as ClaimResult,
+      (published: unknown) => {
+        throw failure ? failure.error : published;
+      },
+    );
 }
