@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}"
+NATS_URL="${NATS_URL:-nats://127.0.0.1:4222}"
+MQTT_URL="${MQTT_URL:-mqtt://127.0.0.1:1883}"
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 missing=()
 
@@ -56,6 +58,11 @@ if ! answers "$amqp" && local_host "$amqp" && command -v rabbitmq-server >/dev/n
 fi
 answers "$amqp" || missing+=("a RabbitMQ at AMQP_URL ($amqp) (apt-get install rabbitmq-server: the preflight then starts it)")
 
+nats=$(hostport "$NATS_URL" 4222)
+answers "$nats" || missing+=("a NATS server with JetStream at NATS_URL ($nats) (nats-server -js), for the NATS transport's tests")
+mqtt=$(hostport "$MQTT_URL" 1883)
+answers "$mqtt" || missing+=("an MQTT 5 broker at MQTT_URL ($mqtt) (apt-get install mosquitto), for the MQTT transport's tests")
+
 if [ ! -x "$CHROMIUM" ] && [ -z "${CHROMIUM_PATH:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "preflight: installing Debian's chromium for the console's browser tests"
   { apt-get update -qq && apt-get install -y -qq chromium; } >/dev/null 2>&1
@@ -71,5 +78,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   printf '  - %s\n' "${missing[@]}" >&2
   exit 1
 fi
-echo "preflight: Redis $redis, PostgreSQL $pg, RabbitMQ $amqp, chromium $CHROMIUM"
+echo "preflight: Redis $redis, PostgreSQL $pg, RabbitMQ $amqp, NATS $nats, MQTT $mqtt, chromium $CHROMIUM"
 echo "preflight: $matrix"

@@ -21,12 +21,17 @@ describe('reading a request', () => {
 
   it('takes an RPC key from transport headers first, then from the payload', () => {
     const rmq = { getMessage: () => ({ properties: { headers: { 'idempotency-key': 'from-rmq' } } }) };
-    const nats = { getHeaders: () => new Map([['idempotency-key', 'from-nats']]) };
+    const natsHeaders = (entries: Record<string, string>) => ({
+      values: (name: string) => Object.entries(entries).flatMap(([key, value]) => (key.toLowerCase() === name ? [value] : [])),
+    });
+    const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
     const kafka = { getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }) };
     const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
 
     expect(rpcKey(payload, rmq)).toBe('from-rmq');
-    expect(rpcKey(payload, nats)).toBe('from-nats');
+    expect(rpcKey(payload, nats({ 'Idempotency-Key': 'from-nats' }))).toEqual(['from-nats']);
+    // MsgHdrs answers a header it lacks with '': that is no key, the payload's is.
+    expect(rpcKey(payload, nats({ traceparent: '00' }))).toBe('from-payload');
     expect(rpcKey(payload, kafka)).toBe('from-kafka');
     expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
     expect(rpcKey('not an object', undefined)).toBeUndefined();

@@ -1,16 +1,28 @@
 import { HeaderName } from '../../header-name';
 import type { RpcTransportKey } from './transport-key';
 
-/** `NatsContext.getHeaders()`, as far as keys go: the message's NATS headers. */
+/** The parts of a `NatsContext` and its `MsgHdrs` (`@nats-io/nats-core`) the key is read from. */
 interface NatsContextLike {
-  getHeaders?: () => { get?: (name: string) => unknown } | undefined;
+  getSubject?: () => string;
+  getHeaders?: () => { values?: (name: string, match?: string) => string[] } | undefined;
 }
 
-/** NATS: the key is a message header. */
+/** `Match.IgnoreCase` of `@nats-io/nats-core`: header names are matched in any letter case, as over HTTP. */
+const IGNORE_CASE = 'insensitive';
+
+/**
+ * NATS: the key is a message header (core NATS request/reply, events, and
+ * JetStream deliveries, which keep the headers they were published with):
+ * every value of `idempotency-key`, in any letter case, so a repeated header
+ * is refused rather than half read.
+ */
 export const nats: RpcTransportKey = {
   transport: 'NATS',
   keyOf(context) {
-    const { getHeaders } = context as NatsContextLike;
-    return typeof getHeaders === 'function' ? getHeaders.call(context)?.get?.(HeaderName.IdempotencyKey) : undefined;
+    const { getSubject, getHeaders } = context as NatsContextLike;
+    if (typeof getSubject !== 'function' || typeof getHeaders !== 'function') return undefined;
+    const values = getHeaders.call(context)?.values?.(HeaderName.IdempotencyKey, IGNORE_CASE);
+    // MsgHdrs answers a missing header with no values (its get() with ''): never a key.
+    return values && values.length > 0 ? values : undefined;
   },
 };
