@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Controller, type INestMicroservice } from '@nestjs/common';
 import { ClientProxyFactory, EventPattern, NatsRecordBuilder, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
 import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { lastValueFrom } from 'rxjs';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { eventually } from '../support/async';
 import { Recorder } from '../support/recorder';
-import { ChargesConsumer, consumerModule, freshKey, Ledger, Patterns, type Charge } from './support/charges';
-import { conformanceCases } from './support/conformance';
+import { ChargesConsumer, freshKey, Ledger, Patterns, startConsumer, type Charge } from './support/charges';
+import { conformanceCases, patternCalls } from './support/conformance';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const run = randomUUID().slice(0, 8);
@@ -41,9 +40,10 @@ describe('@Idempotent on NATS (NestJS NATS transport, @nats-io clients)', () => 
   const call = (pattern: string, key: string, body: object) => lastValueFrom(client.send(pattern, record(key, body)));
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [consumerModule([ChargesConsumer, DeliveriesConsumer])] }).compile();
-    microservice = moduleRef.createNestMicroservice({ transport: Transport.NATS, options: { servers: [NATS_URL] }, logger: false });
-    await microservice.listen();
+    microservice = await startConsumer({ transport: Transport.NATS, options: { servers: [NATS_URL] } }, [
+      ChargesConsumer,
+      DeliveriesConsumer,
+    ]);
     client = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [NATS_URL] } });
     await client.connect();
   });
@@ -52,15 +52,7 @@ describe('@Idempotent on NATS (NestJS NATS transport, @nats-io clients)', () => 
     await microservice?.close();
   });
 
-  conformanceCases(() => ({
-    ledger: () => microservice.get(Ledger),
-    charge: (key, body) => call(Patterns.charge, key, body),
-    decline: (key, body) => call(Patterns.decline, key, body),
-    unavailable: (key) => call(Patterns.unavailable, key, {}),
-    reuseRefusal: expect.objectContaining({ type: 'urn:idempotency-chain:problem:key-reused', status: 422 }),
-    declined: (attempt) => ({ status: 402, message: 'declined 900', attempt }),
-    bankDown: (attempt) => ({ status: 503, message: 'bank down', attempt }),
-  }));
+  conformanceCases(() => patternCalls(() => microservice.get(Ledger), call));
 
   it('refuses a message with no key in its headers or its payload as a missing key', async () => {
     await expect(lastValueFrom(client.send(Patterns.charge, { amountCents: 1 }))).rejects.toMatchObject({

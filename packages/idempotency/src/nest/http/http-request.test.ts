@@ -25,6 +25,7 @@ describe('reading a request', () => {
       values: (name: string) => Object.entries(entries).flatMap(([key, value]) => (key.toLowerCase() === name ? [value] : [])),
     });
     const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
+    const mqtt = { getTopic: () => 'charge', getPacket: () => ({ properties: { userProperties: { 'Idempotency-Key': 'from-mqtt' } } }) };
     const kafka = { getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }) };
     const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
 
@@ -32,6 +33,8 @@ describe('reading a request', () => {
     expect(rpcKey(payload, nats({ 'Idempotency-Key': 'from-nats' }))).toEqual(['from-nats']);
     // MsgHdrs answers a header it lacks with '': that is no key, the payload's is.
     expect(rpcKey(payload, nats({ traceparent: '00' }))).toBe('from-payload');
+    expect(rpcKey(payload, mqtt)).toEqual(['from-mqtt']);
+    expect(rpcKey(payload, { getTopic: () => 'charge', getPacket: () => ({ properties: {} }) })).toBe('from-payload');
     expect(rpcKey(payload, kafka)).toBe('from-kafka');
     expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
     expect(rpcKey('not an object', undefined)).toBeUndefined();

@@ -1,4 +1,5 @@
 import { kafka } from './kafka';
+import { mqtt } from './mqtt';
 import { nats } from './nats';
 import { rmq } from './rmq';
 import type { RpcTransportKey } from './transport-key';
@@ -8,4 +9,4 @@ import type { RpcTransportKey } from './transport-key';
  * in this order: the first that finds one wins. A transport is one file of
  * this folder exporting its `RpcTransportKey`, and one entry here.
  */
-export const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, kafka, nats];
+export const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, kafka, nats, mqtt];

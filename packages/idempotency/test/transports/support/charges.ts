@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Controller, Injectable, Module, type CanActivate, type DynamicModule, type Type } from '@nestjs/common';
+import { Controller, Injectable, Module, type CanActivate, type DynamicModule, type INestMicroservice, type Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { APP_GUARD } from '@nestjs/core';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import { IdempotencyModule, Idempotent } from '@idempotency-chain/idempotency/nest';
@@ -131,4 +132,12 @@ export async function settled<T>(call: Promise<T>): Promise<{ value: T } | { err
   } catch (error) {
     return { error };
   }
+}
+
+/** The consumer app as a microservice on `options`' transport, listening. */
+export async function startConsumer(options: object, controllers?: Type[]): Promise<INestMicroservice> {
+  const moduleRef = await Test.createTestingModule({ imports: [consumerModule(controllers)] }).compile();
+  const microservice = moduleRef.createNestMicroservice({ ...options, logger: false });
+  await microservice.listen();
+  return microservice;
 }

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { freshKey, settled, type Charge, type Ledger } from './charges';
+import { freshKey, Patterns, settled, type Charge, type Ledger } from './charges';
 
 /** One transport's way of calling the charges consumer, each call carrying its key where that transport carries it. */
 export interface TransportCalls {
@@ -86,4 +86,21 @@ export function conformanceCases(transport: () => TransportCalls): void {
     expect(retry).toEqual({ error: calls.bankDown(before + 2) });
     expect(calls.ledger().unavailable).toBe(before + 2);
   });
+}
+
+/**
+ * The calls of a transport that routes by string patterns and hands the
+ * caller an `RpcException`'s payload as it is (NATS, MQTT, Redis): its
+ * refusals are the problem documents.
+ */
+export function patternCalls(ledger: () => Ledger, call: (pattern: string, key: string, body: object) => Promise<unknown>): TransportCalls {
+  return {
+    ledger,
+    charge: (key, body) => call(Patterns.charge, key, body),
+    decline: (key, body) => call(Patterns.decline, key, body),
+    unavailable: (key) => call(Patterns.unavailable, key, {}),
+    reuseRefusal: expect.objectContaining({ type: 'urn:idempotency-chain:problem:key-reused', status: 422 }),
+    declined: (attempt) => ({ status: 402, message: 'declined 900', attempt }),
+    bankDown: (attempt) => ({ status: 503, message: 'bank down', attempt }),
+  };
 }
