@@ -20,13 +20,17 @@ describe('reading a request', () => {
   });
 
   it('takes an RPC key from transport headers first, then from the payload', () => {
-    const rmq = { getMessage: () => ({ properties: { headers: { 'idempotency-key': 'from-rmq' } } }) };
+    const rmq = { getMessage: () => ({ properties: { headers: { 'idempotency-key': 'from-rmq' } } }), getChannelRef: () => ({}) };
     const natsHeaders = (entries: Record<string, string>) => ({
       values: (name: string) => Object.entries(entries).flatMap(([key, value]) => (key.toLowerCase() === name ? [value] : [])),
     });
     const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
     const mqtt = { getTopic: () => 'charge', getPacket: () => ({ properties: { userProperties: { 'Idempotency-Key': 'from-mqtt' } } }) };
-    const kafka = { getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }) };
+    const kafka = {
+      getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }),
+      getPartition: () => 0,
+      getConsumer: () => ({}),
+    };
     const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
 
     expect(rpcKey(payload, rmq)).toBe('from-rmq');

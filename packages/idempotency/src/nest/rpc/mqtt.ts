@@ -3,8 +3,8 @@ import type { RpcTransportKey } from './transport-key';
 
 /** The parts of an `MqttContext` the key is read from (an MQTT 5 PUBLISH packet, as mqtt.js decodes it). */
 interface MqttContextLike {
-  getTopic?: () => string;
-  getPacket?: () => { properties?: { userProperties?: Record<string, string | string[]> } } | undefined;
+  getTopic: () => string;
+  getPacket: () => { properties?: { userProperties?: Record<string, string | string[]> } } | undefined;
 }
 
 /**
@@ -14,10 +14,12 @@ interface MqttContextLike {
  */
 export const mqtt: RpcTransportKey = {
   transport: 'MQTT',
+  owns(context) {
+    const { getTopic, getPacket } = context as Partial<MqttContextLike>;
+    return typeof getTopic === 'function' && typeof getPacket === 'function';
+  },
   keyOf(context) {
-    const { getTopic, getPacket } = context as MqttContextLike;
-    if (typeof getTopic !== 'function' || typeof getPacket !== 'function') return undefined;
-    const properties = getPacket.call(context)?.properties?.userProperties;
+    const properties = (context as MqttContextLike).getPacket()?.properties?.userProperties;
     if (!properties) return undefined;
     const names = Object.keys(properties).filter((name) => name.toLowerCase() === HeaderName.IdempotencyKey);
     if (names.length === 0) return undefined;

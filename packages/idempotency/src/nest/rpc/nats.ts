@@ -3,8 +3,8 @@ import type { RpcTransportKey } from './transport-key';
 
 /** The parts of a `NatsContext` and its `MsgHdrs` (`@nats-io/nats-core`) the key is read from. */
 interface NatsContextLike {
-  getSubject?: () => string;
-  getHeaders?: () => { values?: (name: string, match?: string) => string[] } | undefined;
+  getSubject: () => string;
+  getHeaders: () => { values?: (name: string, match?: string) => string[] } | undefined;
 }
 
 /** `Match.IgnoreCase` of `@nats-io/nats-core`: header names are matched in any letter case, as over HTTP. */
@@ -18,10 +18,12 @@ const IGNORE_CASE = 'insensitive';
  */
 export const nats: RpcTransportKey = {
   transport: 'NATS',
+  owns(context) {
+    const { getSubject, getHeaders } = context as Partial<NatsContextLike>;
+    return typeof getSubject === 'function' && typeof getHeaders === 'function';
+  },
   keyOf(context) {
-    const { getSubject, getHeaders } = context as NatsContextLike;
-    if (typeof getSubject !== 'function' || typeof getHeaders !== 'function') return undefined;
-    const values = getHeaders.call(context)?.values?.(HeaderName.IdempotencyKey, IGNORE_CASE);
+    const values = (context as NatsContextLike).getHeaders()?.values?.(HeaderName.IdempotencyKey, IGNORE_CASE);
     // MsgHdrs answers a missing header with no values (its get() with ''): never a key.
     return values && values.length > 0 ? values : undefined;
   },

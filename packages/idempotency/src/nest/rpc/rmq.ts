@@ -1,16 +1,20 @@
 import { HeaderName } from '../../header-name';
 import type { RpcTransportKey } from './transport-key';
 
-/** `RmqContext.getMessage()`, as far as keys go: an AMQP message, the key among its `properties.headers`. */
+/** The parts of an `RmqContext` the key is read from (an amqplib message). */
 interface RmqContextLike {
-  getMessage?: () => { properties?: { headers?: Record<string, unknown> } } | undefined;
+  getMessage: () => { properties?: { headers?: Record<string, unknown> } } | undefined;
+  getChannelRef: () => unknown;
 }
 
 /** RabbitMQ: the key is an AMQP header of the message. */
 export const rmq: RpcTransportKey = {
   transport: 'RMQ',
+  owns(context) {
+    const { getMessage, getChannelRef } = context as Partial<RmqContextLike>;
+    return typeof getMessage === 'function' && typeof getChannelRef === 'function';
+  },
   keyOf(context) {
-    const { getMessage } = context as RmqContextLike;
-    return typeof getMessage === 'function' ? getMessage.call(context)?.properties?.headers?.[HeaderName.IdempotencyKey] : undefined;
+    return (context as RmqContextLike).getMessage()?.properties?.headers?.[HeaderName.IdempotencyKey];
   },
 };

@@ -7,6 +7,7 @@ import { idempotencyErrorOf, statusOf } from '../error-status';
 import { problemOf } from '../problem-details';
 import type { IdempotentRoute } from '../idempotent-routes';
 import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
+import type { RpcOrigin } from './transports';
 
 type RpcExceptionClass = new (error: string | object) => Error;
 let RpcException: RpcExceptionClass | undefined;
@@ -15,13 +16,17 @@ let RpcException: RpcExceptionClass | undefined;
  * An error as a message handler must throw it for its caller to see it:
  * Nest's RPC layer passes only `RpcException`s on (anything else becomes
  * "Internal server error"), so the package's errors travel as one carrying
- * their problem document. `@nestjs/microservices` is loaded here, where a
- * message is being handled, so it stays optional for HTTP-only apps.
+ * their problem document, or as the message's transport shapes a refusal
+ * (a gRPC status: see `RpcTransportKey.refusal`). `@nestjs/microservices` is
+ * loaded here, where a message is being handled, so it stays optional for
+ * HTTP-only apps.
  */
-export function toRpcError(error: unknown): unknown {
+export function toRpcError(error: unknown, origin?: RpcOrigin): unknown {
   const idempotency = idempotencyErrorOf(error);
   if (!idempotency) return error;
-  return Object.assign(rpcException(problemOf(idempotency).document), { cause: idempotency });
+  const problem = problemOf(idempotency);
+  const payload = origin?.transport.refusal?.(problem, origin.context) ?? problem.document;
+  return Object.assign(rpcException(payload), { cause: idempotency });
 }
 
 function rpcException(payload: unknown): Error {
@@ -32,14 +37,17 @@ function rpcException(payload: unknown): Error {
 /**
  * Run a message handler under the coordinator: what it emitted is stored and
  * replayed as the same stream of values; a final error it threw (an
- * `HttpException`, or an `RpcException` whose payload carries a status) is
- * stored and thrown again; anything else releases the key.
+ * `HttpException`, an `RpcException` whose payload carries a status, or
+ * one whose status the message's transport reads: see
+ * `RpcTransportKey.statusOf`) is stored and thrown again; anything else
+ * releases the key.
  */
 export async function runRpc(
   coordinator: IdempotencyCoordinator,
   route: IdempotentRoute,
   request: RunRequest,
   invoke: (execution: Execution) => unknown,
+  origin?: RpcOrigin,
 ): Promise<Observable<unknown>> {
   let execution: Execution;
   try {
@@ -47,7 +55,7 @@ export async function runRpc(
     if (begun.replay !== undefined) return from(decodeRpcResult(begun.replay, rpcException));
     execution = begun.execution;
   } catch (error) {
-    throw toRpcError(error);
+    throw toRpcError(error, origin);
   }
   let values: unknown[];
   try {
@@ -56,10 +64,10 @@ export async function runRpc(
       return lastValueFrom((isObservable(result) ? result : from(Promise.resolve(result))).pipe(toArray()));
     });
   } catch (error) {
-    const status = statusOf(error);
+    const status = statusOf(error) ?? origin?.transport.statusOf?.(error);
     if (status !== undefined && execution.isFinal({ statusCode: status })) {
-      const { stored, unstorable } = encodeRpcError(error, status);
-      await complete(execution, stored, unstorable);
+      const { stored, unstorable } = encodeRpcError(origin?.transport.storable?.(error) ?? error, status);
+      await complete(execution, stored, unstorable, origin);
     } else {
       await execution.release();
     }
@@ -71,14 +79,14 @@ export async function runRpc(
     return from(values);
   }
   const { stored, unstorable } = encodeRpcValues(values);
-  await complete(execution, stored, unstorable);
+  await complete(execution, stored, unstorable, origin);
   return from(values);
 }
 
-async function complete(execution: Execution, stored: string, unstorable?: unknown): Promise<void> {
+async function complete(execution: Execution, stored: string, unstorable: unknown, origin: RpcOrigin | undefined): Promise<void> {
   try {
     await execution.complete(stored, unstorable);
   } catch (error) {
-    throw toRpcError(error);
+    throw toRpcError(error, origin);
   }
 }

@@ -1,17 +1,14 @@
 import { RPC_KEY_FIELD } from '../idempotency.constants';
-import { RPC_TRANSPORTS } from './transports';
+import { rpcOriginOf } from './transports';
 
 /**
  * The raw key of a message: from its transport's headers where it has them
- * (see `RPC_TRANSPORTS`), else from the payload's `idempotencyKey` field.
+ * (see `RpcTransportKey`), else from the payload's `idempotencyKey` field.
  */
 export function rpcKey(payload: unknown, context: unknown): unknown {
-  if (typeof context === 'object' && context !== null) {
-    for (const transport of RPC_TRANSPORTS) {
-      const key = transport.keyOf(context);
-      if (key !== undefined && key !== null) return Buffer.isBuffer(key) ? key.toString('latin1') : key;
-    }
-  }
+  const origin = rpcOriginOf(context);
+  const key = origin?.transport.keyOf(origin.context);
+  if (key !== undefined && key !== null) return Buffer.isBuffer(key) ? key.toString('latin1') : key;
   return isRecord(payload) ? payload[RPC_KEY_FIELD] : undefined;
 }
 

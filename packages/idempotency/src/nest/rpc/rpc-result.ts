@@ -47,7 +47,7 @@ export function decodeRpcResult(stored: string, toRpcError: (payload: unknown) =
 }
 
 /** An `RpcException`'s payload (duck-typed: `@nestjs/microservices` stays optional). */
-function rpcPayload(error: unknown): unknown {
+export function rpcPayload(error: unknown): unknown {
   const getError = (error as { getError?: unknown } | null)?.getError;
   return typeof getError === 'function' ? (getError as () => unknown).call(error) : undefined;
 }

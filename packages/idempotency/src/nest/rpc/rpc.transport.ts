@@ -6,12 +6,14 @@ import type { IdempotentRoute } from '../idempotent-routes';
 import type { IdempotencyTransport } from '../transport';
 import { runRpc, toRpcError } from './rpc-execution';
 import { rpcBody, rpcKey } from './rpc-message';
+import { rpcOriginOf, type RpcOrigin } from './transports';
 
 /**
  * Microservice messages, whatever the transport: the key from the
- * transport's headers (see `RPC_TRANSPORTS`) or the payload, the outcome
+ * transport's headers (see `RpcTransportKey`) or the payload, the outcome
  * stored as the values the handler emitted or the final error it threw
- * (see `runRpc`), errors as `RpcException`s carrying their problem document.
+ * (see `runRpc`), errors as `RpcException`s carrying their problem document
+ * or shaped as the transport's callers expect them (gRPC statuses).
  */
 export class RpcTransport implements IdempotencyTransport {
   constructor(private readonly coordinator: IdempotencyCoordinator) {}
@@ -33,11 +35,16 @@ export class RpcTransport implements IdempotencyTransport {
   /** A message handler's outbound calls carry no request to keep it on. */
   identified(): void {}
 
-  run(_context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
-    return runRpc(this.coordinator, route, request, invoke);
+  run(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
+    return runRpc(this.coordinator, route, request, invoke, originOf(context));
   }
 
-  refusal(error: unknown): unknown {
-    return toRpcError(error);
+  refusal(error: unknown, context: ExecutionContext): unknown {
+    return toRpcError(error, originOf(context));
   }
+}
+
+/** The transport a handled message came over, with its context. */
+function originOf(context: ExecutionContext): RpcOrigin | undefined {
+  return rpcOriginOf(context.switchToRpc().getContext<unknown>());
 }

@@ -1,17 +1,38 @@
+import type { Problem } from '../problem-details';
+
 /**
- * Where one microservice transport carries a message's `Idempotency-Key`
- * outside its payload: its properties, headers, user properties or
- * metadata. A transport with nowhere to carry it (Nest's Redis transport)
- * needs no entry: its key travels in the payload's `idempotencyKey` field,
- * which every message may use.
+ * One microservice transport, where its handling of a message differs from
+ * the others': which message contexts are its own, where it carries a
+ * message's `Idempotency-Key` outside the payload (its properties, headers,
+ * user properties or metadata) and, where its callers expect errors in its
+ * own terms (gRPC statuses), how a refusal is sent and what a handler's
+ * error says of how the call ended. A message of no listed transport
+ * carries its key in the payload's `idempotencyKey` field, which every
+ * message may use.
  */
 export interface RpcTransportKey {
   /** The transport, as Nest names it (`RMQ`, `NATS`, ...). */
   readonly transport: string;
+  /** Whether a handler's RPC context (`switchToRpc().getContext()`) is this transport's. */
+  owns(context: object): boolean;
   /**
-   * The key as this transport's message context carries it (a string, or
-   * bytes read as Latin-1); `undefined` when the context is another
-   * transport's, or this message carries none.
+   * The key as this transport's message carries it (a string, every value
+   * of a repeated entry, or bytes read as Latin-1); `undefined` when it
+   * carries none. Asked only of a context this transport owns.
    */
   keyOf(context: object): unknown;
+  /**
+   * A refusal of this package (no key, a reused key, the store down) as the
+   * payload of the `RpcException` the caller receives; without this
+   * member, the problem document.
+   */
+  refusal?(problem: Problem, context: object): object;
+  /**
+   * The HTTP status a handler's error stands for when it carries none of
+   * its own (an `HttpException`'s, an `RpcException` payload's `status`),
+   * for the operation's `isFinal` to decide on; `undefined` when it says none.
+   */
+  statusOf?(error: unknown): number | undefined;
+  /** A handler's final error as it can be stored and thrown again on replay; without this member, the error as thrown. */
+  storable?(error: unknown): unknown;
 }

@@ -1,3 +1,4 @@
+import { grpc } from './grpc';
 import { kafka } from './kafka';
 import { mqtt } from './mqtt';
 import { nats } from './nats';
@@ -5,8 +6,22 @@ import { rmq } from './rmq';
 import type { RpcTransportKey } from './transport-key';
 
 /**
- * Every transport whose messages can carry a key outside the payload, asked
- * in this order: the first that finds one wins. A transport is one file of
- * this folder exporting its `RpcTransportKey`, and one entry here.
+ * Every transport whose messages this package tells apart, asked in this
+ * order: the first that owns a message's context is its transport. A
+ * transport is one file of this folder exporting its `RpcTransportKey`, and
+ * one entry here.
  */
-export const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, kafka, nats, mqtt];
+const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, nats, mqtt, grpc, kafka];
+
+/** A message's transport with its context, which the transport's members are asked with. */
+export interface RpcOrigin {
+  transport: RpcTransportKey;
+  context: object;
+}
+
+/** The transport of a handler's RPC context; `undefined` when it is none of `RPC_TRANSPORTS`. */
+export function rpcOriginOf(context: unknown): RpcOrigin | undefined {
+  if (typeof context !== 'object' || context === null) return undefined;
+  const transport = RPC_TRANSPORTS.find((candidate) => candidate.owns(context));
+  return transport && { transport, context };
+}
