@@ -26,6 +26,7 @@ describe('reading a request', () => {
     });
     const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
     const mqtt = { getTopic: () => 'charge', getPacket: () => ({ properties: { userProperties: { 'Idempotency-Key': 'from-mqtt' } } }) };
+    const redis = { getChannel: () => 'charge', getMetadata: () => ({ 'idempotency-key': 'from-metadata' }) };
     const kafka = {
       getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }),
       getPartition: () => 0,
@@ -39,6 +40,8 @@ describe('reading a request', () => {
     expect(rpcKey(payload, nats({ traceparent: '00' }))).toBe('from-payload');
     expect(rpcKey(payload, mqtt)).toEqual(['from-mqtt']);
     expect(rpcKey(payload, { getTopic: () => 'charge', getPacket: () => ({ properties: {} }) })).toBe('from-payload');
+    expect(rpcKey(payload, redis)).toBe('from-metadata');
+    expect(rpcKey(payload, { getChannel: () => 'charge', getMetadata: () => undefined })).toBe('from-payload');
     expect(rpcKey(payload, kafka)).toBe('from-kafka');
     expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
     expect(rpcKey('not an object', undefined)).toBeUndefined();

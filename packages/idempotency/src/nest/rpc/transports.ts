@@ -2,6 +2,7 @@ import { grpc } from './grpc';
 import { kafka } from './kafka';
 import { mqtt } from './mqtt';
 import { nats } from './nats';
+import { redis } from './redis';
 import { rmq } from './rmq';
 import type { RpcTransportKey } from './transport-key';
 
@@ -11,7 +12,7 @@ import type { RpcTransportKey } from './transport-key';
  * transport is one file of this folder exporting its `RpcTransportKey`, and
  * one entry here.
  */
-const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, nats, mqtt, grpc, kafka];
+const RPC_TRANSPORTS: readonly RpcTransportKey[] = [rmq, nats, mqtt, grpc, redis, kafka];
 
 /** A message's transport with its context, which the transport's members are asked with. */
 export interface RpcOrigin {

@@ -70,11 +70,14 @@ class ArrivalGuard implements CanActivate {
   }
 }
 
+/** This test file's own namespace on the shared brokers: another run's consumer never takes its messages. */
+const run = randomUUID().slice(0, 8);
+
 /** The message patterns of `ChargesConsumer` (NATS subjects, MQTT topics, Redis channels). */
 export const Patterns = {
-  charge: 'idem.charge',
-  decline: 'idem.decline',
-  unavailable: 'idem.unavailable',
+  charge: `idem.${run}.charge`,
+  decline: `idem.${run}.decline`,
+  unavailable: `idem.${run}.unavailable`,
 } as const;
 
 /** A payments consumer on any transport that routes by a string pattern. */
