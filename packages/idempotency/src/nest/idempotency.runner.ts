@@ -57,6 +57,8 @@ export class IdempotencyRunner {
         `@Idempotent on ${handler.name}: a ${context.getType()} call cannot be protected, only HTTP requests and messages`,
       );
     }
+    const unsupported = transport.unsupported?.(context);
+    if (unsupported !== undefined) throw new TypeError(`@Idempotent on ${handler.name}: ${unsupported}`);
     const route = this.routes.route(context.getClass(), handler);
     if (route.keyMode === 'none') return invoke();
     let request: RunRequest | undefined;

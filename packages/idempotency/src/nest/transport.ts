@@ -12,6 +12,12 @@ import type { IdempotentRoute } from './idempotent-routes';
  * Nest context type.
  */
 export interface IdempotencyTransport {
+  /**
+   * Why this call cannot be protected, when its transport's kind of call
+   * (a Kafka message) is not supported: `@Idempotent` then throws a
+   * `TypeError` saying so, never runs the handler unprotected.
+   */
+  unsupported?(context: ExecutionContext): string | undefined;
   /** The raw key the call carries (validated by the runner); `undefined` or `null` when it carries none. */
   key(context: ExecutionContext): unknown;
   /** What the call's fingerprint is made of (see `requestFingerprint`), its whole body: the route picks its fields. */

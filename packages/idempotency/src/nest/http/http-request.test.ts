@@ -27,11 +27,6 @@ describe('reading a request', () => {
     const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
     const mqtt = { getTopic: () => 'charge', getPacket: () => ({ properties: { userProperties: { 'Idempotency-Key': 'from-mqtt' } } }) };
     const redis = { getChannel: () => 'charge', getMetadata: () => ({ 'idempotency-key': 'from-metadata' }) };
-    const kafka = {
-      getMessage: () => ({ headers: { 'idempotency-key': Buffer.from('from-kafka') } }),
-      getPartition: () => 0,
-      getConsumer: () => ({}),
-    };
     const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
 
     expect(rpcKey(payload, rmq)).toBe('from-rmq');
@@ -42,7 +37,6 @@ describe('reading a request', () => {
     expect(rpcKey(payload, { getTopic: () => 'charge', getPacket: () => ({ properties: {} }) })).toBe('from-payload');
     expect(rpcKey(payload, redis)).toBe('from-metadata');
     expect(rpcKey(payload, { getChannel: () => 'charge', getMetadata: () => undefined })).toBe('from-payload');
-    expect(rpcKey(payload, kafka)).toBe('from-kafka');
     expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
     expect(rpcKey('not an object', undefined)).toBeUndefined();
     expect(rpcBody(payload)).toEqual({ amountCents: 5 });

@@ -1,21 +1,22 @@
-import { HeaderName } from '../../header-name';
 import type { RpcTransportKey } from './transport-key';
 
-/** The parts of a `KafkaContext` that tell it apart and hold the key: a Kafka record, the key among its `headers`. */
+/** The parts of a `KafkaContext` that tell it apart from every other transport's. */
 interface KafkaContextLike {
-  getMessage: () => { headers?: Record<string, unknown> } | undefined;
   getPartition: () => number;
   getConsumer: () => unknown;
 }
 
-/** Kafka: the key is a record header (bytes, read as Latin-1). */
+/**
+ * Kafka, not supported yet: no broker runs where this package is tested, so
+ * its redelivery (a rebalance, an offset committed late) has never been
+ * shown to leave one execution per key, and a message is refused rather
+ * than run with a protection nobody proved.
+ */
 export const kafka: RpcTransportKey = {
   transport: 'KAFKA',
   owns(context) {
     const { getPartition, getConsumer } = context as Partial<KafkaContextLike>;
     return typeof getPartition === 'function' && typeof getConsumer === 'function';
   },
-  keyOf(context) {
-    return (context as KafkaContextLike).getMessage()?.headers?.[HeaderName.IdempotencyKey];
-  },
+  unsupported: "Kafka messages are not supported yet (see the package's README)",
 };

@@ -7,7 +7,7 @@ import { rpcOriginOf } from './transports';
  */
 export function rpcKey(payload: unknown, context: unknown): unknown {
   const origin = rpcOriginOf(context);
-  const key = origin?.transport.keyOf(origin.context);
+  const key = origin?.transport.keyOf?.(origin.context);
   if (key !== undefined && key !== null) return Buffer.isBuffer(key) ? key.toString('latin1') : key;
   return isRecord(payload) ? payload[RPC_KEY_FIELD] : undefined;
 }

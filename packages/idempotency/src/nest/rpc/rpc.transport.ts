@@ -27,6 +27,10 @@ export class RpcTransport implements IdempotencyTransport {
     return { method: 'RPC', path: route.pattern ?? context.getHandler().name, body: rpcBody(context.switchToRpc().getData()) };
   }
 
+  unsupported(context: ExecutionContext): string | undefined {
+    return originOf(context)?.transport.unsupported;
+  }
+
   /** A message carries no deadline its consumer could read. */
   deadline(): undefined {
     return undefined;

@@ -18,9 +18,17 @@ export interface RpcTransportKey {
   /**
    * The key as this transport's message carries it (a string, every value
    * of a repeated entry, or bytes read as Latin-1); `undefined` when it
-   * carries none. Asked only of a context this transport owns.
+   * carries none. Asked only of a context this transport owns; a transport
+   * without it carries the key only in the payload.
    */
-  keyOf(context: object): unknown;
+  keyOf?(context: object): unknown;
+  /**
+   * Why `@Idempotent` refuses this transport's messages, when it does: a
+   * transport whose redelivery was never shown to leave one execution per
+   * key is refused (a `TypeError` at the first message), never silently
+   * unprotected.
+   */
+  readonly unsupported?: string;
   /**
    * A refusal of this package (no key, a reused key, the store down) as the
    * payload of the `RpcException` the caller receives; without this
