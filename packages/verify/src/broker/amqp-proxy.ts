@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
 import { keyHash, type Attempt, type AttemptOutcome } from '../proxy/attempt';
 import type { AttemptLog } from '../proxy/attempt-log';
-import { FrameReader, type Frame } from './frames';
+import { FrameReader, type ChunkFrame, type Frame } from './frames';
 import { queueFaultLabel, type QueueFault, type QueuePlan } from './queue-faults';
 
 /** Where the queue proxy listens, where the broker is, and what it reads. */
@@ -163,7 +163,7 @@ export class AmqpProxy {
     broker.on('data', (chunk: Buffer) => {
       if (cut) return;
       try {
-        for (const frame of fromBroker.push(chunk)) this.fromBroker(frame, incoming, open);
+        for (const { frame } of fromBroker.push(chunk)) this.fromBroker(frame, incoming, open);
       } catch (error) {
         this.problems.push(`queue hop ${this.options.name}: unreadable frame from the broker: ${(error as Error).message}`);
       }
@@ -171,45 +171,59 @@ export class AmqpProxy {
     });
     client.on('data', (chunk: Buffer) => {
       if (cut) return;
-      let settlements: Settlement[];
+      let frames: ChunkFrame[];
       try {
-        settlements = fromClient.push(chunk).flatMap((frame) => settlementOf(frame) ?? []);
+        frames = fromClient.push(chunk);
       } catch (error) {
         this.problems.push(`queue hop ${this.options.name}: unreadable frame from the consumer: ${(error as Error).message}`);
-        settlements = [];
+        frames = [];
       }
-      const settled = settlements.flatMap((s) =>
-        [...open.entries()].filter(([, held]) => settles(s, held)).map(([id, held]) => ({ id, held, s })),
-      );
-      const faulted = settled.find(({ held }) => held.faults.some((f) => f.kind === 'lose-ack' || f.kind === 'kill-before-ack'));
-      if (faulted) {
-        // The ack stays here: the consumer did its work, the broker never hears of it.
-        cut = true;
-        const kill = faulted.held.faults.find((f) => f.kind === 'kill-before-ack');
-        open.delete(faulted.id);
-        if (kill) {
-          client.pause();
-          // The delivery stays open through the crash and the restart: the chain is not settled meanwhile.
-          void kill
-            .crash()
-            .catch((error: unknown) => this.problems.push(`kill before ack: ${(error as Error).message}`))
-            .finally(() => {
-              this.end(faulted.held, 'killed-before-ack');
-              close();
-            });
-        } else {
-          this.end(faulted.held, 'ack-lost');
-          close();
+      const copies: Held[] = [];
+      // Frame by frame: what the consumer wrote before a faulted ack (its effect's publish, a reply) goes on.
+      for (const { frame, start } of frames) {
+        const s = settlementOf(frame);
+        if (!s) continue;
+        const settled = [...open.entries()].filter(([, held]) => settles(s, held));
+        const faulted = settled.find(([, held]) => held.faults.some((f) => f.kind === 'lose-ack' || f.kind === 'kill-before-ack'));
+        if (faulted) {
+          broker.write(chunk.subarray(0, start));
+          cut = true;
+          this.withhold(faulted, open, client, close);
+          return;
         }
-        return;
+        for (const [id, held] of settled) {
+          open.delete(id);
+          this.end(held, s.outcome);
+          if (s.outcome === 'acked' && held.faults.some((f) => f.kind === 'duplicate-delivery')) copies.push(held);
+        }
       }
       broker.write(chunk);
-      for (const { id, held, s } of settled) {
-        open.delete(id);
-        this.end(held, s.outcome);
-        if (s.outcome === 'acked' && held.faults.some((f) => f.kind === 'duplicate-delivery')) this.publishCopy(held);
-      }
+      for (const held of copies) this.publishCopy(held);
     });
+  }
+
+  /**
+   * Keeps a faulted ack (and all the consumer writes after it) from the broker: the
+   * consumer did its work, the broker never hears of it. A lost ack cuts the
+   * connection now; a kill before the ack holds it while the consumer is killed.
+   */
+  private withhold([id, held]: [string, Held], open: Map<string, Held>, client: Socket, close: () => void): void {
+    open.delete(id);
+    const kill = held.faults.find((f) => f.kind === 'kill-before-ack');
+    if (!kill) {
+      this.end(held, 'ack-lost');
+      close();
+      return;
+    }
+    client.pause();
+    // The delivery stays open through the crash and the restart: the chain is not settled meanwhile.
+    void kill
+      .crash()
+      .catch((error: unknown) => this.problems.push(`kill before ack: ${(error as Error).message}`))
+      .finally(() => {
+        this.end(held, 'killed-before-ack');
+        close();
+      });
   }
 
   /** Reads a frame the broker sent the consumer: a delivery is logged once its whole message came. */

@@ -36,7 +36,11 @@ declare module 'amqplib' {
     close(): Promise<void>;
     on(event: 'error' | 'close', listener: (error?: Error) => void): this;
   }
-  export function connect(url: string): Promise<ChannelModel>;
+  /** Socket options for the connection; `noDelay` sets TCP_NODELAY. */
+  export interface SocketOptions {
+    noDelay?: boolean;
+  }
+  export function connect(url: string, socketOptions?: SocketOptions): Promise<ChannelModel>;
 }
 
 declare module 'amqplib/lib/frame' {
