@@ -2,23 +2,10 @@ import { connect, type ChannelModel } from 'amqplib';
 import { randomUUID } from 'node:crypto';
 import { AmqpProxy } from '../src/broker/amqp-proxy';
 import { AttemptLog } from '../src/proxy/attempt-log';
+import type { ConsumerChannel } from './support/amqp-consumer';
 import { freePort } from './support/free-port';
 
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
-
-/** The parts of amqplib's consumer channel this test drives (the verifier's declarations leave them out). */
-interface ConsumerChannel {
-  assertQueue(queue: string, options: { durable: boolean }): Promise<unknown>;
-  checkQueue(queue: string): Promise<{ messageCount: number }>;
-  consume(queue: string, onMessage: (message: Message | null) => void): Promise<unknown>;
-  ack(message: Message): void;
-  sendToQueue(queue: string, content: Buffer): boolean;
-  deleteQueue(queue: string): Promise<unknown>;
-}
-interface Message {
-  content: Buffer;
-  fields: { deliveryTag: number; redelivered: boolean };
-}
 
 /**
  * A lost ack on a real RabbitMQ loses the ack only: a consumer that publishes its

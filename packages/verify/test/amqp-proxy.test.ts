@@ -1,58 +1,27 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { randomUUID } from 'node:crypto';
-import { AmqpProxy } from '../src/broker/amqp-proxy';
 import { keyHash } from '../src/proxy/attempt';
-import { AttemptLog } from '../src/proxy/attempt-log';
 import { queueViolations } from '../src/run/queue-checks';
-import { freePort } from './support/free-port';
-
-const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
-
-/** The parts of amqplib's consumer channel this test drives (the verifier's declarations leave them out). */
-interface ConsumerChannel {
-  assertQueue(queue: string, options: { durable: boolean }): Promise<unknown>;
-  prefetch(count: number): Promise<unknown>;
-  consume(queue: string, onMessage: (message: Message | null) => void): Promise<unknown>;
-  ack(message: Message, allUpTo?: boolean): void;
-  nack(message: Message, allUpTo: boolean, requeue: boolean): void;
-  sendToQueue(queue: string, content: Buffer, options?: { headers?: Record<string, string> }): boolean;
-}
-interface Message {
-  content: Buffer;
-  fields: { deliveryTag: number; redelivered: boolean };
-}
+import type { ConsumerChannel, Message } from './support/amqp-consumer';
+import { AMQP_URL, startQueueProxy, type QueueProxyRig } from './support/queue-proxy';
 
 /**
  * The queue proxy on a real RabbitMQ, between it and an amqplib consumer: what it
  * reads of each delivery and of the consumer's settlements, as the reports show them.
  */
 describe('the AMQP queue proxy', () => {
-  let proxy: AmqpProxy;
-  let log: AttemptLog;
-  let publisher: ChannelModel;
-  let consumer: ChannelModel;
   const queue = `verify.proxy.${randomUUID().slice(0, 8)}`;
+  let rig: QueueProxyRig;
+  let consumer: ChannelModel;
 
   beforeAll(async () => {
-    const port = await freePort();
-    log = new AttemptLog();
-    log.context = { scenario: 'settlements', intent: 'vfy-1' };
-    proxy = new AmqpProxy({ name: 'consumer', host: '127.0.0.1', port, broker: AMQP_URL, queue, keyHeader: 'idempotency-key', log });
-    publisher = await connect(AMQP_URL);
-    const setup = (await publisher.createChannel()) as unknown as ConsumerChannel;
-    await setup.assertQueue(queue, { durable: false });
-    await proxy.start();
-    const viaProxy = new URL(AMQP_URL);
-    viaProxy.port = String(port);
-    viaProxy.hostname = '127.0.0.1';
-    consumer = await connect(viaProxy.toString());
+    rig = await startQueueProxy(queue);
+    rig.log.context = { scenario: 'settlements', intent: 'vfy-1' };
+    consumer = await connect(rig.via);
   });
   afterAll(async () => {
     await consumer.close().catch(() => undefined);
-    const channel = await publisher.createChannel();
-    await channel.deleteQueue(queue);
-    await publisher.close();
-    await proxy.stop();
+    await rig.stop();
   });
 
   it("logs each delivery with its tag and key hash, and ends it with the consumer's ack, requeue or reject", async () => {
@@ -71,13 +40,13 @@ describe('the AMQP queue proxy', () => {
         if (seen.length === 3) resolve();
       });
     });
-    const send = (await publisher.createChannel()) as unknown as ConsumerChannel;
+    const send = (await rig.publisher.createChannel()) as unknown as ConsumerChannel;
     send.sendToQueue(queue, Buffer.from('a'), { headers: { 'idempotency-key': 'key-a' } });
     send.sendToQueue(queue, Buffer.from('b'));
     await done;
-    expect(await log.whenQuiet(200, 10_000)).toBe(true);
-    expect(await proxy.waiting()).toBe(0);
-    const deliveries = log.of('settlements').map((a) => ({
+    expect(await rig.log.whenQuiet(200, 10_000)).toBe(true);
+    expect(await rig.proxy.waiting()).toBe(0);
+    const deliveries = rig.log.of('settlements').map((a) => ({
       keyHash: a.keyHash,
       redelivered: a.delivery?.redelivered,
       tag: a.delivery?.tag,
@@ -94,7 +63,7 @@ describe('the AMQP queue proxy', () => {
     // The message refused for good is a broken invariant: its work was never done.
     const violations = queueViolations(
       { name: 'consumer', broker: AMQP_URL, listen: '', queue, keyHeader: 'idempotency-key' },
-      log.of('settlements'),
+      rig.log.of('settlements'),
     );
     expect(violations).toEqual([
       {

@@ -1,5 +1,5 @@
 import { connect as amqpConnect, type ChannelModel, type PublishOptions } from 'amqplib';
-import { BasicAck, BasicDeliver, BasicNack, BasicReject } from 'amqplib/lib/defs';
+import { BasicAck, BasicDeliver, BasicNack, BasicReject, ChannelClose, ChannelCloseOk } from 'amqplib/lib/defs';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
@@ -26,6 +26,8 @@ export interface AmqpProxyOptions {
 /** A delivery the consumer holds: its attempt, its faults, and the message, to publish a copy of. */
 interface Held {
   attempt: Attempt;
+  /** Which opening of its channel number it came on: a closed channel's number and tags are used again. */
+  generation: number;
   faults: readonly QueueFault[];
   body: Buffer;
   properties: PublishOptions;
@@ -39,6 +41,16 @@ interface Incoming {
   properties?: PublishOptions;
   size?: number;
   body: Buffer[];
+}
+
+/** What the proxy reads of one consumer connection: its deliveries being read and held, per channel. */
+interface ConnectionState {
+  /** Deliveries being read, by channel. */
+  incoming: Map<number, Incoming>;
+  /** Deliveries the consumer holds, by channel, its generation and the delivery tag. */
+  open: Map<string, Held>;
+  /** How many times each channel number has closed on this connection. */
+  generations: Map<number, number>;
 }
 
 /** The consumer's settlement of one or more deliveries, from an ack, a nack or a reject frame. */
@@ -147,8 +159,8 @@ export class AmqpProxy {
     this.sockets.add(client).add(broker);
     const fromClient = new FrameReader(true);
     const fromBroker = new FrameReader(false);
-    const incoming = new Map<number, Incoming>();
-    const open = new Map<string, Held>();
+    const state: ConnectionState = { incoming: new Map(), open: new Map(), generations: new Map() };
+    const { open } = state;
     let cut = false;
     const close = () => {
       client.destroy();
@@ -163,7 +175,7 @@ export class AmqpProxy {
     broker.on('data', (chunk: Buffer) => {
       if (cut) return;
       try {
-        for (const { frame } of fromBroker.push(chunk)) this.fromBroker(frame, incoming, open);
+        for (const { frame } of fromBroker.push(chunk)) this.fromBroker(frame, state);
       } catch (error) {
         this.problems.push(`queue hop ${this.options.name}: unreadable frame from the broker: ${(error as Error).message}`);
       }
@@ -181,9 +193,10 @@ export class AmqpProxy {
       const copies: Held[] = [];
       // Frame by frame: what the consumer wrote before a faulted ack (its effect's publish, a reply) goes on.
       for (const { frame, start } of frames) {
+        if (closesChannel(frame)) this.closeChannel(state, frame.channel);
         const s = settlementOf(frame);
         if (!s) continue;
-        const settled = [...open.entries()].filter(([, held]) => settles(s, held));
+        const settled = [...open.entries()].filter(([, held]) => settles(s, held, generationOf(state, s.channel)));
         const faulted = settled.find(([, held]) => held.faults.some((f) => f.kind === 'lose-ack' || f.kind === 'kill-before-ack'));
         if (faulted) {
           broker.write(chunk.subarray(0, start));
@@ -227,8 +240,13 @@ export class AmqpProxy {
   }
 
   /** Reads a frame the broker sent the consumer: a delivery is logged once its whole message came. */
-  private fromBroker(frame: Frame, incoming: Map<number, Incoming>, open: Map<string, Held>): void {
+  private fromBroker(frame: Frame, state: ConnectionState): void {
     const { channel } = frame;
+    const { incoming } = state;
+    if (closesChannel(frame)) {
+      this.closeChannel(state, channel);
+      return;
+    }
     if (frame.id === BasicDeliver && frame.size === undefined && frame.fields) {
       const { deliveryTag, redelivered, routingKey } = frame.fields as { deliveryTag: number; redelivered: boolean; routingKey: string };
       incoming.set(channel, { tag: deliveryTag, redelivered, routingKey, body: [] });
@@ -245,10 +263,26 @@ export class AmqpProxy {
     const received = delivery.body.reduce((sum, part) => sum + part.length, 0);
     if (delivery.size === undefined || received < delivery.size) return;
     incoming.delete(channel);
-    this.delivered(channel, delivery, Buffer.concat(delivery.body), open);
+    this.delivered(channel, delivery, Buffer.concat(delivery.body), state);
   }
 
-  private delivered(channel: number, delivery: Incoming, body: Buffer, open: Map<string, Held>): void {
+  /**
+   * Ends the deliveries a closing channel holds (RabbitMQ requeues what a closed channel
+   * held unsettled) and forgets it, so a channel opened again with its number, whose
+   * tags count from 1 again, is read as new. Read in both directions: either side may
+   * close a channel (the broker does on a channel error, such as an unknown tag acked).
+   */
+  private closeChannel(state: ConnectionState, channel: number): void {
+    for (const [id, held] of state.open) {
+      if (held.attempt.delivery?.channel !== channel) continue;
+      state.open.delete(id);
+      this.end(held, 'requeued');
+    }
+    state.incoming.delete(channel);
+    state.generations.set(channel, generationOf(state, channel) + 1);
+  }
+
+  private delivered(channel: number, delivery: Incoming, body: Buffer, state: ConnectionState): void {
     const number = ++this.count;
     const faults = this.plan.get(number) ?? [];
     const properties = delivery.properties ?? {};
@@ -267,9 +301,10 @@ export class AmqpProxy {
       keyHash: keyHash(Buffer.isBuffer(key) ? key.toString('utf8') : typeof key === 'string' ? key : undefined),
       faults: faults.map(queueFaultLabel),
     });
-    const held: Held = { attempt, faults, body, properties };
+    const generation = generationOf(state, channel);
+    const held: Held = { attempt, generation, faults, body, properties };
     this.held.add(attempt);
-    open.set(`${channel}:${delivery.tag}`, held);
+    state.open.set(`${channel}:${generation}:${delivery.tag}`, held);
     // The first copy goes while the consumer still holds the original; the second once it acked it.
     if (faults.some((f) => f.kind === 'duplicate-delivery')) this.publishCopy(held);
   }
@@ -312,10 +347,23 @@ function settlementOf(frame: Frame): Settlement | undefined {
   return undefined;
 }
 
-/** Whether a settlement covers a held delivery: its tag, or (`multiple`) every tag up to it, 0 meaning all. */
-function settles(s: Settlement, held: Held): boolean {
+/** How many times a channel number has closed on a connection: the generation a delivery on it now belongs to. */
+function generationOf(state: ConnectionState, channel: number): number {
+  return state.generations.get(channel) ?? 0;
+}
+
+/** Whether a frame closes its channel: channel.close, or channel.close-ok answering the other side's. */
+function closesChannel(frame: Frame): boolean {
+  return frame.size === undefined && (frame.id === ChannelClose || frame.id === ChannelCloseOk);
+}
+
+/**
+ * Whether a settlement covers a held delivery: one on the settlement's channel as now
+ * open (`generation`), with its tag or (`multiple`) any tag up to it, 0 meaning all.
+ */
+function settles(s: Settlement, held: Held, generation: number): boolean {
   const delivery = held.attempt.delivery;
-  if (!delivery || delivery.channel !== s.channel) return false;
+  if (!delivery || delivery.channel !== s.channel || held.generation !== generation) return false;
   return s.multiple ? s.tag === 0 || delivery.tag <= s.tag : delivery.tag === s.tag;
 }
 

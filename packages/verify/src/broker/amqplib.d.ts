@@ -62,4 +62,6 @@ declare module 'amqplib/lib/defs' {
   export const BasicNack: number;
   export const BasicReject: number;
   export const BasicProperties: number;
+  export const ChannelClose: number;
+  export const ChannelCloseOk: number;
 }

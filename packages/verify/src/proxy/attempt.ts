@@ -24,7 +24,7 @@ export type AttemptOutcome =
   | 'ack-lost'
   /** A queue delivery whose consumer was killed after its ack was sent and before it reached the broker. */
   | 'killed-before-ack'
-  /** A queue delivery the consumer handed back (nack or reject with requeue): the broker delivers it again. */
+  /** A queue delivery the consumer handed back (nack or reject with requeue) or held on a channel that closed: the broker delivers it again. */
   | 'requeued'
   /** A queue delivery the consumer refused for good (nack or reject without requeue): dead-lettered or dropped. */
   | 'rejected'
