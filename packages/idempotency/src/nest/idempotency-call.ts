@@ -1,7 +1,13 @@
 import { createParamDecorator, Injectable, type ExecutionContext, type PipeTransform } from '@nestjs/common';
 import { IdempotencyRunner } from './idempotency.runner';
 
-/** What a protected handler receives as its hidden last argument: the request's context, and who runs it. */
+/**
+ * One call of a protected handler, in flight: what the handler's wrapper
+ * receives as its hidden last argument, this request's context and the
+ * runner of the controller's module. Not the route: what the handler was
+ * declared with (`IdempotentDeclaration`) and resolved to at boot
+ * (`IdempotentRoute`) is the same for every call.
+ */
 export interface IdempotencyCall {
   readonly context: ExecutionContext;
   readonly runner: IdempotencyRunner;

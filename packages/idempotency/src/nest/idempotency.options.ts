@@ -104,15 +104,6 @@ export type IdempotentOptions = {
   scope?: Scope;
 } & Partial<OperationPolicy>;
 
-/** What `@Idempotent` stores on a handler. */
-export interface IdempotentMetadata {
-  operation: string;
-  keyMode?: KeyMode;
-  fingerprintFields?: string[];
-  scope?: Scope;
-  policy: Partial<OperationPolicy>;
-}
-
 /**
  * The response headers stored with an answer and replayed with it: those
  * that describe the representation or point at what was created. Headers

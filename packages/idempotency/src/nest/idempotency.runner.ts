@@ -8,8 +8,8 @@ import { parseIdempotencyKey } from '../key';
 import { HttpTransport } from './http/http.transport';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import { moduleSettings, type IdempotencyModuleOptions } from './idempotency.options';
+import type { IdempotentDeclaration } from './idempotent-declaration';
 import { IdempotentRoutes, type IdempotentRoute } from './idempotent-routes';
-import type { ProtectedHandler } from './protected-handlers';
 import { RpcTransport } from './rpc/rpc.transport';
 import type { IdempotencyTransport } from './transport';
 
@@ -48,18 +48,22 @@ export class IdempotencyRunner {
     };
   }
 
-  /** Run `handler` (`invoke`, handed its execution) once for this request's key, or answer for it. */
-  run(context: ExecutionContext, handler: ProtectedHandler, invoke: (execution?: Execution) => unknown): unknown {
+  /**
+   * Run the handler `declaration` was declared on (`invoke`, handed its
+   * execution) once for this request's key, or answer for it, under the
+   * route resolved from it at boot.
+   */
+  run(context: ExecutionContext, declaration: IdempotentDeclaration, invoke: (execution?: Execution) => unknown): unknown {
     const transport = this.transports[context.getType()];
     if (!transport) {
       // Never silently unprotected: a call of a transport without an adapter has no answer this package can hold or replay.
       throw new TypeError(
-        `@Idempotent on ${handler.name}: a ${context.getType()} call cannot be protected, only HTTP requests and messages`,
+        `@Idempotent on ${declaration.name}: a ${context.getType()} call cannot be protected, only HTTP requests and messages`,
       );
     }
     const unsupported = transport.unsupported?.(context);
-    if (unsupported !== undefined) throw new TypeError(`@Idempotent on ${handler.name}: ${unsupported}`);
-    const route = this.routes.route(context.getClass(), handler);
+    if (unsupported !== undefined) throw new TypeError(`@Idempotent on ${declaration.name}: ${unsupported}`);
+    const route = this.routes.route(context.getClass(), declaration);
     if (route.keyMode === 'none') return invoke();
     let request: RunRequest | undefined;
     try {

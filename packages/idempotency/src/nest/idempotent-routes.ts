@@ -5,11 +5,14 @@ import type { OperationPolicy } from '../policy';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import { moduleSettings, type IdempotencyModuleOptions, type KeyMode } from './idempotency.options';
-import { protectedRoute, type ProtectedHandler } from './protected-handlers';
+import { declarationOf, type IdempotentDeclaration } from './idempotent-declaration';
 import { principalScope, type ScopeResolver } from './scope';
 
 /**
- * One `@Idempotent` handler of one controller, everything about it decided once.
+ * One `@Idempotent` handler of one controller, everything about it decided
+ * once at boot from its `IdempotentDeclaration` (as written on the handler),
+ * the module's defaults and the operation's policy. Every call of the
+ * handler uses it; nothing about it is decided per call.
  *
  * @beta
  */
@@ -44,7 +47,7 @@ const NEXT = '2';
 
 /**
  * Every `@Idempotent` route the module serves, resolved at boot: its
- * metadata read, its policy merged over the operation's and the service's
+ * declaration read, its policy merged over the operation's and the service's
  * and checked, its scope decided. A policy that could run one key twice (a
  * heartbeat as long as the lease, say), or a route `@Idempotent` cannot
  * protect (server-sent events, a WebSocket gateway, a subclass route that
@@ -55,7 +58,7 @@ const NEXT = '2';
  */
 @Injectable()
 export class IdempotentRoutes implements OnModuleInit {
-  private readonly routes = new Map<Function, Map<ProtectedHandler, IdempotentRoute>>();
+  private readonly routes = new Map<Function, Map<IdempotentDeclaration, IdempotentRoute>>();
   private readonly logger = new Logger('IdempotencyModule');
 
   constructor(
@@ -80,7 +83,7 @@ export class IdempotentRoutes implements OnModuleInit {
     for (const { instance, metatype } of this.discovery.getProviders()) {
       if (!instance || !metatype || typeof instance !== 'object') continue;
       const prototype = Object.getPrototypeOf(instance) as object;
-      const name = this.scanner.getAllMethodNames(prototype).find((method) => protectedRoute(prototype, method));
+      const name = this.scanner.getAllMethodNames(prototype).find((method) => declarationOf(prototype, method));
       if (name)
         throw new TypeError(
           `@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller can be protected`,
@@ -88,12 +91,12 @@ export class IdempotentRoutes implements OnModuleInit {
     }
   }
 
-  /** The route a protected handler is, in `controller` (resolved once). */
-  route(controller: Function, handler: ProtectedHandler): IdempotentRoute {
-    let byHandler = this.routes.get(controller);
-    if (!byHandler) this.routes.set(controller, (byHandler = new Map()));
-    let route = byHandler.get(handler);
-    if (!route) byHandler.set(handler, (route = this.resolve(controller, handler)));
+  /** The route a declared handler is, in `controller` (resolved once). */
+  route(controller: Function, declaration: IdempotentDeclaration): IdempotentRoute {
+    let byDeclaration = this.routes.get(controller);
+    if (!byDeclaration) this.routes.set(controller, (byDeclaration = new Map()));
+    let route = byDeclaration.get(declaration);
+    if (!route) byDeclaration.set(declaration, (route = this.resolve(controller, declaration)));
     return route;
   }
 
@@ -105,9 +108,9 @@ export class IdempotentRoutes implements OnModuleInit {
     for (const name of this.scanner.getAllMethodNames(prototype)) {
       const handler = prototype[name];
       if (typeof handler !== 'function') continue;
-      const route = protectedRoute(prototype, name);
+      const declaration = declarationOf(prototype, name);
       const where = `${controller.name}.${name}`;
-      if (!route) {
+      if (!declaration) {
         const isRoute = Reflect.hasMetadata(NEST_METADATA.path, handler) || Reflect.hasMetadata(RPC_PATTERN_METADATA, handler);
         if (isRoute && this.reflector.getAllAndOverride(IDEMPOTENT_METADATA, [handler, controller])) {
           throw new TypeError(
@@ -118,27 +121,27 @@ export class IdempotentRoutes implements OnModuleInit {
       }
       if (Reflect.hasMetadata(NEST_METADATA.sse, handler))
         throw new TypeError(`@Idempotent on ${where}: server-sent events cannot be replayed`);
-      this.route(controller, route);
+      this.route(controller, declaration);
     }
   }
 
-  private resolve(controller: Function, handler: ProtectedHandler): IdempotentRoute {
-    const { metadata, name } = handler;
+  private resolve(controller: Function, declaration: IdempotentDeclaration): IdempotentRoute {
+    const { name } = declaration;
     let policy: OperationPolicy;
     try {
-      policy = this.coordinator.policyFor(metadata.operation, metadata.policy);
+      policy = this.coordinator.policyFor(declaration.operation, declaration.policy);
     } catch (error) {
       throw Object.assign(error as Error, { message: `@Idempotent on ${controller.name}.${name}: ${(error as Error).message}` });
     }
-    const scope = metadata.scope ?? this.options.scope ?? principalScope;
+    const scope = declaration.scope ?? this.options.scope ?? principalScope;
     const method = (controller.prototype as Record<string, unknown>)[name];
     const pattern = (
       typeof method === 'function' ? this.reflector.get<unknown[] | undefined>(RPC_PATTERN_METADATA, method) : undefined
     )?.[0];
     return {
-      operation: metadata.operation,
-      keyMode: metadata.keyMode ?? moduleSettings(this.options).keyMode,
-      fingerprintFields: metadata.fingerprintFields,
+      operation: declaration.operation,
+      keyMode: declaration.keyMode ?? moduleSettings(this.options).keyMode,
+      fingerprintFields: declaration.fingerprintFields,
       scope: scope === 'shared' ? undefined : scope,
       policy,
       pattern: pattern === undefined ? undefined : typeof pattern === 'string' ? pattern : JSON.stringify(pattern),

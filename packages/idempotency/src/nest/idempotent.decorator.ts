@@ -3,8 +3,8 @@ import type { Execution } from '../execution';
 import { executionParameters } from './current-execution.decorator';
 import { IdempotencyCallParam, IdempotencyCallPipe, isIdempotencyCall } from './idempotency-call';
 import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
-import { checkKeyMode, checkScope, type IdempotentMetadata, type IdempotentOptions } from './idempotency.options';
-import { protectedRoute, registerProtected, type ProtectedHandler } from './protected-handlers';
+import { checkKeyMode, checkScope, type IdempotentOptions } from './idempotency.options';
+import { declarationOf, registerDeclaration, type IdempotentDeclaration } from './idempotent-declaration';
 
 type Handler = (...args: unknown[]) => unknown;
 
@@ -36,30 +36,31 @@ export function Idempotent(operation: string, options: IdempotentOptions = {}): 
   const { keyMode, fingerprintFields, scope, ...policy } = options;
   if (keyMode !== undefined) checkKeyMode(keyMode, `@Idempotent('${operation}')`);
   if (scope !== undefined) checkScope(scope, `@Idempotent('${operation}')`);
-  const metadata: IdempotentMetadata = { operation, keyMode, fingerprintFields, scope, policy };
-  const mark = SetMetadata(IDEMPOTENT_METADATA, metadata);
+  const declared = { operation, keyMode, fingerprintFields, scope, policy };
+  // Read at boot only to find a route that inherits a class-level `@Idempotent` it does not get.
+  const mark = SetMetadata(IDEMPOTENT_METADATA, operation);
   return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
     if (descriptor) {
       // Replaced in place: the decorators applied after this one see the wrapper.
-      descriptor.value = protect(target, key as string, descriptor.value as Handler, metadata);
+      descriptor.value = protect(target, { name: key as string, ...declared }, descriptor.value as Handler);
       mark(target, key as string | symbol, descriptor);
       return;
     }
     mark(target as Function);
-    protectRoutesOf(target as Function, metadata);
+    protectRoutesOf(target as Function, declared);
   };
 }
 
 /** Wrap every route handler a controller class has, inherited ones included, on its own prototype. */
-function protectRoutesOf(controller: Function, metadata: IdempotentMetadata): void {
+function protectRoutesOf(controller: Function, declared: Omit<IdempotentDeclaration, 'name'>): void {
   const prototype = controller.prototype as Record<string, unknown>;
   for (const name of methodNames(prototype)) {
     const handler = prototype[name];
-    if (typeof handler !== 'function' || protectedRoute(prototype, name)) continue;
+    if (typeof handler !== 'function' || declarationOf(prototype, name)) continue;
     const isRoute = Reflect.hasOwnMetadata(NEST_METADATA.path, handler) || Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler);
     if (!isRoute || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) continue;
     Object.defineProperty(prototype, name, {
-      value: protect(prototype, name, handler as Handler, metadata),
+      value: protect(prototype, { name, ...declared }, handler as Handler),
       configurable: true,
       writable: true,
     });
@@ -72,7 +73,8 @@ function protectRoutesOf(controller: Function, metadata: IdempotentMetadata): vo
  * Nest reads off a handler (route, status code, guards, interceptors...) is
  * copied onto the wrapper.
  */
-function protect(prototype: object, name: string, handler: Handler, metadata: IdempotentMetadata): Handler {
+function protect(prototype: object, declaration: IdempotentDeclaration, handler: Handler): Handler {
+  const { name } = declaration;
   const args = (Reflect.getMetadata(NEST_METADATA.routeArguments, prototype.constructor, name) ?? {}) as Record<string, { index: number }>;
   const declared = Object.values(args);
   const executions = executionParameters(prototype, name);
@@ -81,7 +83,6 @@ function protect(prototype: object, name: string, handler: Handler, metadata: Id
   // it has one (ours), Nest passes only decorated ones: give it both back.
   const implicit = declared.length === 0;
   IdempotencyCallParam(undefined, IdempotencyCallPipe)(prototype, name, index);
-  const route: ProtectedHandler = { name, metadata };
   const withExecution = (received: unknown[], execution: Execution | undefined): unknown[] => {
     for (const at of executions) received[at] = execution;
     return received;
@@ -98,11 +99,11 @@ function protect(prototype: object, name: string, handler: Handler, metadata: Id
     }
     const { context } = call;
     const own = implicit && context.getType() === 'rpc' ? [context.switchToRpc().getData(), context.switchToRpc().getContext()] : received;
-    return call.runner.run(context, route, (execution) => handler.apply(this, withExecution(own, execution)));
+    return call.runner.run(context, declaration, (execution) => handler.apply(this, withExecution(own, execution)));
   };
   for (const key of Reflect.getOwnMetadataKeys(handler)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), wrapper);
   Object.defineProperty(wrapper, 'name', { value: handler.name });
-  registerProtected(prototype, name, route);
+  registerDeclaration(prototype, declaration);
   return wrapper;
 }
 
