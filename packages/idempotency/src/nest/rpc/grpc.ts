@@ -1,7 +1,7 @@
 import { HeaderName } from '../../header-name';
 import type { Problem } from '../problem-details';
 import { rpcPayload } from './rpc-result';
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The parts of `@grpc/grpc-js`' `Metadata` used here (the context of a gRPC handler is the call's metadata). */
 interface GrpcMetadataLike {
@@ -77,7 +77,7 @@ function refusalCode(status: number): number {
  * gRPC: the key is the call's `idempotency-key` metadata; the package's
  * refusals and a handler's errors are gRPC statuses, as gRPC callers expect.
  */
-export const grpc: RpcTransportKey = {
+export const grpc: MicroserviceTransport = {
   transport: 'GRPC',
   owns(context) {
     const metadata = context as Partial<GrpcMetadataLike>;

@@ -1,4 +1,4 @@
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The parts of a `KafkaContext` that tell it apart from every other transport's. */
 interface KafkaContextLike {
@@ -12,7 +12,7 @@ interface KafkaContextLike {
  * shown to leave one execution per key, and a message is refused rather
  * than run with a protection nobody proved.
  */
-export const kafka: RpcTransportKey = {
+export const kafka: MicroserviceTransport = {
   transport: 'KAFKA',
   owns(context) {
     const { getPartition, getConsumer } = context as Partial<KafkaContextLike>;

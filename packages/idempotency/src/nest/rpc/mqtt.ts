@@ -1,5 +1,5 @@
 import { HeaderName } from '../../header-name';
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The parts of an `MqttContext` the key is read from (an MQTT 5 PUBLISH packet, as mqtt.js decodes it). */
 interface MqttContextLike {
@@ -12,7 +12,7 @@ interface MqttContextLike {
  * a repeated property arrives as an array, which the key's parser refuses).
  * MQTT 3.1.1 has no properties: its messages carry the key in the payload.
  */
-export const mqtt: RpcTransportKey = {
+export const mqtt: MicroserviceTransport = {
   transport: 'MQTT',
   owns(context) {
     const { getTopic, getPacket } = context as Partial<MqttContextLike>;

@@ -1,5 +1,5 @@
 import { HeaderName } from '../../header-name';
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The parts of a `NatsContext` and its `MsgHdrs` (`@nats-io/nats-core`) the key is read from. */
 interface NatsContextLike {
@@ -16,7 +16,7 @@ const IGNORE_CASE = 'insensitive';
  * every value of `idempotency-key`, in any letter case, so a repeated header
  * is refused rather than half read.
  */
-export const nats: RpcTransportKey = {
+export const nats: MicroserviceTransport = {
   transport: 'NATS',
   owns(context) {
     const { getSubject, getHeaders } = context as Partial<NatsContextLike>;

@@ -1,5 +1,5 @@
 import { HeaderName } from '../../header-name';
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The part of a `RedisContext` (or `TcpContext`) the key is read from: Nest's packet metadata. */
 interface PacketMetadataContextLike {
@@ -12,7 +12,7 @@ interface PacketMetadataContextLike {
  * `ClientProxy#setOnDispatchHook`): `idempotency-key`. A packet without it
  * carries the key in the payload.
  */
-export const redis: RpcTransportKey = {
+export const redis: MicroserviceTransport = {
   transport: 'REDIS',
   owns(context) {
     return typeof (context as Partial<PacketMetadataContextLike>).getMetadata === 'function';

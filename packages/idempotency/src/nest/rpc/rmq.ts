@@ -1,5 +1,5 @@
 import { HeaderName } from '../../header-name';
-import type { RpcTransportKey } from './transport-key';
+import type { MicroserviceTransport } from './microservice-transport';
 
 /** The parts of an `RmqContext` the key is read from (an amqplib message). */
 interface RmqContextLike {
@@ -8,7 +8,7 @@ interface RmqContextLike {
 }
 
 /** RabbitMQ: the key is an AMQP header of the message. */
-export const rmq: RpcTransportKey = {
+export const rmq: MicroserviceTransport = {
   transport: 'RMQ',
   owns(context) {
     const { getMessage, getChannelRef } = context as Partial<RmqContextLike>;

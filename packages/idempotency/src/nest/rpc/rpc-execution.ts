@@ -7,7 +7,7 @@ import { idempotencyErrorOf, statusOf } from '../error-status';
 import { problemOf } from '../problem-details';
 import type { IdempotentRoute } from '../idempotent-routes';
 import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
-import type { RpcOrigin } from './transports';
+import type { RpcOrigin } from './microservice-transports';
 
 type RpcExceptionClass = new (error: string | object) => Error;
 let RpcException: RpcExceptionClass | undefined;
@@ -17,9 +17,9 @@ let RpcException: RpcExceptionClass | undefined;
  * Nest's RPC layer passes only `RpcException`s on (anything else becomes
  * "Internal server error"), so the package's errors travel as one carrying
  * their problem document, or as the message's transport shapes a refusal
- * (a gRPC status: see `RpcTransportKey.refusal`). `@nestjs/microservices` is
- * loaded here, where a message is being handled, so it stays optional for
- * HTTP-only apps.
+ * (a gRPC status: see `MicroserviceTransport.refusal`).
+ * `@nestjs/microservices` is loaded here, where a message is being handled,
+ * so it stays optional for HTTP-only apps.
  */
 export function toRpcError(error: unknown, origin?: RpcOrigin): unknown {
   const idempotency = idempotencyErrorOf(error);
@@ -39,7 +39,7 @@ function rpcException(payload: unknown): Error {
  * replayed as the same stream of values; a final error it threw (an
  * `HttpException`, an `RpcException` whose payload carries a status, or
  * one whose status the message's transport reads: see
- * `RpcTransportKey.statusOf`) is stored and thrown again; anything else
+ * `MicroserviceTransport.statusOf`) is stored and thrown again; anything else
  * releases the key.
  */
 export async function runRpc(

@@ -1,9 +1,9 @@
 import { RPC_KEY_FIELD } from '../idempotency.constants';
-import { rpcOriginOf } from './transports';
+import { rpcOriginOf } from './microservice-transports';
 
 /**
  * The raw key of a message: from its transport's headers where it has them
- * (see `RpcTransportKey`), else from the payload's `idempotencyKey` field.
+ * (see `MicroserviceTransport`), else from the payload's `idempotencyKey` field.
  */
 export function rpcKey(payload: unknown, context: unknown): unknown {
   const origin = rpcOriginOf(context);

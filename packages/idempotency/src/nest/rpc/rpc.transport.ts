@@ -6,14 +6,14 @@ import type { IdempotentRoute } from '../idempotent-routes';
 import type { IdempotencyTransport } from '../transport';
 import { runRpc, toRpcError } from './rpc-execution';
 import { rpcBody, rpcKey } from './rpc-message';
-import { rpcOriginOf, type RpcOrigin } from './transports';
+import { rpcOriginOf, type RpcOrigin } from './microservice-transports';
 
 /**
  * Microservice messages, whatever the transport: the key from the
- * transport's headers (see `RpcTransportKey`) or the payload, the outcome
- * stored as the values the handler emitted or the final error it threw
- * (see `runRpc`), errors as `RpcException`s carrying their problem document
- * or shaped as the transport's callers expect them (gRPC statuses).
+ * transport's headers (see `MicroserviceTransport`) or the payload, the
+ * outcome stored as the values the handler emitted or the final error it
+ * threw (see `runRpc`), errors as `RpcException`s carrying their problem
+ * document or shaped as the transport's callers expect them (gRPC statuses).
  */
 export class RpcTransport implements IdempotencyTransport {
   constructor(private readonly coordinator: IdempotencyCoordinator) {}

@@ -10,7 +10,7 @@ import type { Problem } from '../problem-details';
  * carries its key in the payload's `idempotencyKey` field, which every
  * message may use.
  */
-export interface RpcTransportKey {
+export interface MicroserviceTransport {
   /** The transport, as Nest names it (`RMQ`, `NATS`, ...). */
   readonly transport: string;
   /** Whether a handler's RPC context (`switchToRpc().getContext()`) is this transport's. */
