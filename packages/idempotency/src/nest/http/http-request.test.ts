@@ -1,4 +1,3 @@
-import { rpcBody, rpcKey } from '../rpc/rpc-message';
 import { requestDeadline, requestTarget } from './http-request';
 
 describe('reading a request', () => {
@@ -17,28 +16,5 @@ describe('reading a request', () => {
     expect(at('250')).toBe(1_250);
     expect(at('0')).toBe(1_000);
     for (const garbage of [undefined, '', 'abc', '-5', '1e3', '2.5', '99999999999']) expect(at(garbage)).toBeUndefined();
-  });
-
-  it('takes an RPC key from transport headers first, then from the payload', () => {
-    const rmq = { getMessage: () => ({ properties: { headers: { 'idempotency-key': 'from-rmq' } } }), getChannelRef: () => ({}) };
-    const natsHeaders = (entries: Record<string, string>) => ({
-      values: (name: string) => Object.entries(entries).flatMap(([key, value]) => (key.toLowerCase() === name ? [value] : [])),
-    });
-    const nats = (entries: Record<string, string>) => ({ getSubject: () => 'charge', getHeaders: () => natsHeaders(entries) });
-    const mqtt = { getTopic: () => 'charge', getPacket: () => ({ properties: { userProperties: { 'Idempotency-Key': 'from-mqtt' } } }) };
-    const redis = { getChannel: () => 'charge', getMetadata: () => ({ 'idempotency-key': 'from-metadata' }) };
-    const payload = { idempotencyKey: 'from-payload', amountCents: 5 };
-
-    expect(rpcKey(payload, rmq)).toBe('from-rmq');
-    expect(rpcKey(payload, nats({ 'Idempotency-Key': 'from-nats' }))).toEqual(['from-nats']);
-    // MsgHdrs answers a header it lacks with '': that is no key, the payload's is.
-    expect(rpcKey(payload, nats({ traceparent: '00' }))).toBe('from-payload');
-    expect(rpcKey(payload, mqtt)).toEqual(['from-mqtt']);
-    expect(rpcKey(payload, { getTopic: () => 'charge', getPacket: () => ({ properties: {} }) })).toBe('from-payload');
-    expect(rpcKey(payload, redis)).toBe('from-metadata');
-    expect(rpcKey(payload, { getChannel: () => 'charge', getMetadata: () => undefined })).toBe('from-payload');
-    expect(rpcKey(payload, { getPattern: () => 'charge' })).toBe('from-payload');
-    expect(rpcKey('not an object', undefined)).toBeUndefined();
-    expect(rpcBody(payload)).toEqual({ amountCents: 5 });
   });
 });
