@@ -6,6 +6,7 @@ import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idem
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import { moduleSettings, type IdempotencyModuleOptions, type KeyMode } from './idempotency.options';
 import { declarationOf, type IdempotentDeclaration } from './idempotent-declaration';
+import { GRPC_REQUEST_STREAM, isGrpcRequestStream } from './rpc/grpc';
 import { principalScope, type ScopeResolver } from './scope';
 
 /**
@@ -47,12 +48,13 @@ const NEXT = '2';
 
 /**
  * Every `@Idempotent` route the module serves, resolved at boot: its
- * declaration read, its policy merged over the operation's and the service's
- * and checked, its scope decided. A policy that could run one key twice (a
- * heartbeat as long as the lease, say), or a route `@Idempotent` cannot
- * protect (server-sent events, a WebSocket gateway, a subclass route that
- * only inherits a class-level `@Idempotent`) stops the app here, naming it,
- * and a request pays for a map lookup instead of all of that. Keyed by the
+ * declaration read, its policy merged over the operation's and the
+ * service's and checked, its scope decided. A policy that could run one key
+ * twice (a heartbeat as long as the lease, say), or a route `@Idempotent`
+ * cannot protect (server-sent events, a gRPC method whose requests are a
+ * stream, a WebSocket gateway, a subclass route that only inherits a
+ * class-level `@Idempotent`) stops the app here, naming it, and a request
+ * pays for a map lookup instead of all of that. Keyed by the
  * controller and the handler: one handler inherited by two controllers is
  * two routes.
  */
@@ -121,6 +123,8 @@ export class IdempotentRoutes implements OnModuleInit {
       }
       if (Reflect.hasMetadata(NEST_METADATA.sse, handler))
         throw new TypeError(`@Idempotent on ${where}: server-sent events cannot be replayed`);
+      if (isGrpcRequestStream(Reflect.getMetadata(RPC_PATTERN_METADATA, handler)))
+        throw new TypeError(`@Idempotent on ${where}: ${GRPC_REQUEST_STREAM}`);
       this.route(controller, declaration);
     }
   }

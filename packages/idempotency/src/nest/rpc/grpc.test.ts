@@ -1,8 +1,14 @@
 import { Metadata, status } from '@grpc/grpc-js';
-import { NatsContext, RpcException } from '@nestjs/microservices';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { GrpcMethod, GrpcStreamCall, GrpcStreamMethod, MessagePattern, NatsContext, RpcException } from '@nestjs/microservices';
+import { of } from 'rxjs';
+import { IdempotencyCoordinator } from '../../coordinator';
 import { InFlightError, KeyReusedError, StoreUnavailableError } from '../../errors';
+import { MemoryStore } from '../../memory-store';
+import { RPC_PATTERN_METADATA } from '../idempotency.constants';
 import { problemOf } from '../problem-details';
-import { grpc } from './grpc';
+import { GRPC_REQUEST_STREAM, grpc, isGrpcRequestStream } from './grpc';
+import { RpcTransport } from './rpc.transport';
 
 describe('gRPC transport', () => {
   it('sends a refusal as the gRPC status of its kind, with its problem type and Retry-After as trailers', () => {
@@ -51,5 +57,34 @@ describe('gRPC transport', () => {
 
     expect((grpc.storable?.(declined) as RpcException).getError()).toEqual({ code: status.FAILED_PRECONDITION, message: 'declined' });
     expect(grpc.storable?.(plain)).toBe(plain);
+  });
+
+  it('tells the methods whose requests are a stream by the patterns Nest gives them', () => {
+    class Charges {
+      @GrpcMethod('Charges', 'Charge') charge() {}
+      @GrpcMethod('Charges', 'Receipts') receipts() {}
+      @GrpcStreamMethod('Charges', 'Batch') batch() {}
+      @GrpcStreamCall('Charges', 'Piped') piped() {}
+      @MessagePattern('charges.charge') message() {}
+    }
+    const streams = (method: keyof Charges) => isGrpcRequestStream(Reflect.getMetadata(RPC_PATTERN_METADATA, Charges.prototype[method]));
+
+    expect(streams('batch')).toBe(true);
+    expect(streams('piped')).toBe(true);
+    for (const unary of ['charge', 'receipts', 'message'] as const) expect(streams(unary)).toBe(false);
+    expect(isGrpcRequestStream(undefined)).toBe(false);
+    expect(isGrpcRequestStream([null, 'charges', { streaming: 'no_stream' }])).toBe(false);
+  });
+
+  it('refuses a call whose requests arrive as a stream, should one escape the check at boot', () => {
+    const transport = new RpcTransport(new IdempotencyCoordinator({ service: 'payments', store: new MemoryStore() }));
+    const call = (data: unknown) => {
+      const host = new ExecutionContextHost([data, new Metadata()]);
+      host.setType('rpc');
+      return host;
+    };
+
+    expect(transport.unsupported(call(of({ amountCents: 5 })))).toBe(GRPC_REQUEST_STREAM);
+    expect(transport.unsupported(call({ amountCents: 5 }))).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { isObservable } from 'rxjs';
 import { HeaderName } from '../../header-name';
 import type { Problem } from '../problem-details';
 import { rpcPayload } from './rpc-result';
@@ -126,3 +127,40 @@ export const grpc: MicroserviceTransport = {
     return { getError: () => rest };
   },
 };
+
+/**
+ * Why `@Idempotent` refuses a gRPC method whose requests are a stream
+ * (client or bidirectional streaming: `@GrpcStreamMethod`,
+ * `@GrpcStreamCall`): one key for a stream of requests has no single
+ * request to fingerprint, and answers sent while requests still arrive
+ * cannot be held and replayed as one. A server-streaming method (one
+ * request, `@GrpcMethod`) is protected: its replies are held until the
+ * handler's stream completes, then sent, and replayed as the same stream.
+ */
+export const GRPC_REQUEST_STREAM =
+  'a gRPC method whose requests are a stream (client or bidirectional streaming) cannot be protected: one key for a stream of requests has no single request to fingerprint, nor one answer to replay';
+
+/**
+ * Whether a handler's message patterns make it a gRPC method whose requests
+ * are a stream: Nest marks those of `@GrpcStreamMethod` and
+ * `@GrpcStreamCall` with their `streaming` kind.
+ */
+export function isGrpcRequestStream(patterns: unknown): boolean {
+  return (
+    Array.isArray(patterns) &&
+    patterns.some((pattern) => {
+      const streaming = (pattern as { streaming?: unknown } | null)?.streaming;
+      return streaming === 'rx_stream' || streaming === 'pt_stream';
+    })
+  );
+}
+
+/**
+ * The same refusal when a call's requests arrive as a stream (an
+ * `Observable`, as Nest hands a `@GrpcStreamMethod` handler its requests),
+ * in case a handler escaped the check made at boot: it is refused before
+ * it runs, never run unprotected.
+ */
+export function grpcStreamRefusal(data: unknown): string | undefined {
+  return isObservable(data) ? GRPC_REQUEST_STREAM : undefined;
+}

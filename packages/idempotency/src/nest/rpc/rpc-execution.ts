@@ -59,9 +59,10 @@ export async function runRpc(
   }
   let values: unknown[];
   try {
-    values = await runInExecution(execution, () => {
-      const result = invoke(execution);
-      return lastValueFrom((isObservable(result) ? result : from(Promise.resolve(result))).pipe(toArray()));
+    values = await runInExecution(execution, async () => {
+      // An async handler may resolve to its stream of values (a gRPC server-streaming method), as Nest allows.
+      const result: unknown = await invoke(execution);
+      return isObservable(result) ? lastValueFrom(result.pipe(toArray())) : [result];
     });
   } catch (error) {
     const status = statusOf(error) ?? origin?.transport.statusOf?.(error);

@@ -4,6 +4,7 @@ import type { Execution } from '../../execution';
 import type { FingerprintInput } from '../../fingerprint';
 import type { IdempotentRoute } from '../idempotent-routes';
 import type { IdempotencyTransport } from '../transport';
+import { grpcStreamRefusal } from './grpc';
 import { runRpc, toRpcError } from './rpc-execution';
 import { rpcBody, rpcKey } from './rpc-message';
 import { rpcOriginOf, type RpcOrigin } from './microservice-transports';
@@ -28,7 +29,7 @@ export class RpcTransport implements IdempotencyTransport {
   }
 
   unsupported(context: ExecutionContext): string | undefined {
-    return originOf(context)?.transport.unsupported;
+    return grpcStreamRefusal(context.switchToRpc().getData()) ?? originOf(context)?.transport.unsupported;
   }
 
   /** A message carries no deadline its consumer could read. */
