@@ -3,10 +3,11 @@ import { BasicAck, BasicDeliver, BasicNack, BasicReject, ChannelClose, ChannelCl
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
-import { keyHash, type Attempt, type AttemptOutcome } from '../proxy/attempt';
+import { keyHash, type AttemptOutcome } from '../proxy/attempt';
 import type { AttemptLog } from '../proxy/attempt-log';
 import { FrameReader, type ChunkFrame, type Frame } from './frames';
-import { queueFaultLabel, type QueueFault, type QueuePlan } from './queue-faults';
+import { QueueDeliveries, type HeldDelivery } from './queue-deliveries';
+import type { QueuePlan } from './queue-faults';
 
 /** Where the queue proxy listens, where the broker is, and what it reads. */
 export interface AmqpProxyOptions {
@@ -24,11 +25,9 @@ export interface AmqpProxyOptions {
 }
 
 /** A delivery the consumer holds: its attempt, its faults, and the message, to publish a copy of. */
-interface Held {
-  attempt: Attempt;
+interface Held extends HeldDelivery {
   /** Which opening of its channel number it came on: a closed channel's number and tags are used again. */
   generation: number;
-  faults: readonly QueueFault[];
   body: Buffer;
   properties: PublishOptions;
 }
@@ -92,20 +91,17 @@ const PROPERTIES = [
 export class AmqpProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
-  private plan: QueuePlan = new Map();
-  private count = 0;
-  /** Deliveries the consumer holds, over all its connections: what a new one ran alongside. */
-  private readonly held = new Set<Attempt>();
-  /** Copies published and not yet delivered, by the message body's hash: the delivery each copies. */
-  private readonly copies = new Map<string, number[]>();
-  /** Copies being published: the chain is not settled while one may still land in the queue. */
-  private publishing = 0;
+  private readonly deliveries: QueueDeliveries;
   private connection: ChannelModel | undefined;
-  /** What went wrong in the proxy during the scenario (a copy not published): reported as its error. */
-  problems: string[] = [];
 
   constructor(private readonly options: AmqpProxyOptions) {
     this.server = createServer((client) => this.accept(client));
+    this.deliveries = new QueueDeliveries(options.name, options.log);
+  }
+
+  /** What went wrong in the proxy during the scenario (a copy not published): reported as its error. */
+  get problems(): string[] {
+    return this.deliveries.problems;
   }
 
   async start(): Promise<void> {
@@ -124,10 +120,7 @@ export class AmqpProxy {
 
   /** Faults per delivery number for the scenario that starts; deliveries are counted from 1 again. */
   setPlan(plan: QueuePlan): void {
-    this.plan = plan;
-    this.count = 0;
-    this.copies.clear();
-    this.problems = [];
+    this.deliveries.setPlan(plan);
   }
 
   /**
@@ -140,7 +133,7 @@ export class AmqpProxy {
     const channel = await this.connection.createChannel();
     try {
       const { messageCount } = await channel.checkQueue(this.options.queue);
-      return messageCount + this.publishing;
+      return messageCount + this.deliveries.publishing;
     } catch (error) {
       throw new Error(
         `queue hop ${this.options.name}: the broker cannot check queue "${this.options.queue}": ${(error as Error).message}`,
@@ -167,7 +160,7 @@ export class AmqpProxy {
       broker.destroy();
       this.sockets.delete(client);
       this.sockets.delete(broker);
-      for (const held of open.values()) this.end(held, 'unsettled');
+      for (const held of open.values()) this.deliveries.end(held, 'unsettled');
       open.clear();
     };
     client.on('close', close).on('error', close);
@@ -197,46 +190,23 @@ export class AmqpProxy {
         const s = settlementOf(frame);
         if (!s) continue;
         const settled = [...open.entries()].filter(([, held]) => settles(s, held, generationOf(state, s.channel)));
-        const faulted = settled.find(([, held]) => held.faults.some((f) => f.kind === 'lose-ack' || f.kind === 'kill-before-ack'));
+        const faulted = this.deliveries.faulted(settled.map(([, held]) => held));
         if (faulted) {
           broker.write(chunk.subarray(0, start));
           cut = true;
-          this.withhold(faulted, open, client, close);
+          for (const [id, held] of settled) if (held === faulted) open.delete(id);
+          this.deliveries.withhold(faulted, client, close);
           return;
         }
         for (const [id, held] of settled) {
           open.delete(id);
-          this.end(held, s.outcome);
-          if (s.outcome === 'acked' && held.faults.some((f) => f.kind === 'duplicate-delivery')) copies.push(held);
+          this.deliveries.end(held, s.outcome);
+          if (s.outcome === 'acked' && this.deliveries.copied(held)) copies.push(held);
         }
       }
       broker.write(chunk);
       for (const held of copies) this.publishCopy(held);
     });
-  }
-
-  /**
-   * Keeps a faulted ack (and all the consumer writes after it) from the broker: the
-   * consumer did its work, the broker never hears of it. A lost ack cuts the
-   * connection now; a kill before the ack holds it while the consumer is killed.
-   */
-  private withhold([id, held]: [string, Held], open: Map<string, Held>, client: Socket, close: () => void): void {
-    open.delete(id);
-    const kill = held.faults.find((f) => f.kind === 'kill-before-ack');
-    if (!kill) {
-      this.end(held, 'ack-lost');
-      close();
-      return;
-    }
-    client.pause();
-    // The delivery stays open through the crash and the restart: the chain is not settled meanwhile.
-    void kill
-      .crash()
-      .catch((error: unknown) => this.problems.push(`kill before ack: ${(error as Error).message}`))
-      .finally(() => {
-        this.end(held, 'killed-before-ack');
-        close();
-      });
   }
 
   /** Reads a frame the broker sent the consumer: a delivery is logged once its whole message came. */
@@ -276,50 +246,31 @@ export class AmqpProxy {
     for (const [id, held] of state.open) {
       if (held.attempt.delivery?.channel !== channel) continue;
       state.open.delete(id);
-      this.end(held, 'requeued');
+      this.deliveries.end(held, 'requeued');
     }
     state.incoming.delete(channel);
     state.generations.set(channel, generationOf(state, channel) + 1);
   }
 
   private delivered(channel: number, delivery: Incoming, body: Buffer, state: ConnectionState): void {
-    const number = ++this.count;
-    const faults = this.plan.get(number) ?? [];
     const properties = delivery.properties ?? {};
-    const hash = createHash('sha256').update(body).digest('hex');
-    const copyOf = delivery.redelivered ? undefined : this.copies.get(hash)?.shift();
-    const concurrent = [...this.held].filter((a) => a.scenario === this.options.log.context.scenario).map((a) => a.attempt);
     const key = properties.headers?.[this.options.keyHeader];
-    const attempt = this.options.log.begin({
-      hop: this.options.name,
-      attempt: number,
-      ...(copyOf === undefined ? {} : { duplicateOf: copyOf }),
-      ...(concurrent.length === 0 ? {} : { concurrentWith: concurrent }),
+    const { attempt, faults } = this.deliveries.begin({
       delivery: { tag: delivery.tag, channel, redelivered: delivery.redelivered },
-      method: 'deliver',
       path: delivery.routingKey,
       keyHash: keyHash(Buffer.isBuffer(key) ? key.toString('utf8') : typeof key === 'string' ? key : undefined),
-      faults: faults.map(queueFaultLabel),
+      message: bodyHash(body),
     });
     const generation = generationOf(state, channel);
     const held: Held = { attempt, generation, faults, body, properties };
-    this.held.add(attempt);
     state.open.set(`${channel}:${generation}:${delivery.tag}`, held);
     // The first copy goes while the consumer still holds the original; the second once it acked it.
-    if (faults.some((f) => f.kind === 'duplicate-delivery')) this.publishCopy(held);
-  }
-
-  private end(held: Held, outcome: AttemptOutcome): void {
-    if (!this.held.delete(held.attempt)) return;
-    this.options.log.end(held.attempt, outcome, null);
+    if (this.deliveries.copied(held)) this.publishCopy(held);
   }
 
   /** Publishes the same message (body and properties) into the consumer's queue, with publisher confirms. */
   private publishCopy(held: Held): void {
-    const hash = createHash('sha256').update(held.body).digest('hex');
-    this.copies.set(hash, [...(this.copies.get(hash) ?? []), held.attempt.attempt]);
-    this.publishing++;
-    void (async () => {
+    this.deliveries.copy(held, bodyHash(held.body), async () => {
       if (!this.connection) throw new Error('not started');
       const channel = await this.connection.createConfirmChannel();
       try {
@@ -328,12 +279,13 @@ export class AmqpProxy {
       } finally {
         await channel.close().catch(() => undefined);
       }
-    })()
-      .catch((error: unknown) =>
-        this.problems.push(`a copy of delivery d${held.attempt.attempt} was not published: ${(error as Error).message}`),
-      )
-      .finally(() => this.publishing--);
+    });
   }
+}
+
+/** A message's identity for telling a copy from another message: its body's hash. */
+function bodyHash(body: Buffer): string {
+  return createHash('sha256').update(body).digest('hex');
 }
 
 /** The settlement an ack, nack or reject frame from the consumer carries; `undefined` for any other frame. */
