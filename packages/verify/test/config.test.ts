@@ -60,12 +60,34 @@ describe('config', () => {
       keyHeader: 'idempotency-key',
     });
     expect(errorOf(queue('amqps://127.0.0.1:5671')).message).toBe(
-      'chain.yaml:19: queue.broker: expected an amqp:// URL (the proxy reads plain AMQP 0-9-1; no TLS)',
+      'chain.yaml:19: queue.broker: expected an amqp:// or nats:// URL (the proxy reads plain AMQP 0-9-1 or NATS; no TLS)',
     );
     expect(errorOf(`${queue('amqp://127.0.0.1')}scenarios: [kill-before-ack]\n`).message).toBe(
       'chain.yaml:22: scenarios.0: "kill-before-ack" cannot run: the queue hop has no service for the verifier to start, kill and start again (set queue.service)',
     );
     expect(errorOf(`${valid}scenarios: [lost-ack]\n`).message).toMatch(/scenarios\.0: "lost-ack" cannot run: there is no queue hop/);
+  });
+
+  it('takes a NATS JetStream queue hop by its stream and consumer, and refuses the fields of the other broker', () => {
+    const nats = (fields: string) =>
+      `${valid}queue:\n  name: consumer\n  broker: nats://127.0.0.1:4222\n  listen: 127.0.0.1:9422\n${fields}`;
+    expect(parseConfig(nats('  stream: CHARGES\n  consumer: payments\n'), 'chain.yaml').queue).toEqual({
+      name: 'consumer',
+      broker: 'nats://127.0.0.1:4222',
+      listen: '127.0.0.1:9422',
+      stream: 'CHARGES',
+      consumer: 'payments',
+      keyHeader: 'idempotency-key',
+    });
+    expect(errorOf(nats('  stream: CHARGES\n')).message).toBe('chain.yaml:18: queue.consumer: required with a nats:// broker (JetStream)');
+    expect(errorOf(nats('  stream: CHARGES\n  consumer: payments\n  queue: charges\n')).message).toBe(
+      'chain.yaml:23: queue.queue: not read with a nats:// broker (JetStream)',
+    );
+    expect(errorOf(nats('  stream: charges.all\n  consumer: payments\n')).message).toMatch(
+      /^chain\.yaml:21: queue\.stream: expected a JetStream name: no whitespace, "\.", "\*", ">"/,
+    );
+    const amqp = `${valid}queue:\n  name: consumer\n  broker: amqp://127.0.0.1\n  listen: "9672"\n  stream: CHARGES\n  queue: charges\n`;
+    expect(errorOf(amqp).message).toBe('chain.yaml:21: queue.stream: not read with an amqp:// broker (RabbitMQ)');
   });
 
   it('refuses an upstream with a path, which the proxy would drop', () => {

@@ -93,6 +93,8 @@ export class AmqpProxy {
   private readonly sockets = new Set<Socket>();
   private readonly deliveries: QueueDeliveries;
   private connection: ChannelModel | undefined;
+  /** RabbitMQ drops nothing unanswered by itself: a message dead-lettered is one the consumer rejected. */
+  readonly dropped: string[] = [];
 
   constructor(private readonly options: AmqpProxyOptions) {
     this.server = createServer((client) => this.accept(client));

@@ -76,22 +76,49 @@ const hop = z.strictObject({
   service: service.optional(),
 });
 
+/** A JetStream stream or consumer name: no whitespace, dots, wildcards or path separators (JetStream's own rule). */
+const jetStreamName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^\s.*>/\\]+$/, 'expected a JetStream name: no whitespace, ".", "*", ">", "/" or "\\"');
+
 /**
  * A queue between the chain and its deepest consumer: the consumer connects to the
- * verifier's AMQP proxy at `listen` instead of the broker, and reads `queue`.
+ * verifier's proxy at `listen` instead of the broker. On RabbitMQ (`amqp://`) it reads
+ * `queue`; on NATS JetStream (`nats://`) it reads `stream` through the consumer `consumer`.
  */
-const queueHop = z.strictObject({
-  name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
-  /** The broker the consumer's connections go on to, and the verifier's own (copies, queue depth). */
-  broker: z.string().regex(/^amqp:\/\/[^/]+/, 'expected an amqp:// URL (the proxy reads plain AMQP 0-9-1; no TLS)'),
-  /** Where the consumer connects instead of the broker. */
-  listen: listenAddress,
-  /** The queue the consumer reads. */
-  queue: z.string().min(1).max(255),
-  /** The message header the idempotency key travels in, hashed in reports. */
-  keyHeader: z.string().min(1).default('idempotency-key'),
-  service: service.optional(),
-});
+const queueHop = z
+  .strictObject({
+    name: z.string().regex(/^[A-Za-z][\w-]*$/, 'expected a short name: letters, digits, "-" or "_"'),
+    /** The broker the consumer's connections go on to, and the verifier's own (copies, what is left unacked). */
+    broker: z
+      .string()
+      .regex(/^(?:amqp|nats):\/\/[^/]+/, 'expected an amqp:// or nats:// URL (the proxy reads plain AMQP 0-9-1 or NATS; no TLS)'),
+    /** Where the consumer connects instead of the broker. */
+    listen: listenAddress,
+    /** RabbitMQ: the queue the consumer reads. */
+    queue: z.string().min(1).max(255).optional(),
+    /** NATS: the JetStream stream the consumer reads. */
+    stream: jetStreamName.optional(),
+    /** NATS: the JetStream consumer (its durable name) the team's consumer pulls from or is pushed by. */
+    consumer: jetStreamName.optional(),
+    /** The message header the idempotency key travels in, hashed in reports. */
+    keyHeader: z.string().min(1).default('idempotency-key'),
+    service: service.optional(),
+  })
+  .superRefine((queue, context) => {
+    const nats = queue.broker.startsWith('nats:');
+    const needed = nats ? (['stream', 'consumer'] as const) : (['queue'] as const);
+    const foreign = nats ? (['queue'] as const) : (['stream', 'consumer'] as const);
+    const kind = nats ? 'a nats:// broker (JetStream)' : 'an amqp:// broker (RabbitMQ)';
+    for (const field of needed) {
+      if (queue[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: `required with ${kind}` });
+    }
+    for (const field of foreign) {
+      if (queue[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: `not read with ${kind}` });
+    }
+  });
 
 /**
  * How to count the effects of one intent: exactly one of `http`, `command` or `postgres`.

@@ -24,9 +24,9 @@ export type AttemptOutcome =
   | 'ack-lost'
   /** A queue delivery whose consumer was killed after its ack was sent and before it reached the broker. */
   | 'killed-before-ack'
-  /** A queue delivery the consumer handed back (nack or reject with requeue) or held on a channel that closed: the broker delivers it again. */
+  /** A queue delivery the consumer handed back (nack or reject with requeue, JetStream's `-NAK`) or held on a channel that closed: the broker delivers it again. */
   | 'requeued'
-  /** A queue delivery the consumer refused for good (nack or reject without requeue): dead-lettered or dropped. */
+  /** A queue delivery the consumer refused for good (nack or reject without requeue, JetStream's `+TERM`): dead-lettered or dropped. */
   | 'rejected'
   /** The consumer's connection closed while it held the delivery unsettled: the broker delivers it again. */
   | 'unsettled';
@@ -37,12 +37,22 @@ export type AttemptOutcome =
  * @public
  */
 export interface Delivery {
-  /** The broker's delivery tag, counted per channel of the consumer's connection. */
+  /**
+   * The broker's delivery tag, counted per channel of the consumer's connection; from
+   * NATS JetStream, the consumer sequence (a new one for each delivery).
+   */
   tag: number;
-  /** The channel of the consumer's connection it was delivered on. */
+  /** The channel of the consumer's connection it was delivered on; from NATS, the subscription id. */
   channel: number;
-  /** The broker's flag: delivered before and not acked (a lost ack, a crashed consumer). */
+  /**
+   * The broker's flag: delivered before and not acked (a lost ack, a crashed consumer);
+   * from JetStream, a delivery count above 1.
+   */
   redelivered: boolean;
+  /** From JetStream: the message's sequence in its stream, the same for each delivery of it. */
+  streamSequence?: number;
+  /** From JetStream: how many times the message was delivered to the consumer, this one included. */
+  deliveryCount?: number;
 }
 
 /**

@@ -24,10 +24,20 @@ export function deliveryLine(a: Attempt): string {
   const copy = a.duplicateOf === undefined ? '' : ` (copy of d${a.duplicateOf})`;
   const redelivered = a.delivery?.redelivered ? ' redelivered' : '';
   const faults = a.faults.length > 0 ? ` [${a.faults.join(', ')}]` : '';
-  return `${a.hop} d${a.attempt}${copy} tag=${a.delivery?.tag ?? '-'}${redelivered} ${a.path} k=${a.keyHash ?? 'none'}${faults} -> ${settlementText(a)}`;
+  return `${a.hop} d${a.attempt}${copy} ${deliveryIds(a)}${redelivered} ${a.path} k=${a.keyHash ?? 'none'}${faults} -> ${settlementText(a)}`;
 }
 
 /** The deliveries among a scenario's attempts: the queue hop's. */
 export function deliveriesOf(attempts: readonly Attempt[]): Attempt[] {
   return attempts.filter((a) => a.delivery !== undefined);
+}
+
+/**
+ * Which delivery of which message it was, as the broker numbers them: RabbitMQ's
+ * delivery tag; JetStream's stream sequence (the message) and delivery count.
+ */
+export function deliveryIds(a: Attempt): string {
+  const d = a.delivery;
+  if (d?.streamSequence !== undefined) return `seq=${d.streamSequence} n=${d.deliveryCount ?? '-'}`;
+  return `tag=${d?.tag ?? '-'}`;
 }

@@ -1,5 +1,5 @@
 import type { Attempt } from '../proxy/attempt';
-import { settlementText } from './delivery';
+import { deliveryIds, settlementText } from './delivery';
 
 /**
  * A Mermaid sequence diagram of what the proxies saw in one scenario: each attempt
@@ -26,10 +26,10 @@ export function sequenceDiagram(hops: readonly string[], attempts: readonly Atte
 }
 
 function request(a: Attempt, from: string, to: string): string[] {
-  // A queue delivery is `d<n>`, with the broker's tag and redelivered flag; an HTTP attempt `a<n>`.
+  // A queue delivery is `d<n>`, with the broker's numbers (tag, or stream sequence and count) and redelivered flag; an HTTP attempt `a<n>`.
   const name = a.delivery ? 'd' : 'a';
   const copy = a.duplicateOf === undefined ? '' : ` copy of ${name}${a.duplicateOf}`;
-  const delivery = a.delivery ? ` tag=${a.delivery.tag}${a.delivery.redelivered ? ' redelivered' : ''}` : '';
+  const delivery = a.delivery ? ` ${deliveryIds(a)}${a.delivery.redelivered ? ' redelivered' : ''}` : '';
   const lines = [`${from}->>${to}: ${label(`${a.hop} ${name}${a.attempt}${copy}${delivery} k=${a.keyHash ?? 'none'}`)}`];
   if (a.faults.length > 0) lines.push(`Note over ${to}: ${label(`${name}${a.attempt} ${a.faults.join(', ')}`)}`);
   return lines;

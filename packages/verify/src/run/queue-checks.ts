@@ -1,20 +1,33 @@
 import { queueFaultLabel, type QueueFault } from '../broker/queue-faults';
+import { queueSource } from '../broker/queue-proxy';
 import type { QueueHopConfig } from '../config/schema';
 import type { Violation } from '../invariants/check';
 import type { Attempt } from '../proxy/attempt';
 
 /**
- * Deliveries the consumer refused for good (nack or reject without requeue): the
- * message was dead-lettered or dropped, its work never done, and no caller told.
+ * Deliveries the consumer refused for good (nack or reject without requeue, JetStream's
+ * `+TERM`): the message was dead-lettered or dropped, its work never done, and no caller
+ * told. And messages the broker gave up on by itself (`dropped`: JetStream's
+ * `max_deliver` reached), never handled to the end either.
  */
-export function queueViolations(queue: QueueHopConfig, attempts: readonly Attempt[]): Violation[] {
-  return attempts
+export function queueViolations(queue: QueueHopConfig, attempts: readonly Attempt[], dropped: readonly string[] = []): Violation[] {
+  const refused: Violation[] = attempts
     .filter((a) => a.hop === queue.name && a.outcome === 'rejected')
     .map((a) => ({
       invariant: 'delivered',
       intentId: a.intent ?? '(none)',
-      message: `${queue.name} d${a.attempt} (tag ${a.delivery?.tag}) was rejected without requeue: dead-lettered or dropped, its work never done`,
+      message:
+        a.delivery?.streamSequence === undefined
+          ? `${queue.name} d${a.attempt} (tag ${a.delivery?.tag}) was rejected without requeue: dead-lettered or dropped, its work never done`
+          : `${queue.name} d${a.attempt} (stream sequence ${a.delivery.streamSequence}) was terminated (+TERM): JetStream never delivers it again, its work never done`,
     }));
+  const lastIntent = attempts.findLast((a) => a.hop === queue.name)?.intent ?? '(none)';
+  const gaveUp: Violation[] = dropped.map((message) => ({
+    invariant: 'delivered',
+    intentId: lastIntent,
+    message: `${queue.name}: ${message}`,
+  }));
+  return [...refused, ...gaveUp];
 }
 
 /**
@@ -29,7 +42,7 @@ export function queueUnexercised(queue: QueueHopConfig, planned: readonly QueueF
     const what = `${label} at ${queue.name}`;
     const carrier = deliveries.find((a) => a.faults.includes(label));
     if (!carrier) {
-      return `${what}: no delivery reached the consumer through queue.listen (${queue.listen}); point the consumer's broker URL at it, and check that it reads ${queue.queue}`;
+      return `${what}: no delivery reached the consumer through queue.listen (${queue.listen}); point the consumer's broker URL at it, and check that it reads ${queueSource(queue)}`;
     }
     if (fault.kind === 'duplicate-delivery') {
       const copies = deliveries.filter((a) => a.duplicateOf === carrier.attempt);

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AmqpProxy } from '../broker/amqp-proxy';
 import type { QueueFault } from '../broker/queue-faults';
+import { queueProxyFor, queueSource, type QueueProxy } from '../broker/queue-proxy';
 import type { ChainConfig, HopConfig, ScenarioName } from '../config/schema';
 import { countEffects } from '../effects/count';
 import { checkIntent, type Violation } from '../invariants/check';
@@ -173,7 +173,7 @@ interface Chain {
   log: AttemptLog;
   proxies: Map<string, FaultProxy>;
   /** The queue hop's proxy, when the config has a queue. */
-  queue: AmqpProxy | undefined;
+  queue: QueueProxy | undefined;
   restartOn: Map<string, Set<string>>;
   services: Map<string, ServiceProcess>;
   caller: Caller;
@@ -209,7 +209,7 @@ async function runScenario(scenario: Scenario, chain: Chain): Promise<ScenarioRe
   }
   const attempts = chain.log.of(scenario.name);
   const queueHop = chain.config.queue;
-  if (queueHop && error === undefined) violations.push(...queueViolations(queueHop, attempts));
+  if (queueHop && error === undefined) violations.push(...queueViolations(queueHop, attempts, chain.queue?.dropped ?? []));
   const notExercised = [
     ...unexercised(planned, attempts, chain.config),
     ...(queueHop ? queueUnexercised(queueHop, plannedQueue, attempts) : []),
@@ -288,7 +288,9 @@ function contextFor(
         // A message waits in the queue for a consumer that reconnects or restarts: the broker
         // tells no one when it is taken, so its depth is asked again after the quiet window.
         if (Date.now() >= deadline) {
-          throw new Error(`the chain did not settle within ${timeoutMs}ms: ${waiting} message(s) still wait in ${config.queue?.queue}`);
+          throw new Error(
+            `the chain did not settle within ${timeoutMs}ms: ${waiting} message(s) still wait in ${config.queue ? queueSource(config.queue) : 'the queue'} or for the consumer's ack`,
+          );
         }
       }
     },
@@ -304,19 +306,6 @@ function intentReport(record: IntentRecord, effects: number): IntentReport {
     effects,
     presses: presses.map(pressReport),
   };
-}
-
-function queueProxyFor(queue: NonNullable<ChainConfig['queue']>, log: AttemptLog): AmqpProxy {
-  const [host, port] = queue.listen.includes(':') ? queue.listen.split(':') : ['127.0.0.1', queue.listen];
-  return new AmqpProxy({
-    name: queue.name,
-    host: host as string,
-    port: Number(port),
-    broker: queue.broker,
-    queue: queue.queue,
-    keyHeader: queue.keyHeader,
-    log,
-  });
 }
 
 function proxyFor(hop: HopConfig, config: ChainConfig, log: AttemptLog, onAttempt: () => void): FaultProxy {

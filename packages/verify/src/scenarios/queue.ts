@@ -1,4 +1,5 @@
 import type { QueueFault } from '../broker/queue-faults';
+import { queueSource } from '../broker/queue-proxy';
 import type { ChainConfig } from '../config/schema';
 import type { IntentRecord, Scenario, ScenarioContext } from './scenario';
 
@@ -17,7 +18,7 @@ export function queueScenarios(config: ChainConfig): Scenario[] {
     {
       name: `duplicate-delivery@${hop}`,
       family: 'duplicate-delivery',
-      description: `The first delivered message is published into ${queue.queue} again while ${hop}'s consumer holds it, and once more after it acked it.`,
+      description: `The first delivered message is published into ${queueSource(queue)} again while ${hop}'s consumer holds it, and once more after it acked it.`,
       run: (c) => queuePress(c, { kind: 'duplicate-delivery' }),
     },
     {
