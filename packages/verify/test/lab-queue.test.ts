@@ -8,6 +8,7 @@ import type { RunReport } from '../src/run/report';
 import { freePorts } from './support/free-port';
 import { builtLab, labChain } from './support/lab-chain';
 import { captureOutput } from './support/output';
+import { queueScenario } from './support/queue-scenario';
 
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -19,13 +20,7 @@ const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
  * message's headers and `@Idempotent` on the consumer.
  */
 /** What one run found for one queue scenario. */
-interface Found {
-  notExercised: string[] | undefined;
-  passed: boolean | undefined;
-  effects: number | undefined;
-  broken: string[];
-  deliveries: string[] | undefined;
-}
+type Found = ReturnType<typeof queueScenario>;
 
 /** The three queue scenarios of one run. */
 interface Verified {
@@ -116,20 +111,9 @@ describe('the lab queued payment verified from outside', () => {
     const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
     process.stdout.write(`--- lab queued payment, ${variant}: ${((performance.now() - started) / 1000).toFixed(1)}s\n${out.text()}\n`);
     const scenario = (name: string) => {
-      const found = report.scenarios.find((s) => s.name === name);
-      expect(found?.error).toBeUndefined();
-      return {
-        notExercised: found?.notExercised,
-        passed: found?.passed,
-        effects: found?.intents[0]?.effects,
-        broken: [...new Set(found?.violations.map((v) => v.invariant))],
-        deliveries: found?.attempts
-          .filter((a) => a.hop === 'payments')
-          .map(
-            (a) =>
-              `d${a.attempt}${a.delivery?.redelivered ? ' redelivered' : ''}${a.duplicateOf ? ` copy of d${a.duplicateOf}` : ''} ${a.outcome}`,
-          ),
-      };
+      const found = queueScenario(report, name, 'payments');
+      expect(found.error).toBeUndefined();
+      return found;
     };
     return { code, scenario };
   }

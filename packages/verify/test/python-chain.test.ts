@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { checkMarkdownFile, type DiagramReport } from '@idempotency-chain/diagra
 import { main } from '../src/cli';
 import type { RunReport } from '../src/run/report';
 import { portTaken } from './support/free-port';
+import { pythonImports } from './support/python-imports';
 import { captureOutput } from './support/output';
 import { PYTHON_CHAIN, startPythonChain, type PaymentsOptions } from './support/python-chain';
 
@@ -57,16 +57,7 @@ describe('a Python chain verified from outside', () => {
   };
 
   it("is written with Python's standard library only", () => {
-    // Every module the chain imports, and those of them, by top-level name, that Python does not ship.
-    const imports = `import ast, json, sys
-tree = ast.parse(open(sys.argv[1]).read())
-names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-print(json.dumps({"imported": sorted(names), "foreign": sorted(m for m in names if m.split(".")[0] not in sys.stdlib_module_names)}))`;
-    const found = JSON.parse(execFileSync('python3', ['-c', imports, PYTHON_CHAIN], { encoding: 'utf8' })) as {
-      imported: string[];
-      foreign: string[];
-    };
+    const found = pythonImports(PYTHON_CHAIN);
     expect(found.imported).toEqual(expect.arrayContaining(['http.server', 'sqlite3', 'urllib.request']));
     expect(found.foreign).toEqual([]);
   });
