@@ -6,7 +6,7 @@ import { connect as tcpConnect } from 'node:net';
 import { NatsProxy } from '../src/broker/nats-proxy';
 import { keyHash } from '../src/proxy/attempt';
 import { AttemptLog } from '../src/proxy/attempt-log';
-import { queueViolations } from '../src/run/queue-checks';
+import { queueUnexercised, queueViolations } from '../src/run/queue-checks';
 import { freePort } from './support/free-port';
 
 const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
@@ -140,6 +140,10 @@ describe('the NATS queue proxy', () => {
     }
     expect(await proxy.waiting()).toBe(0);
     expect(log.of('settlements').map((a) => a.outcome)).toEqual(['ack-lost']);
+    // No redelivery followed the lost ack: the fault tested nothing, and says which setting decides.
+    expect(queueUnexercised(queue, [{ kind: 'lose-ack' }], log.of('settlements'))).toEqual([
+      "lose ack at consumer: the broker never redelivered d1 to the consumer (within settle.timeoutMs); JetStream redelivers once consumer c's ack_wait ran out: keep it below that",
+    ]);
     expect(queueViolations(queue, log.of('settlements'), proxy.dropped)).toEqual([
       {
         invariant: 'delivered',

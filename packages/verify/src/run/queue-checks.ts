@@ -53,6 +53,10 @@ export function queueUnexercised(queue: QueueHopConfig, planned: readonly QueueF
       return `${what}: the consumer never acked d${carrier.attempt} (it ended ${carrier.outcome}): there was no ack to lose`;
     }
     const redelivered = deliveries.some((a) => a.attempt > carrier.attempt && a.delivery?.redelivered);
-    return redelivered ? [] : `${what}: the broker never redelivered d${carrier.attempt} to the consumer (within settle.timeoutMs)`;
+    if (redelivered) return [];
+    // JetStream redelivers on its own clock, not on the consumer's reconnect: name the setting that decides.
+    const wait =
+      queue.stream === undefined ? '' : `; JetStream redelivers once consumer ${queue.consumer}'s ack_wait ran out: keep it below that`;
+    return `${what}: the broker never redelivered d${carrier.attempt} to the consumer (within settle.timeoutMs)${wait}`;
   });
 }
