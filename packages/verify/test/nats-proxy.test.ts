@@ -34,7 +34,7 @@ describe('the NATS queue proxy', () => {
   });
 
   /** A fresh stream and consumer, a proxy for them on a free port, and a log in a scenario. */
-  async function rig(consumer: { ack_policy?: AckPolicy; max_deliver?: number } = {}) {
+  async function rig(consumer: { ack_policy?: AckPolicy; max_deliver?: number; deliver_subject?: string } = {}) {
     const run = randomBytes(4).toString('hex');
     const stream = `VFY_PROXY_${run}`;
     const subject = `vfy.proxy.${run}`;
@@ -110,6 +110,35 @@ describe('the NATS queue proxy', () => {
     ]);
     expect(proxy.problems).toEqual([]);
   });
+
+  it('reads a push consumer too: its ack lost, JetStream pushes the message again to the reconnected consumer', async () => {
+    const inbox = `vfy.push.${randomBytes(4).toString('hex')}`;
+    const { subject, proxy, log, port } = await rig({ deliver_subject: inbox });
+    await proxy.start();
+    proxy.setPlan(new Map([[1, [{ kind: 'lose-ack' }]]]));
+    const connection = await through(port);
+    connection.subscribe(inbox, {
+      callback: (_error, message) => {
+        message.respond('+ACK');
+      },
+    });
+    await connection.flush();
+    const acked = new Promise<void>((resolve) => {
+      const stop = log.onChange(() => {
+        if (!log.of('settlements').some((a) => a.outcome === 'acked')) return;
+        stop();
+        resolve();
+      });
+    });
+    await manager.jetstream().publish(subject, 'a');
+    await acked;
+    expect(await log.whenQuiet(200, 10_000)).toBe(true);
+    const deliveries = log.of('settlements').map((a) => [a.delivery?.streamSequence, a.delivery?.deliveryCount, a.outcome]);
+    expect(deliveries).toEqual([
+      [1, 1, 'ack-lost'],
+      [1, 2, 'acked'],
+    ]);
+  }, 60_000);
 
   it('closes a connection that speaks no NATS, and says why', async () => {
     const { proxy, port } = await rig();

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkMarkdownFile } from '@idempotency-chain/diagram-check';
 import type { RunReport } from '../src/run/report';
 import { builtCli } from './support/cli';
 import { freePorts } from './support/free-port';
@@ -98,9 +99,12 @@ describe('a Python JetStream consumer verified from outside', () => {
     if (code !== 0 && code !== 1) throw new Error(`the verifier could not run the chain (exit ${code}): ${text}`);
     const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
     const scenario = (name: string) => queueScenario(report, name, 'payments');
+    const markdown = join(reportDir, 'report.md');
     return {
       code,
       text,
+      junit: readFileSync(join(reportDir, 'junit.xml'), 'utf8'),
+      diagrams: await checkMarkdownFile(markdown),
       lostAck: scenario('lost-ack@payments'),
       duplicate: scenario('duplicate-delivery@payments'),
       kill: scenario('kill-before-ack@payments'),
@@ -142,5 +146,16 @@ describe('a Python JetStream consumer verified from outside', () => {
     expect(keyed.code).toBe(0);
     for (const s of [keyed.lostAck, keyed.duplicate, keyed.kill]) expect(s).toMatchObject({ passed: true, effects: 1, broken: [] });
     expect(keyed.text).toContain('3/3 scenarios passed');
+    for (const run of [naive, keyed]) {
+      // Each delivery as JetStream numbers it, in the terminal, JUnit and the diagrams Mermaid itself reads back whole.
+      expect(run.text).toMatch(/payments d2 seq=(\d+) n=2 redelivered \S+ k=[0-9a-f]{8} -> ack/);
+      expect(run.junit).toMatch(/payments d1 seq=\d+ n=1 \S+ k=[0-9a-f]{8} \[lose ack\] -&#62; ack lost/);
+      expect(run.diagrams.errors).toEqual([]);
+      expect(run.diagrams.diagrams).toBe(3);
+      expect(run.diagrams.messages.filter((m) => !m.whole)).toEqual([]);
+      expect(run.diagrams.messages.map((m) => m.parsed)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^payments d2 seq=\d+ n=2 redelivered k=/)]),
+      );
+    }
   }, 300_000);
 });
