@@ -14,3 +14,9 @@ export const NEST_METADATA = {
   responsePassthrough: '__responsePassthrough__',
   sse: '__sse__',
 } as const;
+
+/** `@nestjs/graphql`'s resolver metadata keys (`@Mutation` sets both on a method), named here so that package stays optional. */
+export const GRAPHQL_METADATA = {
+  resolverType: 'graphql:resolver_type',
+  resolverName: 'graphql:resolver_name',
+} as const;

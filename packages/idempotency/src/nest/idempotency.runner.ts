@@ -1,10 +1,11 @@
-import { Inject, Injectable, type ContextType, type ExecutionContext } from '@nestjs/common';
+import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { IdempotencyCoordinator, type RunRequest } from '../coordinator';
 import type { Execution } from '../execution';
 import { InvalidKeyError, MissingKeyError, ScopeUnresolvedError } from '../errors';
 import { pickFields, requestFingerprint } from '../fingerprint';
 import { parseIdempotencyKey } from '../key';
+import { GraphqlTransport } from './graphql/graphql.transport';
 import { HttpTransport } from './http/http.transport';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import { moduleSettings, type IdempotencyModuleOptions } from './idempotency.options';
@@ -14,12 +15,12 @@ import { RpcTransport } from './rpc/rpc.transport';
 import type { IdempotencyTransport } from './transport';
 
 /**
- * Runs each call of an `@Idempotent` handler (HTTP on Fastify or Express, or
- * a message) through the coordinator. Everything that can refuse a request
+ * Runs each call of an `@Idempotent` handler (HTTP on Fastify or Express, a
+ * message, or a GraphQL mutation) through the coordinator. Everything that can refuse a request
  * (key, scope, fingerprint) is decided before the claim, so a refused
  * request leaves no record. What differs per transport (where the key is,
  * what the fingerprint covers, how an answer is held, stored and replayed,
- * how an error is answered) is its adapter's (see `http/` and `rpc/`).
+ * how an error is answered) is its adapter's (see `http/`, `rpc/` and `graphql/`).
  *
  * Extend it and override `resolveKey`, `fingerprintOf` or `scopeOf` (provide
  * the subclass as `IdempotencyRunner`) to change how a request is identified.
@@ -33,7 +34,7 @@ export class IdempotencyRunner {
   /** This service's name, for the identity of each request (see `requestIdentity`). */
   private readonly service: string;
   /** The adapter of each context type a handler can be protected on. */
-  private readonly transports: Partial<Record<ContextType, IdempotencyTransport>>;
+  private readonly transports: Partial<Record<string, IdempotencyTransport>>;
 
   constructor(
     coordinator: IdempotencyCoordinator,
@@ -45,6 +46,7 @@ export class IdempotencyRunner {
     this.transports = {
       http: new HttpTransport(coordinator, adapterHost, moduleSettings(options)),
       rpc: new RpcTransport(coordinator),
+      graphql: new GraphqlTransport(coordinator),
     };
   }
 
@@ -54,25 +56,27 @@ export class IdempotencyRunner {
    * route resolved from it at boot.
    */
   run(context: ExecutionContext, declaration: IdempotentDeclaration, invoke: (execution?: Execution) => unknown): unknown {
-    const transport = this.transports[context.getType()];
+    const transport = this.transports[context.getType<string>()];
     if (!transport) {
       // Never silently unprotected: a call of a transport without an adapter has no answer this package can hold or replay.
       throw new TypeError(
-        `@Idempotent on ${declaration.name}: a ${context.getType()} call cannot be protected, only HTTP requests and messages`,
+        `@Idempotent on ${declaration.name}: a ${context.getType()} call cannot be protected, only HTTP requests, messages and GraphQL mutations`,
       );
     }
-    const unsupported = transport.unsupported?.(context);
+    // What the transport, the scope resolver and this runner's hooks see of the call.
+    const viewed = transport.view?.(context) ?? context;
+    const unsupported = transport.unsupported?.(viewed);
     if (unsupported !== undefined) throw new TypeError(`@Idempotent on ${declaration.name}: ${unsupported}`);
-    const route = this.routes.route(context.getClass(), declaration);
+    const route = this.routes.route(viewed.getClass(), declaration);
     if (route.keyMode === 'none') return invoke();
     let request: RunRequest | undefined;
     try {
-      request = this.identify(context, route, transport);
+      request = this.identify(viewed, route, transport);
     } catch (error) {
-      throw transport.refusal(error, context);
+      throw transport.refusal(error, viewed);
     }
     if (!request) return invoke();
-    return transport.run(context, route, request, invoke);
+    return transport.run(viewed, route, request, invoke);
   }
 
   /** The validated key of this request, `undefined` when it carries none. */
@@ -128,6 +132,6 @@ export class IdempotencyRunner {
 
   /** The adapter of a context `run` accepted. */
   private transportOf(context: ExecutionContext): IdempotencyTransport {
-    return this.transports[context.getType()] as IdempotencyTransport;
+    return this.transports[context.getType<string>()] as IdempotencyTransport;
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { IdempotencyCoordinator } from '../coordinator';
 import type { OperationPolicy } from '../policy';
-import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
+import { GRAPHQL_METADATA, IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { IDEMPOTENCY_MODULE_OPTIONS } from './idempotency.module-definition';
 import { moduleSettings, type IdempotencyModuleOptions, type KeyMode } from './idempotency.options';
 import { declarationOf, type IdempotentDeclaration } from './idempotent-declaration';
@@ -82,14 +82,28 @@ export class IdempotentRoutes implements OnModuleInit {
     }
     const mine = this.ownModule();
     for (const wrapper of this.discovery.getControllers() as InstanceWrapper[]) if (this.serves(wrapper, mine)) this.check(wrapper);
-    for (const { instance, metatype } of this.discovery.getProviders()) {
+    for (const wrapper of this.discovery.getProviders()) {
+      const { instance, metatype } = wrapper;
       if (!instance || !metatype || typeof instance !== 'object') continue;
       const prototype = Object.getPrototypeOf(instance) as object;
       const name = this.scanner.getAllMethodNames(prototype).find((method) => declarationOf(prototype, method));
-      if (name)
+      if (!name) continue;
+      if (!isGraphqlResolver(metatype))
         throw new TypeError(
-          `@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller can be protected`,
+          `@Idempotent on ${metatype.name}.${name}: only HTTP routes and message handlers of a controller, and GraphQL mutations, can be protected`,
         );
+      if (this.serves(wrapper as InstanceWrapper, mine)) this.checkResolver(metatype as Function, prototype as Record<string, unknown>);
+    }
+  }
+
+  /** Resolve every protected field of a GraphQL resolver, and refuse any that is not a mutation. */
+  private checkResolver(resolver: Function, prototype: Record<string, unknown>): void {
+    for (const name of this.scanner.getAllMethodNames(prototype)) {
+      const route = declarationOf(prototype, name);
+      if (!route) continue;
+      if (Reflect.getMetadata(GRAPHQL_METADATA.resolverType, prototype[name] as object) !== 'Mutation')
+        throw new TypeError(`@Idempotent on ${resolver.name}.${name}: of a GraphQL resolver, only a mutation can be protected`);
+      this.route(resolver, route);
     }
   }
 
@@ -178,4 +192,9 @@ function writesItself(controller: Function, method: string): boolean {
   const args = Object.keys(Reflect.getMetadata(NEST_METADATA.routeArguments, controller, method) ?? {});
   const takesResponse = args.some((key) => [RESPONSE, NEXT].includes(key.split(':')[0] as string));
   return takesResponse && Reflect.getMetadata(NEST_METADATA.responsePassthrough, controller, method) !== true;
+}
+
+/** Whether a provider is a `@Resolver()` of `@nestjs/graphql` (read by its metadata: that package stays optional). */
+function isGraphqlResolver(provider: Function): boolean {
+  return Reflect.hasOwnMetadata(GRAPHQL_METADATA.resolverName, provider) || Reflect.hasOwnMetadata(GRAPHQL_METADATA.resolverType, provider);
 }

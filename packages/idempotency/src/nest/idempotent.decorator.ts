@@ -2,7 +2,7 @@ import { SetMetadata } from '@nestjs/common';
 import type { Execution } from '../execution';
 import { executionParameters } from './current-execution.decorator';
 import { IdempotencyCallParam, IdempotencyCallPipe, isIdempotencyCall } from './idempotency-call';
-import { IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
+import { GRAPHQL_METADATA, IDEMPOTENT_METADATA, NEST_METADATA, RPC_PATTERN_METADATA } from './idempotency.constants';
 import { checkKeyMode, checkScope, type IdempotentOptions } from './idempotency.options';
 import { declarationOf, registerDeclaration, type IdempotentDeclaration } from './idempotent-declaration';
 
@@ -57,7 +57,10 @@ function protectRoutesOf(controller: Function, declared: Omit<IdempotentDeclarat
   for (const name of methodNames(prototype)) {
     const handler = prototype[name];
     if (typeof handler !== 'function' || declarationOf(prototype, name)) continue;
-    const isRoute = Reflect.hasOwnMetadata(NEST_METADATA.path, handler) || Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler);
+    const isRoute =
+      Reflect.hasOwnMetadata(NEST_METADATA.path, handler) ||
+      Reflect.hasOwnMetadata(RPC_PATTERN_METADATA, handler) ||
+      Reflect.getOwnMetadata(GRAPHQL_METADATA.resolverType, handler) === 'Mutation';
     if (!isRoute || Reflect.hasOwnMetadata(NEST_METADATA.sse, handler)) continue;
     Object.defineProperty(prototype, name, {
       value: protect(prototype, { name, ...declared }, handler as Handler),

@@ -1,7 +1,7 @@
 /**
  * NestJS integration (`@idempotency-chain/idempotency/nest`): a module, a
- * route decorator, the runner its handlers go through (HTTP and
- * microservices), the exception that carries every error of the package,
+ * route decorator, the runner its handlers go through (HTTP, microservices
+ * and GraphQL mutations), the exception that carries every error of the package,
  * a graceful shutdown on Fastify that drains the module,
  * the filter that renders errors as problem documents, a pipe that refuses
  * bodies nested too deep to validate, metrics, and the store's health for
@@ -11,6 +11,7 @@ export { CurrentExecution } from './current-execution.decorator';
 export { drainOnShutdown, type DrainOnShutdownOptions } from './drain-on-shutdown';
 export { idempotencyErrorOf, statusOf } from './error-status';
 export { Idempotent } from './idempotent.decorator';
+export type { IdempotencyErrorExtensions } from './graphql/graphql-error';
 export { IdempotencyException } from './idempotency.exception';
 export { IdempotencyRunner } from './idempotency.runner';
 export { IdempotencyHealthIndicator, type StoreHealth } from './idempotency-health.indicator';

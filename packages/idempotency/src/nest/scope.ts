@@ -61,7 +61,9 @@ const PRINCIPAL_ID_FIELDS = [
  * @public
  */
 export const principalScope: ScopeResolver = (context) => {
-  const request = context.getType() === 'http' ? context.switchToHttp().getRequest<{ user?: unknown }>() : undefined;
+  // A message's `switchToHttp()` is its payload, which anyone sends: only an HTTP request (a GraphQL operation's included) has a user.
+  const type = context.getType<string>();
+  const request = type === 'http' || type === 'graphql' ? context.switchToHttp().getRequest<{ user?: unknown } | undefined>() : undefined;
   const user = request?.user;
   if (typeof user === 'string') return user ? `principal:${encodeURIComponent(user)}` : undefined;
   if (typeof user !== 'object' || user === null) return undefined;

@@ -7,11 +7,19 @@ import type { IdempotentRoute } from './idempotent-routes';
 
 /**
  * What differs between the transports an `@Idempotent` handler can be
- * called over (HTTP, microservice messages; see `http/` and `rpc/`): the
+ * called over (HTTP, microservice messages, GraphQL mutations; see `http/`,
+ * `rpc/` and `graphql/`): the
  * runner decides everything else once, for all of them. One adapter per
  * Nest context type.
  */
 export interface IdempotencyTransport {
+  /**
+   * The context every other member, the route's scope resolver and the
+   * runner see for this call, when this transport shows it otherwise (a
+   * GraphQL resolver's, whose `switchToHttp()` is the HTTP request it came
+   * over); without this member, the context as Nest made it.
+   */
+  view?(context: ExecutionContext): ExecutionContext;
   /**
    * Why this call cannot be protected, when its transport's kind of call
    * (a Kafka message) is not supported: `@Idempotent` then throws a

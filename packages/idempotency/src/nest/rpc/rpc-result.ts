@@ -7,7 +7,7 @@ type StoredRpcResult = { values: unknown[] } | { error: { status: number; payloa
 
 /** The values a handler emitted, as stored; values JSON cannot hold are stored as `unstorable`. */
 export function encodeRpcValues(values: unknown[]): { stored: string; unstorable?: unknown } {
-  return encode({ values: values.map((value) => value ?? null) });
+  return encodeResult({ values: values.map((value) => value ?? null) });
 }
 
 /**
@@ -18,15 +18,21 @@ export function encodeRpcValues(values: unknown[]): { stored: string; unstorable
 export function encodeRpcError(error: unknown, status: number): { stored: string; unstorable?: unknown } {
   const rpc = rpcPayload(error) !== undefined && !(error instanceof HttpException);
   const payload = rpc ? rpcPayload(error) : (error as HttpException).getResponse();
-  return encode({ error: { status, payload, rpc } });
+  return encodeResult({ error: { status, payload, rpc } });
 }
 
-function encode(result: StoredRpcResult): { stored: string; unstorable?: unknown } {
+/**
+ * A handler's result as its record stores it, as JSON; one JSON cannot hold
+ * (a `BigInt`, a cycle) is stored as `{ unstorable: reason }`, with the
+ * error as `unstorable`, so the record still completes instead of holding
+ * its key. The shape every transport's record shares for that case.
+ */
+export function encodeResult(result: object): { stored: string; unstorable?: unknown } {
   try {
     return { stored: JSON.stringify(result) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { stored: JSON.stringify({ unstorable: reason } satisfies StoredRpcResult), unstorable: error };
+    return { stored: JSON.stringify({ unstorable: reason }), unstorable: error };
   }
 }
 

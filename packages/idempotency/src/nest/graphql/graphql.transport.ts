@@ -1,0 +1,92 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { IdempotencyCoordinator, RunRequest } from '../../coordinator';
+import { InvalidRequestError } from '../../errors';
+import type { Execution } from '../../execution';
+import type { FingerprintInput } from '../../fingerprint';
+import { HeaderName } from '../../header-name';
+import { noteRequestIdentity, type RequestIdentity } from '../../request-identity';
+import { disconnectSignal, requestDeadline } from '../http/http-request';
+import type { IdempotentRoute } from '../idempotent-routes';
+import type { IdempotencyTransport } from '../transport';
+import { GraphqlCall } from './graphql-call';
+import { toGraphqlError } from './graphql-error';
+import { runGraphql } from './graphql-execution';
+import { httpView } from './http-view';
+
+/** Each resolver call's reading of its arguments, made once. */
+const calls = new WeakMap<ExecutionContext, GraphqlCall>();
+
+/**
+ * GraphQL mutations (`@nestjs/graphql`, on Apollo or Mercurius): the key
+ * from the HTTP request's `Idempotency-Key` header, the scope from that
+ * request (see `httpView`), the fingerprint from the mutation's field name
+ * and its resolved arguments - never the query text or the selection set,
+ * so whitespace, aliases and what a retry selects do not change it. A
+ * document with more than one mutation field under one key is refused: the
+ * key names one effect. The resolver's return value is stored and replayed
+ * as its result (see `runGraphql`); refusals are GraphQL errors (see
+ * `toGraphqlError`). Nothing of `@nestjs/graphql` is imported: this adapter
+ * reads the resolver's arguments as Nest hands them.
+ */
+export class GraphqlTransport implements IdempotencyTransport {
+  constructor(private readonly coordinator: IdempotencyCoordinator) {}
+
+  view(context: ExecutionContext): ExecutionContext {
+    const call = new GraphqlCall(context);
+    const view = httpView(context, call);
+    calls.set(view, call);
+    return view;
+  }
+
+  unsupported(context: ExecutionContext): string | undefined {
+    const call = callOf(context);
+    if (call.isMutation) return undefined;
+    return `a GraphQL ${call.info.parentType.name}.${call.info.fieldName} field cannot be protected, only a mutation's root field`;
+  }
+
+  key(context: ExecutionContext): unknown {
+    return callOf(context).request?.headers[HeaderName.IdempotencyKey];
+  }
+
+  /** The mutation's field name and its resolved arguments; refused when the document holds other mutation fields. */
+  fingerprint(context: ExecutionContext, route: IdempotentRoute): FingerprintInput {
+    const { info, args } = callOf(context);
+    const fields = callOf(context).rootFields();
+    if (fields.length > 1) {
+      throw new InvalidRequestError(
+        `A GraphQL document sent with an Idempotency-Key may hold one mutation field; this one holds ${fields.length} ` +
+          `(${fields.join(', ')}): send each under its own key (operation ${route.operation})`,
+      );
+    }
+    return { method: 'GRAPHQL', path: `${info.parentType.name}.${info.fieldName}`, body: args };
+  }
+
+  deadline(context: ExecutionContext): number | undefined {
+    const { request } = callOf(context);
+    return request ? requestDeadline(request) : undefined;
+  }
+
+  identified(context: ExecutionContext, identity: RequestIdentity): void {
+    const { request } = callOf(context);
+    if (request) noteRequestIdentity(request, identity);
+  }
+
+  run(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
+    const call = callOf(context);
+    const { response } = call;
+    // Only a request that waits needs to hear of a disconnect.
+    if (response) request.signal = () => disconnectSignal(response);
+    return runGraphql(this.coordinator, route, request, invoke, call);
+  }
+
+  refusal(error: unknown, context: ExecutionContext): unknown {
+    return toGraphqlError(error, callOf(context).response);
+  }
+}
+
+/** The resolver call behind a context this adapter viewed (or one it meets for the first time). */
+function callOf(context: ExecutionContext): GraphqlCall {
+  let call = calls.get(context);
+  if (!call) calls.set(context, (call = new GraphqlCall(context)));
+  return call;
+}
