@@ -30,10 +30,17 @@ export interface ServerOptions {
   /** The handler's work (see `fixtures/order-work`): `pg` inserts one row into `table`. */
   work?: 'noop' | 'pg';
   table?: string;
+  /** Hook the guard's Redis client to count its commands (the default); `false` leaves the server as a user runs it. */
+  countCommands?: boolean;
+  /** Pin the server to these cores (`taskset -c`). */
+  cpus?: string;
 }
 
 /** Start a `fixtures/endpoint-server` child guarded by `mode`; resolves once it listens. */
-export async function startServer(mode: Mode, { prefix, work = 'noop', table = '' }: ServerOptions): Promise<EndpointServer> {
+export async function startServer(
+  mode: Mode,
+  { prefix, work = 'noop', table = '', countCommands = true, cpus }: ServerOptions,
+): Promise<EndpointServer> {
   const script = join(__dirname, 'fixtures', 'endpoint-server.js');
   const { child, match } = await spawnNode(`endpoint-${mode}${work === 'pg' ? '-pg' : ''}`, script, {
     env: {
@@ -41,12 +48,14 @@ export async function startServer(mode: Mode, { prefix, work = 'noop', table = '
       BENCH_PREFIX: prefix,
       BENCH_WORK: work,
       BENCH_TABLE: table,
+      BENCH_COUNT_COMMANDS: countCommands ? '1' : '0',
       REDIS_URL,
       DATABASE_URL,
       PORT: '0',
       NODE_ENV: 'production',
     },
     readyLine: /^READY (\d+)$/,
+    cpus,
   });
   const url = `http://127.0.0.1:${match?.[1]}`;
   return { mode, url, child, stats: async () => (await (await fetch(`${url}/bench/stats`)).json()) as ServerStats };

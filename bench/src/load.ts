@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import { percentile } from './stats';
 
-/** What one autocannon run against `POST /orders` measured. */
+/** What one autocannon run measured. */
 export interface LoadResult {
   /** Responses per second over the run. */
   rps: number;
@@ -14,35 +14,55 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
 }
 
+/**
+ * Where each request's `Idempotency-Key` comes from: a function called per
+ * request (autocannon's `setupRequest`, which rebuilds the request each
+ * time), autocannon's own `[<id>]` replacement (a new id per request, as
+ * `autocannon -H 'idempotency-key=[<id>]' --idReplacement` sends), or one
+ * fixed key (the request is built once).
+ */
+export type KeySource = (() => string) | { generated: true } | { fixed: string };
+
 export interface LoadOptions {
   url: string;
   connections: number;
   durationS: number;
-  /** The `Idempotency-Key` of each request: a new one per request, or a fixed one. */
-  key: () => string;
+  key: KeySource;
+  /** `POST` target; `/orders` unless given. */
+  path?: string;
+  /** Extra headers of every request (e.g. the caller's credentials). */
+  headers?: Record<string, string>;
 }
 
 const BODY = JSON.stringify({ orderId: 'order-bench', amountCents: 500 });
 
-/**
- * Fixed-concurrency load with autocannon. Every variant builds its request
- * the same way (`setupRequest` sets the key header per request), so the load
- * generator costs the same whatever the server does with the key.
- */
+/** Fixed-concurrency load with autocannon, in this process. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
   const samples: number[] = [];
   const statusCodes: Record<string, number> = {};
-  const request: autocannon.Request = {
-    method: 'POST',
-    path: '/orders',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-    setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json', 'idempotency-key': options.key() } }),
-  };
+  const base = { 'content-type': 'application/json', ...options.headers };
+  const { key } = options;
+  const path = options.path ?? '/orders';
+  const request: autocannon.Request =
+    typeof key === 'function'
+      ? {
+          method: 'POST',
+          path,
+          body: BODY,
+          headers: base,
+          setupRequest: (req) => ({ ...req, headers: { ...base, 'idempotency-key': key() } }),
+        }
+      : { method: 'POST', path, body: BODY, headers: { ...base, 'idempotency-key': 'generated' in key ? '[<id>]' : key.fixed } };
   let instance!: autocannon.Instance;
   const finished = new Promise<autocannon.Result>((resolve, reject) => {
     instance = autocannon(
-      { url: options.url, connections: options.connections, duration: options.durationS, requests: [request] },
+      {
+        url: options.url,
+        connections: options.connections,
+        duration: options.durationS,
+        requests: [request],
+        idReplacement: typeof key !== 'function' && 'generated' in key,
+      },
       (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
     );
   });

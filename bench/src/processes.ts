@@ -39,6 +39,8 @@ export interface SpawnOptions {
   readyLine?: RegExp;
   ready?: () => Promise<boolean>;
   timeoutMs?: number;
+  /** Pin the child to these cores (a `taskset -c` list), away from the load generator's. */
+  cpus?: string;
 }
 
 /** Start `node <script>` with the profiler preload; resolve with it and the matched ready line. */
@@ -49,7 +51,10 @@ export async function spawnNode(
 ): Promise<{ child: NodeChild; match?: RegExpMatchArray }> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const profileFile = join(PROFILE_DIR, `${name}-${process.pid}-${Date.now()}.cpuprofile`);
-  const proc = spawn(process.execPath, ['-r', PROFILER_PRELOAD, script], {
+  const argv = [process.execPath, '-r', PROFILER_PRELOAD, script];
+  // taskset execs node in place: the pid, and so its CPU time in /proc, is the server's.
+  const [command, ...args] = options.cpus ? ['taskset', '-c', options.cpus, ...argv] : argv;
+  const proc = spawn(command!, args, {
     env: { ...process.env, ...options.env, BENCH_PROFILE_FILE: profileFile },
     // The IPC channel closes when this process dies, however it dies: the child watches it.
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

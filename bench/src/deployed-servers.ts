@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import { spawnNode, type NodeChild } from './processes';
+import { REDIS_URL } from './redis-tools';
+
+/** Which library guards `fixtures/charge-server`'s route. */
+export type Library = 'bare' | 'ours' | 'node-idempotency';
+
+/** One `fixtures/charge-server` child: the app as a user deploys it. */
+export interface ChargeServer {
+  library: Library;
+  url: string;
+  child: NodeChild;
+}
+
+/** Start a `fixtures/charge-server` child for `library`, pinned to `cpus` when given; resolves once it listens. */
+export async function startChargeServer(library: Library, { prefix, cpus }: { prefix: string; cpus?: string }): Promise<ChargeServer> {
+  const script = join(__dirname, 'fixtures', 'charge-server.js');
+  const { child, match } = await spawnNode(`charge-${library}`, script, {
+    env: { BENCH_LIBRARY: library, BENCH_PREFIX: prefix, REDIS_URL, PORT: '0', NODE_ENV: 'production' },
+    readyLine: /^READY (\d+)$/,
+    cpus,
+  });
+  return { library, url: `http://127.0.0.1:${match?.[1]}`, child };
+}
