@@ -19,6 +19,8 @@ export async function startChargeServer(library: Library, { prefix, cpus }: { pr
     env: { BENCH_LIBRARY: library, BENCH_PREFIX: prefix, REDIS_URL, PORT: '0', NODE_ENV: 'production' },
     readyLine: /^READY (\d+)$/,
     cpus,
+    // Pinned to one core of a busy machine, a Nest app can take longer than the default to boot.
+    timeoutMs: 60_000,
   });
   return { library, url: `http://127.0.0.1:${match?.[1]}`, child };
 }

@@ -34,10 +34,11 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
   try {
     table = await createOrdersTable();
     log(`  starting the bare and @Idempotent servers, no-op and PostgreSQL handlers (child processes; table ${table.name})`);
-    const pg = { prefix, work: 'pg', table: table.name } as const;
+    const cpus = SETTINGS.serverCpus;
+    const pg = { prefix, work: 'pg', table: table.name, cpus } as const;
     const [bare, ours, pgBare, pgOurs] = await Promise.all([
-      startServer('bare', { prefix }),
-      startServer('ours', { prefix }),
+      startServer('bare', { prefix, cpus }),
+      startServer('ours', { prefix, cpus }),
       startServer('bare', pg),
       startServer('ours', pg),
     ]);
@@ -120,7 +121,7 @@ export async function endpointOverhead(log: (line: string) => void): Promise<Sec
         `With a handler that inserts one PostgreSQL row, a first execution keeps ${fmt.ratio(vsBare(PG_FIRST).median)} of bare throughput.`,
       title: '1. Per-request overhead: one Fastify NestJS endpoint, bare vs @Idempotent',
       method:
-        `\`POST /orders\` in a NestJS 11 + Fastify child process per variant's server; autocannon in the parent, ${SETTINGS.connections} connections, ` +
+        `\`POST /orders\` in a NestJS 12 + Fastify child process per variant's server; autocannon in a process of its own (${SETTINGS.loadCpus ? `pinned to core ${SETTINGS.loadCpus}, the servers to core ${SETTINGS.serverCpus}` : 'one core: not pinned'}), ${SETTINGS.connections} connections, a new key per request from autocannon's \`[<id>]\`, ` +
         `${SETTINGS.durationS} s measured per run after a warm-up (${SETTINGS.warmupS} s before the first run, ${SETTINGS.rewarmS} s before the others), ${SETTINGS.httpRuns} runs per variant, interleaved round by round. ` +
         '`first execution`: a new `Idempotency-Key` per request (claim + complete on Redis). `replay`: one key, stored before the runs. ' +
         `\`+ PostgreSQL insert\`: the handler first inserts the order into a table of the run's own (\`pg\` pool, default size) on the PostgreSQL at \`${pgHost()}\`; the guard is the same \`RedisStore\`. ` +

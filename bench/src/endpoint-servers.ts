@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Mode } from './fixtures/guard';
-import { freshKeys } from './load';
+import type { LoadJob } from './load-process';
 import { spawnNode, type NodeChild } from './processes';
 import { REDIS_URL } from './redis-tools';
 import { DATABASE_URL } from './pg-tools';
@@ -56,6 +56,8 @@ export async function startServer(
     },
     readyLine: /^READY (\d+)$/,
     cpus,
+    // Pinned to one core of a busy machine, a Nest app can take longer than the default to boot.
+    timeoutMs: cpus ? 60_000 : undefined,
   });
   const url = `http://127.0.0.1:${match?.[1]}`;
   return { mode, url, child, stats: async () => (await (await fetch(`${url}/bench/stats`)).json()) as ServerStats };
@@ -76,7 +78,10 @@ async function postOrder(url: string, key: string): Promise<number> {
 export interface Variant {
   name: string;
   server: EndpointServer;
+  /** The key of a sequential request (counting round trips). */
   key: () => string;
+  /** The keys the load generator sends: autocannon's own id per request, or the fixed key. */
+  loadKey: LoadJob['key'];
   /** Run once before the first measurement (e.g. store the result a replay returns). */
   seed?: () => Promise<void>;
 }
@@ -87,6 +92,7 @@ export function replayVariant(name: string, server: EndpointServer, key: string)
     name,
     server,
     key: () => key,
+    loadKey: { fixed: key },
     seed: async () => {
       const status = await postOrder(server.url, key);
       if (status !== 201) throw new Error(`${name}: seeding the replay key answered ${status}`);
@@ -96,7 +102,8 @@ export function replayVariant(name: string, server: EndpointServer, key: string)
 
 /** A new key for every request: every request executes. */
 export function freshVariant(name: string, server: EndpointServer, keyPrefix: string): Variant {
-  return { name, server, key: freshKeys(keyPrefix) };
+  let n = 0;
+  return { name, server, key: () => `${keyPrefix}${(n++).toString(36)}`, loadKey: { generated: true } };
 }
 
 /** Redis commands per request, counted over sequential requests (nothing in flight at either end). */

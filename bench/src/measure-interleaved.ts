@@ -1,5 +1,6 @@
 import { countRoundTrips, type RoundTrips, type Variant } from './endpoint-servers';
-import { load } from './load';
+import type { LoadResult } from './load';
+import { loadInProcessOfItsOwn } from './load-process';
 import { Measured, type MeasuredRun } from './measured';
 import { profileMarkdown, summarizeProfile, type ProfileSummary } from './profile';
 import { SETTINGS } from './settings';
@@ -16,12 +17,8 @@ export async function measureInterleaved(variants: Variant[], log: (line: string
   for (let round = 0; round < SETTINGS.httpRuns; round++) {
     const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
     for (const variant of order) {
-      const { url } = variant.server;
-      const warmupS = round === 0 ? SETTINGS.warmupS : SETTINGS.rewarmS;
-      await load({ url, connections: SETTINGS.connections, durationS: warmupS, key: variant.key });
-      const cpuBefore = variant.server.child.cpuMs();
-      const loaded = await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.durationS, key: variant.key });
-      const run: MeasuredRun = { ...loaded, cpuUs: ((variant.server.child.cpuMs() - cpuBefore) * 1000) / loaded.total };
+      const { loaded, cpuMs } = await loadVariant(variant, round === 0 ? SETTINGS.warmupS : SETTINGS.rewarmS);
+      const run: MeasuredRun = { ...loaded, cpuUs: (cpuMs * 1000) / loaded.total };
       if (run.failures > 0) throw new Error(`${variant.name}: ${run.failures} failed responses (${JSON.stringify(run.statusCodes)})`);
       runs.get(variant.name)!.push(run);
       log(
@@ -39,14 +36,31 @@ export async function profileVariants(variants: Variant[], focus: string, log: (
   const summaries: Array<{ label: string; summary: ProfileSummary }> = [];
   for (const variant of variants) {
     log(`  profiling ${variant.name} (${SETTINGS.durationS} s under load)`);
-    const { url } = variant.server;
-    await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.warmupS, key: variant.key });
+    await loadVariant(variant, 0, SETTINGS.warmupS); // the warm-up
     await variant.server.child.startProfile();
-    const cpuBefore = variant.server.child.cpuMs();
-    const result = await load({ url, connections: SETTINGS.connections, durationS: SETTINGS.durationS, key: variant.key });
-    const cpuMs = variant.server.child.cpuMs() - cpuBefore;
+    const { loaded, cpuMs } = await loadVariant(variant, 0);
     const file = await variant.server.child.stopProfile();
-    summaries.push({ label: variant.name, summary: summarizeProfile(file, result.total, cpuMs) });
+    summaries.push({ label: variant.name, summary: summarizeProfile(file, loaded.total, cpuMs) });
   }
   return profileMarkdown(summaries, focus);
+}
+
+/**
+ * One run of `variant`'s load (after `warmupS` of warm-up) from a load
+ * generator process of its own, pinned away from the server's core (see
+ * `SETTINGS.loadCpus`), and the server's CPU time over the measured part.
+ */
+async function loadVariant(
+  variant: Variant,
+  warmupS: number,
+  durationS = SETTINGS.durationS,
+): Promise<{ loaded: LoadResult; cpuMs: number }> {
+  const { child, url } = variant.server;
+  let cpuBefore = Number.NaN;
+  let cpuAfter = Number.NaN;
+  const loaded = await loadInProcessOfItsOwn(
+    { url, connections: SETTINGS.connections, warmupS, durationS, key: variant.loadKey },
+    { cpus: SETTINGS.loadCpus, onMeasuring: () => (cpuBefore = child.cpuMs()), onDone: () => (cpuAfter = child.cpuMs()) },
+  );
+  return { loaded, cpuMs: cpuAfter - cpuBefore };
 }

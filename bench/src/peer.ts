@@ -30,7 +30,11 @@ export async function peerComparison(log: (line: string) => void): Promise<Secti
   const servers: EndpointServer[] = [];
   try {
     log(`  starting the bare, ${LIBRARIES.map((l) => l.label).join(', ')} servers (child processes)`);
-    const started = await Promise.all([startServer('bare', { prefix }), ...LIBRARIES.map((l) => startServer(l.mode, { prefix }))]);
+    const cpus = SETTINGS.serverCpus;
+    const started = await Promise.all([
+      startServer('bare', { prefix, cpus }),
+      ...LIBRARIES.map((l) => startServer(l.mode, { prefix, cpus })),
+    ]);
     servers.push(...started);
     const [bare, ...guarded] = started;
     const stamp = Date.now().toString(36);

@@ -3,7 +3,11 @@
  * run near five minutes on a two-core machine; `BENCH_QUICK=1` is for working
  * on the benchmark itself (one short run per figure, no BENCHMARKS.md).
  */
+import { cpus } from 'node:os';
+
 const quick = process.env.BENCH_QUICK === '1';
+/** With two cores or more, the HTTP servers and their load generator each get one of their own (`taskset`). */
+const pinned = cpus().length >= 2;
 
 export const SETTINGS = {
   quick,
@@ -19,6 +23,14 @@ export const SETTINGS = {
   warmupS: 1,
   rewarmS: 0.5,
   durationS: 2,
+  /**
+   * Where the HTTP servers and autocannon run: each a process of its own,
+   * pinned to different cores, so the load generator never takes the
+   * server's core (Redis, PostgreSQL and the rest of the machine still
+   * float over both).
+   */
+  serverCpus: pinned ? '0' : undefined,
+  loadCpus: pinned ? '1' : undefined,
   /** Sequential requests per variant over which its Redis commands are counted. */
   roundTripSample: quick ? 50 : 200,
   /** In-process store loops: seconds per run. */

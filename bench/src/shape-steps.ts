@@ -186,6 +186,7 @@ async function main(): Promise<void> {
       ratio('ours first', 'bare'),
       ratio('ours replay', 'bare'),
       `${cpuOver('ours first')} / ${cpuOver('peer first')} µs`,
+      `${cpuOver('ours replay')} / ${cpuOver('peer replay')} µs`,
       `${fmt.int(median(runs.get('bare')!.map((r) => r.rps)))}`,
       `${load1.toFixed(2)}-${loadavg()[0]!.toFixed(2)}`,
     ];
@@ -195,8 +196,8 @@ async function main(): Promise<void> {
   log(
     [
       '',
-      '| step | ours/peer first | ours/peer replay | ours/bare first | ours/bare replay | CPU over bare, first: ours / peer | bare req/s | load avg (1 min) start-end |',
-      '|---|---|---|---|---|---|---|---|',
+      '| step | ours/peer first | ours/peer replay | ours/bare first | ours/bare replay | CPU over bare, first: ours / peer | CPU over bare, replay: ours / peer | bare req/s | load avg (1 min) start-end |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...rows,
     ].join('\n'),
   );
