@@ -23,6 +23,10 @@ export interface Environment {
   command: string;
   /** What one system call and one Redis round trip cost here: the unit every figure is made of. */
   probes: string;
+  /** The 1-minute load average when the run started: above the core count, other work competed with every figure. */
+  loadAtStart: number;
+  /** p99 of a sequential Redis PING at the start, in µs: the floor under every round trip of the run. */
+  pingP99Us: number;
 }
 
 /** Nanoseconds per `write(2)` of one byte to /dev/null. */
@@ -112,9 +116,10 @@ export async function collectEnvironment(): Promise<Environment> {
     pings.push((performance.now() - started) * 1000);
   }
   await client.quit();
+  const pingP99Us = percentile(pings.slice(200), 99);
   const probes =
     `one \`write(2)\` to /dev/null ${(syscallNs() / 1000).toFixed(1)} µs; one Redis PING from this Node process (ioredis, loopback, sequential) ` +
-    `${percentile(pings.slice(200), 50).toFixed(0)} µs p50 / ${percentile(pings.slice(200), 99).toFixed(0)} µs p99`;
+    `${percentile(pings.slice(200), 50).toFixed(0)} µs p50 / ${pingP99Us.toFixed(0)} µs p99`;
   const cores = cpus();
   const cpu = `${cores.length} x ${cores[0]?.model.trim() ?? 'unknown CPU'}`;
   const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
@@ -133,5 +138,7 @@ export async function collectEnvironment(): Promise<Environment> {
     packages: PACKAGES.map((name) => [name, versionOf(name)]),
     command: `REDIS_URL=${url.toString().replace(/\/$/, '')}${process.env.DATABASE_URL ? ` DATABASE_URL=${masked(DATABASE_URL).toString()}` : ''} npm run bench`,
     probes,
+    loadAtStart: loadavg()[0] ?? Number.NaN,
+    pingP99Us,
   };
 }

@@ -9,6 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CHART_DIR, renderCharts, writeCharts } from './charts';
 import { claimP99 } from './claim-p99';
+import { deployedComparison } from './deployed';
 import { e2eReplay } from './e2e-replay';
 import { encryptionCost } from './encryption-cost';
 import { endpointOverhead } from './endpoint-overhead';
@@ -38,6 +39,7 @@ const SECTIONS: Array<{ id: string; run: (log: Log) => Promise<SectionResult> }>
   { id: 'record-bytes', run: recordBytes },
   { id: 'live-records', run: liveRecords },
   { id: 'claim-p99-10x', run: claimP99 },
+  { id: 'deployed', run: deployedComparison },
 ];
 
 const started = Date.now();

@@ -16,6 +16,10 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     '',
     `_Written by \`npm run bench\` (\`turbo run bench\`, never cached) on ${env.date}. Do not edit by hand: run it again._`,
     '',
+    `**Conditions of this run:** load average ${env.loadAtStart.toFixed(2)} at the start and ${(loadavg()[0] ?? Number.NaN).toFixed(2)} at the end on ${cpus().length} cores ` +
+      `(${env.loadAtStart < cpus().length ? 'a quiet machine' : 'other work competed with every figure: read the ratios, not the absolute figures'}); ` +
+      `Redis PING p99 ${(env.pingP99Us / 1000).toFixed(2)} ms (sequential, from the benchmark's process, at the start).`,
+    '',
     'What does idempotency add to every request? Each figure below is measured against its own baseline in the same run ' +
       '(the bare endpoint, raw Redis `SET`, a Redis PING, a 50 ms polling loop, the peer libraries), because on a shared machine absolute ' +
       'figures move from run to run while same-run ratios hold much better.',
@@ -45,7 +49,7 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     '## How this was run',
     '',
     `- Command: \`${env.command}\` from the repository root (\`turbo run bench\` builds the workspace, then runs \`node --expose-gc dist/main.js\` in \`bench/\`). ` +
-      '`BENCH_ONLY=endpoint,store,waiters,e2e,memory,peer,encryption,record-bytes,live-records,claim-p99-10x` selects sections (a partial run only prints).',
+      '`BENCH_ONLY=endpoint,store,waiters,e2e,memory,peer,encryption,record-bytes,live-records,claim-p99-10x,deployed` selects sections (a partial run only prints).',
     `- Machine: ${env.machine}.`,
     `- Unit costs measured at the start: ${env.probes}.`,
     `- Node ${env.node}; Redis ${env.redis}, shared with other users of the machine (every key of the run is under its own prefix and deleted at the end); ` +
@@ -55,7 +59,7 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
       .map((l) => l.toFixed(2))
       .join(' ')} ` +
       `(on ${cpus().length} cores: other work on the machine competes with every figure, which is why each one is read against a baseline from the same run).`,
-    `- Every figure is the median of ${SETTINGS.runs} runs (${SETTINGS.httpRuns} for the HTTP load of sections 1 and 6), with the spread as min-max where it matters; ratios are computed run by run (same round), then their median. ` +
+    `- Every figure is the median of ${SETTINGS.runs} runs (${SETTINGS.httpRuns} for the HTTP load of sections 1, 6 and 11), with the spread as min-max where it matters; ratios are computed run by run (same round), then their median. ` +
       'The charts are drawn by the same run from the same figures (Vega-Lite, rendered to SVG in Node).',
     '',
   );
