@@ -12,11 +12,28 @@ export interface ChargeServer {
   child: NodeChild;
 }
 
+/** How the charge app is served: its HTTP adapter, and whether ours traces each decision (`TracingObserver` under an SDK). */
+export interface AppShape {
+  adapter: 'fastify' | 'express';
+  otel: boolean;
+}
+
 /** Start a `fixtures/charge-server` child for `library`, pinned to `cpus` when given; resolves once it listens. */
-export async function startChargeServer(library: Library, { prefix, cpus }: { prefix: string; cpus?: string }): Promise<ChargeServer> {
+export async function startChargeServer(
+  library: Library,
+  { prefix, cpus, shape = { adapter: 'fastify', otel: false } }: { prefix: string; cpus?: string; shape?: AppShape },
+): Promise<ChargeServer> {
   const script = join(__dirname, 'fixtures', 'charge-server.js');
   const { child, match } = await spawnNode(`charge-${library}`, script, {
-    env: { BENCH_LIBRARY: library, BENCH_PREFIX: prefix, REDIS_URL, PORT: '0', NODE_ENV: 'production' },
+    env: {
+      BENCH_LIBRARY: library,
+      BENCH_PREFIX: prefix,
+      BENCH_ADAPTER: shape.adapter,
+      BENCH_OTEL: shape.otel ? '1' : '0',
+      REDIS_URL,
+      PORT: '0',
+      NODE_ENV: 'production',
+    },
     readyLine: /^READY (\d+)$/,
     cpus,
     // Pinned to one core of a busy machine, a Nest app can take longer than the default to boot.

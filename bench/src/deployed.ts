@@ -1,4 +1,4 @@
-import { startChargeServer, type ChargeServer, type Library } from './deployed-servers';
+import { startChargeServer, type AppShape, type ChargeServer, type Library } from './deployed-servers';
 import { loadInProcessOfItsOwn, type LoadJob } from './load-process';
 import { Measured, type MeasuredRun } from './measured';
 import type { SectionResult, Target } from './report';
@@ -23,6 +23,23 @@ interface Variant {
 
 const nameOf = (library: string, kind: string) => `${library}: ${kind}`;
 
+/** The shapes a user deploys: the README's wiring on Fastify, the same with traces, and on Express. */
+const SHAPES: Array<{ label: string; shape: AppShape }> = [
+  { label: 'Fastify', shape: { adapter: 'fastify', otel: false } },
+  { label: 'Fastify + TracingObserver', shape: { adapter: 'fastify', otel: true } },
+  { label: 'Express', shape: { adapter: 'express', otel: false } },
+];
+
+/** One shape's measurement: its table rows (each variant's name led by the shape), targets and headline figures. */
+interface ShapeResult {
+  rows: string[][];
+  targets: Target[];
+  ratios: string;
+  cpuFirst: number;
+  ceilingFirst: number;
+  measuredFirst: number;
+}
+
 /**
  * (11) The app a user deploys, one per library, measured the way a user
  * measures it: `fixtures/charge-server` (one route behind an auth guard,
@@ -34,12 +51,66 @@ const nameOf = (library: string, kind: string) => `${library}: ${kind}`;
  * whoever refuses.
  */
 export async function deployedComparison(log: (line: string) => void): Promise<SectionResult> {
+  const results: ShapeResult[] = [];
+  for (const { label, shape } of SHAPES) {
+    log(`  ${label}`);
+    results.push(await measureShape(label, shape, log));
+  }
+  const [fastify] = results as [ShapeResult];
+  return {
+    id: 'deployed',
+    headline:
+      `**As deployed** (one charge app per library as its README wires it, autocannon from its own process on the other core): ours has ` +
+      `${SHAPES.map(({ label }, i) => `${results[i]!.ratios} on ${label}`).join(', ')} the throughput of @node-idempotency/nestjs (first executions / replays); ` +
+      `on Fastify a first execution costs ${signed(fastify.cpuFirst)} µs of server CPU over bare, which caps it at ${fmt.ratio(fastify.ceilingFirst)} of bare's throughput on this machine (measured: ${fmt.ratio(fastify.measuredFirst)}).`,
+    title: '11. As deployed: a one-route charge app per library, measured from outside',
+    method:
+      '`POST /charges` in `fixtures/charge-server`, one NestJS 12 process per library: bare; ours as its README wires it ' +
+      '(`IdempotencyModule.forRoot` with the default options, so the default per-caller scope, behind an auth guard that names the caller; `ProblemDetailsFilter`); ' +
+      '@node-idempotency/nestjs with its Redis adapter and its defaults. No stats route and no command hooks in any of them. ' +
+      `Three shapes, each measured on its own: ${SHAPES.map((s) => s.label).join('; ')} (ours adds \`TracingObserver\` under an OpenTelemetry SDK provider whose batches are dropped; the others are as on Fastify). ` +
+      `autocannon in a process of its own (${SETTINGS.loadCpus ? `pinned to core ${SETTINGS.loadCpus}, the servers to core ${SETTINGS.serverCpus}` : 'not pinned: one core'}), ${SETTINGS.connections} connections, ` +
+      `${SETTINGS.durationS} s per run after a warm-up, ${SETTINGS.httpRuns} interleaved rounds; first executions send autocannon's \`[<id>]\` as the key, replays one key stored before the runs. ` +
+      'Every answer is checked to be a 201. "ceiling" is bare\'s server CPU per request over this variant\'s, run by run: the throughput ratio to bare ' +
+      'a CPU-bound server reaches when its Redis round trips (two per first execution, none per replay of ours) cost no CPU of its own.',
+    tables: [
+      {
+        headers: [
+          'variant',
+          'req/s',
+          'vs bare',
+          'ceiling (bare CPU / this)',
+          'ours / node-idempotency',
+          'p50',
+          'p99',
+          'server CPU/req',
+          'CPU over bare',
+        ],
+        rows: results.flatMap((r) => r.rows),
+      },
+    ],
+    targets: results.flatMap((r) => r.targets),
+    notes: [
+      "The floor under ours: two Redis round trips per first execution (claim, complete) and none per replay of a key this process has replayed before; what is left over bare is the library's CPU, which the ceiling column turns into throughput.",
+      "Remaining interference: Redis is a shared service floating over both cores (its share of each request lands on the server's core part of the time), and so is the rest of the machine.",
+    ],
+    profiles: [],
+    charts: [],
+  };
+}
+
+/**
+ * One shape: bare, ours and @node-idempotency/nestjs started as that shape,
+ * first executions and replays of each interleaved round by round.
+ */
+async function measureShape(label: string, shape: AppShape, log: (line: string) => void): Promise<ShapeResult> {
   const prefix = `${RUN_PREFIX}deployed:`;
   const servers: ChargeServer[] = [];
   try {
-    log('  starting one charge app per library (child processes)');
     const libraries: Library[] = ['bare', 'ours', PEER];
-    servers.push(...(await Promise.all(libraries.map((library) => startChargeServer(library, { prefix, cpus: SETTINGS.serverCpus })))));
+    servers.push(
+      ...(await Promise.all(libraries.map((library) => startChargeServer(library, { prefix, cpus: SETTINGS.serverCpus, shape })))),
+    );
     const [bare, ours, peer] = servers as [ChargeServer, ChargeServer, ChargeServer];
     const stamp = Date.now().toString(36);
     const variants: Variant[] = [{ name: BARE, server: bare, key: { generated: true } }];
@@ -109,56 +180,25 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
       ...KINDS.map((kind) => {
         const r = oursOverPeer(kind);
         return {
-          what: `deployed app: ${kind} vs @node-idempotency/nestjs >= ${TARGET.ratio.toFixed(2)}x`,
+          what: `deployed app, ${label}: ${kind} vs @node-idempotency/nestjs >= ${TARGET.ratio.toFixed(2)}x`,
           met: r.median >= TARGET.ratio,
           detail: `${fmt.ratio(r.median)} (runs: ${r.runs.map(fmt.ratio).join(', ')})`,
         };
       }),
       {
-        what: `deployed app: server CPU per first execution over bare <= +${TARGET.cpuOverBareUs} µs`,
+        what: `deployed app, ${label}: server CPU per first execution over bare <= +${TARGET.cpuOverBareUs} µs`,
         met: cpuFirst.median <= TARGET.cpuOverBareUs,
         detail: `${signed(cpuFirst.median)} µs (runs: ${cpuFirst.runs.map((n) => `${signed(n)} µs`).join(', ')})`,
       },
     ];
     const first = nameOf('ours', 'first execution');
     return {
-      id: 'deployed',
-      headline:
-        `**As deployed** (one charge app per library as its README wires it, autocannon from its own process on the other core): ours has ` +
-        `${KINDS.map((kind) => fmt.ratio(oursOverPeer(kind).median)).join(' / ')} the throughput of @node-idempotency/nestjs (first executions / replays); ` +
-        `a first execution costs ${signed(cpuFirst.median)} µs of server CPU over bare, which caps it at ${fmt.ratio(ceiling(first).median)} of bare's throughput on this machine (measured: ${fmt.ratio(m.ratio(first, BARE).median)}).`,
-      title: '11. As deployed: a one-route charge app per library, measured from outside',
-      method:
-        '`POST /charges` in `fixtures/charge-server`, one NestJS 12 + Fastify process per library: bare; ours as its README wires it ' +
-        '(`IdempotencyModule.forRoot` with the default options, so the default per-caller scope, behind an auth guard that names the caller; `ProblemDetailsFilter`); ' +
-        '@node-idempotency/nestjs with its Redis adapter and its defaults. No stats route and no command hooks in any of them. ' +
-        `autocannon in a process of its own (${SETTINGS.loadCpus ? `pinned to core ${SETTINGS.loadCpus}, the servers to core ${SETTINGS.serverCpus}` : 'not pinned: one core'}), ${SETTINGS.connections} connections, ` +
-        `${SETTINGS.durationS} s per run after a warm-up, ${SETTINGS.httpRuns} interleaved rounds; first executions send autocannon's \`[<id>]\` as the key, replays one key stored before the runs. ` +
-        'Every answer is checked to be a 201. "ceiling" is bare\'s server CPU per request over this variant\'s, run by run: the throughput ratio to bare ' +
-        'a CPU-bound server reaches when its Redis round trips (two per first execution, none per replay of ours) cost no CPU of its own.',
-      tables: [
-        {
-          headers: [
-            'variant',
-            'req/s',
-            'vs bare',
-            'ceiling (bare CPU / this)',
-            'ours / node-idempotency',
-            'p50',
-            'p99',
-            'server CPU/req',
-            'CPU over bare',
-          ],
-          rows,
-        },
-      ],
+      rows: rows.map(([name, ...cells]) => [`${label}: ${name}`, ...cells]),
       targets,
-      notes: [
-        "The floor under ours: two Redis round trips per first execution (claim, complete) and none per replay of a key this process has replayed before; what is left over bare is the library's CPU, which the ceiling column turns into throughput.",
-        "Remaining interference: Redis is a shared service floating over both cores (its share of each request lands on the server's core part of the time), and so is the rest of the machine.",
-      ],
-      profiles: [],
-      charts: [],
+      ratios: KINDS.map((kind) => fmt.ratio(oursOverPeer(kind).median)).join(' / '),
+      cpuFirst: cpuFirst.median,
+      ceilingFirst: ceiling(first).median,
+      measuredFirst: m.ratio(first, BARE).median,
     };
   } finally {
     await Promise.all(servers.map((s) => s.child.stop()));
