@@ -52,7 +52,12 @@ export function queueUnexercised(queue: QueueHopConfig, planned: readonly QueueF
     if (carrier.outcome !== expected) {
       return `${what}: the consumer never acked d${carrier.attempt} (it ended ${carrier.outcome}): there was no ack to lose`;
     }
-    const redelivered = deliveries.some((a) => a.attempt > carrier.attempt && a.delivery?.redelivered);
+    // JetStream names the message each delivery carries: only the carrier's own redelivery exercises its fault
+    // (another message held on the cut connection is redelivered too, and tests nothing of this one).
+    const sequence = carrier.delivery?.streamSequence;
+    const redelivered = deliveries.some(
+      (a) => a.attempt > carrier.attempt && a.delivery?.redelivered && (sequence === undefined || a.delivery.streamSequence === sequence),
+    );
     if (redelivered) return [];
     // JetStream redelivers on its own clock, not on the consumer's reconnect: name the setting that decides.
     const wait =
