@@ -17,6 +17,16 @@ describe("a JetStream delivery's reply subject and the consumer's answer on it",
     }
   });
 
+  it('reads +OK as an ack and a padded +ACK as no answer, as JetStream does', () => {
+    // JetStream acks on "+OK" and ignores "+ACK " or " +ACK" (the message stays pending, redelivered at ack_wait).
+    expect(['+OK', '+ACK ', ' +ACK', '+ACK\n'].map((a) => settlementOf(Buffer.from(a)))).toEqual([
+      'acked',
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
   it('reads +ACK, an empty answer and +NXT as acks, -NAK as handed back, +TERM as refused, +WPI and garbage as no answer', () => {
     const answers = ['+ACK', '', '+NXT {"batch":1}', '-NAK {"delay":1000000000}', '+TERM reason', '+WPI', 'hello'];
     expect(answers.map((a) => settlementOf(Buffer.from(a)))).toEqual([

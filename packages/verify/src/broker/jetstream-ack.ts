@@ -30,14 +30,16 @@ export function readAckSubject(subject: string | undefined): AckSubject | undefi
 }
 
 /**
- * What a consumer's answer on a delivery's reply subject settles: `+ACK` (or an empty
- * body, or `+NXT` asking for the next) acks it, `-NAK` hands it back for redelivery,
- * `+TERM` ends it for good; `undefined` for `+WPI` (still working on it) or anything else.
+ * What a consumer's answer on a delivery's reply subject settles, read as JetStream
+ * reads it (byte for byte: an answer padded with whitespace is no answer to it):
+ * `+ACK`, `+OK` or an empty body acks it, as does `+NXT` asking for the next; `-NAK`
+ * (with its delay after a space) hands it back for redelivery, `+TERM` (with its
+ * reason) ends it for good; `undefined` for `+WPI` (still working on it) or anything else.
  */
 export function settlementOf(payload: Buffer): AttemptOutcome | undefined {
-  const word = payload.toString('latin1').trim().split(/\s/)[0] ?? '';
-  if (word === '' || word === '+ACK' || word === '+NXT') return 'acked';
-  if (word === '-NAK') return 'requeued';
-  if (word === '+TERM') return 'rejected';
+  const answer = payload.toString('latin1');
+  if (answer === '' || answer === '+ACK' || answer === '+OK' || answer.startsWith('+NXT')) return 'acked';
+  if (answer === '-NAK' || answer.startsWith('-NAK ')) return 'requeued';
+  if (answer === '+TERM' || answer.startsWith('+TERM ')) return 'rejected';
   return undefined;
 }
