@@ -46,6 +46,23 @@ describe('the NATS frame reader', () => {
     }
   });
 
+  it('reads a payload of max_payload in 64 KiB chunks without copying what it holds with each chunk', () => {
+    // 64 MiB is the largest max_payload a server takes: copied again with each chunk, it took minutes.
+    const size = 64 * 1024 * 1024;
+    const frame = Buffer.concat([bytes(`MSG a 1 ${size}\r\n`), Buffer.alloc(size, 120), bytes('\r\nPING\r\n')]);
+    const reader = new NatsFrameReader();
+    reader.maxPayload = size;
+    const started = performance.now();
+    const frames = [];
+    for (let at = 0; at < frame.length; at += 65_536) frames.push(...reader.push(frame.subarray(at, at + 65_536)));
+    expect(frames.map((f) => [f.op, f.payload?.length])).toEqual([
+      ['MSG', size],
+      ['PING', undefined],
+    ]);
+    // Linear reading takes well under a second; the margin is for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(20_000);
+  }, 60_000);
+
   it('reads a header absent or in any case, and only in the header lines', () => {
     const block = bytes('NATS/1.0\r\nNats-Msg-Id: m\r\nIDEMPOTENCY-KEY:  k 2 \r\n\r\n');
     expect(headerValue(block, 'Idempotency-Key')).toBe('k 2');

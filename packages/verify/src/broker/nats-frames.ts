@@ -48,7 +48,11 @@ export interface NatsFrame {
  * broken for good (the connection is to be closed: nothing after garbage can be framed).
  */
 export class NatsFrameReader {
-  private pending = Buffer.alloc(0);
+  /** The bytes of a frame not yet whole, in the chunks they came in: joined once the frame is. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** How many bytes the frame begun in `pending` needs in all, once its control line said; 0 while unknown. */
+  private awaiting = 0;
   private broken: Error | undefined;
   /** The largest payload accepted; set from the server's INFO `max_payload`. */
   maxPayload = DEFAULT_MAX_PAYLOAD_BYTES;
@@ -56,7 +60,14 @@ export class NatsFrameReader {
   /** The messages this chunk completes, in order, each with its offset in the chunk. */
   push(chunk: Buffer): NatsFrame[] {
     if (this.broken) throw this.broken;
-    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    if (this.awaiting > 0 && this.pendingBytes + chunk.length < this.awaiting) {
+      // A large payload arriving: kept as it came, not copied again with each chunk until it is whole.
+      this.pending.push(Buffer.from(chunk));
+      this.pendingBytes += chunk.length;
+      return [];
+    }
+    const data = this.pendingBytes === 0 ? chunk : Buffer.concat([...this.pending, chunk]);
+    this.awaiting = 0;
     // Bytes of `data` that came before this chunk: a frame starting there starts at 0 in it.
     const carried = data.length - chunk.length;
     const frames: NatsFrame[] = [];
@@ -70,11 +81,14 @@ export class NatsFrameReader {
       }
     } catch (error) {
       this.broken = error as Error;
-      this.pending = Buffer.alloc(0);
+      this.pending = [];
+      this.pendingBytes = 0;
       throw error;
     }
     // A copy: the chunk's buffer is the socket's, reused once this returns.
-    this.pending = Buffer.from(data.subarray(at));
+    const rest = Buffer.from(data.subarray(at));
+    this.pending = rest.length === 0 ? [] : [rest];
+    this.pendingBytes = rest.length;
     return frames;
   }
 
@@ -109,7 +123,10 @@ export class NatsFrameReader {
     if (total > this.maxPayload) throw new Error(`${op} of ${total} bytes: larger than the server's max_payload ${this.maxPayload}`);
     if (headerSize > total) throw new Error(`${op} with a header block of ${headerSize} bytes in ${total}: malformed`);
     const end = afterLine + total + CRLF.length;
-    if (data.length < end) return undefined;
+    if (data.length < end) {
+      this.awaiting = end - at;
+      return undefined;
+    }
     if (!data.subarray(end - CRLF.length, end).equals(CRLF)) throw new Error(`${op}'s payload does not end with CRLF: malformed`);
     const body = data.subarray(afterLine, afterLine + total);
     const subject = rest[0] as string;
