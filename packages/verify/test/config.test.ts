@@ -86,6 +86,10 @@ describe('config', () => {
     expect(errorOf(nats('  stream: charges.all\n  consumer: payments\n')).message).toMatch(
       /^chain\.yaml:21: queue\.stream: expected a JetStream name: no whitespace, "\.", "\*", ">"/,
     );
+    // The verifier's copies leave Nats-Msg-Id out (JetStream would drop them): a key there would not travel with them.
+    expect(errorOf(nats('  stream: CHARGES\n  consumer: payments\n  keyHeader: Nats-Msg-Id\n')).message).toMatch(
+      /^chain\.yaml:\d+: queue\.keyHeader: Nats-Msg-Id cannot carry the key: the verifier's copies of a message leave it out/,
+    );
     const amqp = `${valid}queue:\n  name: consumer\n  broker: amqp://127.0.0.1\n  listen: "9672"\n  stream: CHARGES\n  queue: charges\n`;
     expect(errorOf(amqp).message).toBe('chain.yaml:21: queue.stream: not read with an amqp:// broker (RabbitMQ)');
   });

@@ -9,6 +9,7 @@ import { readAckSubject, settlementOf, type AckSubject } from './jetstream-ack';
 import { headerValue, NatsFrameReader, type NatsFrame } from './nats-frames';
 import { QueueDeliveries, type HeldDelivery } from './queue-deliveries';
 import type { QueuePlan } from './queue-faults';
+import { UNCOPIED_HEADERS } from './uncopied-headers';
 
 /** Where the NATS proxy listens, where the server is, and which JetStream consumer it reads. */
 export interface NatsProxyOptions {
@@ -36,14 +37,6 @@ interface Held extends HeldDelivery {
   headers: Buffer | undefined;
   payload: Buffer;
 }
-
-/**
- * Headers a copy leaves out: JetStream would drop a copy that carries the original's
- * message id inside its duplicate window, or refuse one whose expectations (last
- * sequence, last message id) no longer hold. A copy stands for a message that did reach
- * the consumer twice, so it must land.
- */
-const NOT_COPIED = /^(?:nats-msg-id|nats-expected-.*)$/i;
 
 /** The server's INFO fields the proxy reads. */
 interface ServerInfo {
@@ -296,7 +289,7 @@ function copiedHeaders(block: Buffer | undefined): MsgHdrs | undefined {
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const name = line.slice(0, colon).trim();
-    if (!NOT_COPIED.test(name)) copied.append(name, line.slice(colon + 1).trim());
+    if (!UNCOPIED_HEADERS.test(name)) copied.append(name, line.slice(colon + 1).trim());
   }
   return copied;
 }

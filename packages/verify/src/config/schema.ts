@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UNCOPIED_HEADERS } from '../broker/uncopied-headers';
 import { missingFor } from '../scenarios/requirements';
 import { findCycle } from './cycles';
 
@@ -117,6 +118,14 @@ const queueHop = z
     }
     for (const field of foreign) {
       if (queue[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: `not read with ${kind}` });
+    }
+    if (nats && UNCOPIED_HEADERS.test(queue.keyHeader)) {
+      // duplicate-delivery's copies leave this header out (JetStream would drop them): the key would not travel with a copy.
+      context.addIssue({
+        code: 'custom',
+        path: ['keyHeader'],
+        message: `${queue.keyHeader} cannot carry the key: the verifier's copies of a message leave it out, or JetStream would drop them as duplicates; key the message with a header of its own`,
+      });
     }
   });
 
