@@ -265,3 +265,51 @@ describe('@Idempotent on a GraphQL resolver (Mercurius on Fastify)', () => {
     );
   });
 });
+
+describe.each(Object.keys(Drivers) as DriverName[])('@Idempotent on batched GraphQL requests (%s)', (driver) => {
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    ({ app, url } = await startGraphqlApp(driver, [], { driver: { allowBatchedQueries: true, allowBatchedHttpRequests: true } }));
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** POST a batch of operations under one key, as alice; the answer of each operation, in order. */
+  const batch = async (operations: object[], key: string) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-user': 'alice' },
+      body: JSON.stringify(operations),
+    });
+    return (await response.json()) as GraphqlResponse['body'][];
+  };
+  const charge = { query: CHARGE, variables: { amountCents: 250 } };
+
+  it('refuses a batch of two operations under one key, before either runs: two identical charges are not one', async () => {
+    const ledger = app.get(Ledger);
+    const before = ledger.charges;
+    const answers = await batch([charge, charge], freshKey('graphql-batch'));
+
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      expect(answer.data).toEqual({ charge: null });
+      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_REQUEST', status: 400 });
+    }
+    expect(ledger.charges).toBe(before);
+  });
+
+  it('protects a batch of one operation as a single request', async () => {
+    const ledger = app.get(Ledger);
+    const before = ledger.charges;
+    const key = freshKey('graphql-batch-one');
+    const first = await batch([charge], key);
+    const retry = await batch([charge], key);
+
+    expect(first).toEqual([{ data: { charge: { charge: before + 1, amountCents: 250 } } }]);
+    expect(retry).toEqual(first);
+    expect(ledger.charges).toBe(before + 1);
+  });
+});

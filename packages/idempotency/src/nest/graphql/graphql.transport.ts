@@ -48,10 +48,23 @@ export class GraphqlTransport implements IdempotencyTransport {
     return callOf(context).request?.headers[HeaderName.IdempotencyKey];
   }
 
-  /** The mutation's field name and its resolved arguments; refused when the document holds other mutation fields. */
+  /**
+   * The mutation's field name and its resolved arguments; refused when the
+   * document holds other mutation fields, or the HTTP request is a batch of
+   * operations (each runs under the one key: two identical charges would
+   * run once and both be answered as done).
+   */
   fingerprint(context: ExecutionContext, route: IdempotentRoute): FingerprintInput {
-    const { info, args } = callOf(context);
-    const fields = callOf(context).rootFields();
+    const call = callOf(context);
+    const { info, args, request } = call;
+    const batch = request?.body;
+    if (Array.isArray(batch) && batch.length > 1) {
+      throw new InvalidRequestError(
+        `A batched GraphQL request sent with an Idempotency-Key may hold one operation; this one holds ${batch.length}: ` +
+          `send each under its own key (operation ${route.operation})`,
+      );
+    }
+    const fields = call.rootFields();
     if (fields.length > 1) {
       throw new InvalidRequestError(
         `A GraphQL document sent with an Idempotency-Key may hold one mutation field; this one holds ${fields.length} ` +

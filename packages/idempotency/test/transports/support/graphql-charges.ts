@@ -16,7 +16,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Args, Field, GraphQLModule, Int, Mutation, ObjectType, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
-import { IdempotencyModule, Idempotent, principalScope } from '@idempotency-chain/idempotency/nest';
+import { IdempotencyModule, Idempotent, principalScope, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import { Ledger } from './charges';
 
@@ -133,15 +133,21 @@ const SCHEMA = { autoSchemaFile: true, graphiql: false, resolvers: { JSON: JsonS
 
 /** The two maintained drivers, each on its HTTP platform. */
 export const Drivers = {
-  'Mercurius on Fastify': () => ({
+  'Mercurius on Fastify': (config: Partial<MercuriusDriverConfig> = {}) => ({
     adapter: new FastifyAdapter(),
-    graphql: GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: MercuriusDriver, ...SCHEMA }),
+    graphql: GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: MercuriusDriver, ...SCHEMA, ...config }),
   }),
-  'Apollo on Express': () => ({
+  'Apollo on Express': (config: Partial<ApolloDriverConfig> = {}) => ({
     adapter: new ExpressAdapter(),
-    graphql: GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, ...SCHEMA }),
+    graphql: GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, ...SCHEMA, ...config }),
   }),
 } as const;
+
+/** What a test changes of the app `startGraphqlApp` builds: its driver's config, the idempotency module's options. */
+export interface GraphqlAppOptions {
+  driver?: Partial<MercuriusDriverConfig> & Partial<ApolloDriverConfig>;
+  module?: Partial<IdempotencyModuleOptions>;
+}
 
 export type DriverName = keyof typeof Drivers;
 
@@ -151,12 +157,26 @@ export type DriverName = keyof typeof Drivers;
  * caller (`principalScope`, reading the user the guard set). With
  * `resolvers` beside `ChargesResolver`, each given `Ledger` and `Receipts`.
  */
-export async function startGraphqlApp(driver: DriverName, resolvers: Type[] = []): Promise<{ app: INestApplication; url: string }> {
-  const { adapter, graphql } = Drivers[driver]();
+export async function startGraphqlApp(
+  driver: DriverName,
+  resolvers: Type[] = [],
+  options: GraphqlAppOptions = {},
+): Promise<{ app: INestApplication; url: string }> {
+  const { adapter, graphql } = Drivers[driver](options.driver);
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const store = new RedisStore({ client: createRedisClient(url), prefix: `test:graphql:${randomUUID()}:`, ownsClient: true });
   @Module({
-    imports: [graphql, IdempotencyModule.forRoot({ service: 'payments', store, scope: principalScope, metrics: false, closeStore: true })],
+    imports: [
+      graphql,
+      IdempotencyModule.forRoot({
+        service: 'payments',
+        store,
+        scope: principalScope,
+        metrics: false,
+        closeStore: true,
+        ...options.module,
+      }),
+    ],
     providers: [ChargesResolver, ...resolvers, Ledger, Receipts, { provide: APP_GUARD, useClass: CallerGuard }],
   })
   class PaymentsGraphqlModule {}
