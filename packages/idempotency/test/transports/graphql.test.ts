@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { Args, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Field, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { freshKey, Ledger } from './support/charges';
 import { conformanceCases, type TransportCalls } from './support/conformance';
@@ -311,5 +311,48 @@ describe.each(Object.keys(Drivers) as DriverName[])('@Idempotent on batched Grap
     expect(first).toEqual([{ data: { charge: { charge: before + 1, amountCents: 250 } } }]);
     expect(retry).toEqual(first);
     expect(ledger.charges).toBe(before + 1);
+  });
+});
+
+@ObjectType('Delivery')
+class Delivery {
+  @Field(() => Int)
+  delivery!: number;
+
+  /** The receiver's HTTP status: data of the answer, not its status. */
+  @Field(() => Int)
+  statusCode!: number;
+}
+
+/** A webhook sent once per call, answering the receiver's status as data. */
+@Resolver()
+class WebhooksResolver {
+  constructor(private readonly ledger: Ledger) {}
+
+  @Mutation(() => Delivery)
+  @Idempotent('graphql.deliver')
+  deliver(@Args('statusCode', { type: () => Int }) statusCode: number): Delivery {
+    this.ledger.charges += 1;
+    return { delivery: this.ledger.charges, statusCode };
+  }
+}
+
+describe.each(Object.keys(Drivers) as DriverName[])('@Idempotent on a mutation answering a statusCode as data (%s)', (driver) => {
+  it('stores and replays it: the mutation ran, a 503 in its data does not release the key', async () => {
+    const { app, url } = await startGraphqlApp(driver, [WebhooksResolver]);
+    try {
+      const ledger = app.get(Ledger);
+      const key = freshKey('graphql-status-data');
+      const deliver = () => post(url, { query: 'mutation { deliver(statusCode: 503) { delivery statusCode } }' }, { key, user: 'alice' });
+      const first = await deliver();
+      const retry = await deliver();
+
+      expect(first.body).toEqual({ data: { deliver: { delivery: 1, statusCode: 503 } } });
+      expect(retry.body).toEqual(first.body);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(ledger.charges).toBe(1);
+    } finally {
+      await app.close();
+    }
   });
 });

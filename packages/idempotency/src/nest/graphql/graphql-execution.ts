@@ -16,7 +16,8 @@ import { decodeGraphqlResult, encodeGraphqlError, encodeGraphqlValue, graphqlErr
  * read. A final error it threw (an `HttpException`, or a `GraphQLError`
  * whose `extensions` carry a `status`) is stored and thrown again; any other
  * error releases the key. A replay sets `Idempotency-Replayed: true` on the
- * HTTP response.
+ * HTTP response. The operation's `isFinal` sees a returned value as an HTTP
+ * answer would be seen: `{ statusCode: 200, body }`.
  */
 export async function runGraphql(
   coordinator: IdempotencyCoordinator,
@@ -52,7 +53,8 @@ export async function runGraphql(
     }
     throw error;
   }
-  if (!execution.isFinal(value)) {
+  // What the resolver returned is data, answered with HTTP 200: a `statusCode` field of it (a webhook's delivery) is no status of this answer.
+  if (!execution.isFinal({ statusCode: 200, body: value })) {
     await execution.release();
     return value;
   }
