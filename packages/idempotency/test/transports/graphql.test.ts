@@ -3,7 +3,16 @@ import { Args, Field, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { freshKey, Ledger } from './support/charges';
 import { conformanceCases, type TransportCalls } from './support/conformance';
-import { comparable, Drivers, post, Receipts, startGraphqlApp, type DriverName, type GraphqlResponse } from './support/graphql-charges';
+import {
+  comparable,
+  Drivers,
+  overWebSocket,
+  post,
+  Receipts,
+  startGraphqlApp,
+  type DriverName,
+  type GraphqlResponse,
+} from './support/graphql-charges';
 
 const CHARGE = 'mutation Charge($amountCents: Int!) { charge(amountCents: $amountCents) { charge amountCents } }';
 const DECLINE = 'mutation { decline(amountCents: 900) { charge } }';
@@ -254,6 +263,25 @@ describe('@Idempotent on a GraphQL resolver (Mercurius on Fastify)', () => {
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect(query.body).toEqual({ data: { refunds: 1 } });
       expect(ledger.charges).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("takes no key from a WebSocket's upgrade request: it would be every mutation's of the connection", async () => {
+    const { app, url } = await startGraphqlApp('Mercurius on Fastify', [], { driver: { subscription: { fullWsTransport: true } } });
+    try {
+      const ledger = app.get(Ledger);
+      const charge = 'mutation { charge(amountCents: 250) { charge } }';
+      const answers = await overWebSocket(url, [charge, charge], { key: freshKey('graphql-ws'), user: 'alice' });
+
+      // The module requires a key: neither charge runs, neither is answered with the other's.
+      expect(answers).toHaveLength(2);
+      for (const answer of answers) {
+        expect(answer.data).toEqual({ charge: null });
+        expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'MISSING_KEY', status: 400 });
+      }
+      expect(ledger.charges).toBe(0);
     } finally {
       await app.close();
     }

@@ -49,6 +49,16 @@ export class GraphqlCall {
     this.response = response ? rawResponse(response) : undefined;
   }
 
+  /**
+   * Whether the operation came over a WebSocket (Mercurius's
+   * `fullWsTransport`, whose context's `request` is the connection's upgrade
+   * request): its headers name the connection, not this operation.
+   */
+  get overWebSocket(): boolean {
+    const upgrade = this.request?.headers.upgrade;
+    return typeof upgrade === 'string' && upgrade.toLowerCase() === 'websocket';
+  }
+
   /** Whether the field is a root field of a mutation: the only GraphQL calls whose answer is stored. */
   get isMutation(): boolean {
     const { info } = this;

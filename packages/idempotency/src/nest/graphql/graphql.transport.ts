@@ -44,8 +44,10 @@ export class GraphqlTransport implements IdempotencyTransport {
     return `a GraphQL ${call.info.parentType.name}.${call.info.fieldName} field cannot be protected, only a mutation's root field`;
   }
 
+  /** The HTTP request's `Idempotency-Key`; none over a WebSocket, whose upgrade's key would be every operation's of the connection. */
   key(context: ExecutionContext): unknown {
-    return callOf(context).request?.headers[HeaderName.IdempotencyKey];
+    const call = callOf(context);
+    return call.overWebSocket ? undefined : call.request?.headers[HeaderName.IdempotencyKey];
   }
 
   /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import {
   HttpException,
@@ -18,6 +19,7 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { IdempotencyModule, Idempotent, principalScope, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
+import WebSocket from 'ws';
 import { Ledger } from './charges';
 
 // The copy of graphql the drivers load as Node resolves it (its CommonJS build): a scalar of Vite's ESM copy would be foreign to their schema.
@@ -114,8 +116,10 @@ class CallerGuard implements CanActivate {
   constructor(private readonly ledger: Ledger) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const graphql = context.getArgs<[unknown, unknown, { req?: CallerRequest; reply?: { request: CallerRequest } }]>()[2];
-    const request = graphql.req ?? graphql.reply?.request;
+    const graphql =
+      context.getArgs<[unknown, unknown, { req?: CallerRequest; request?: CallerRequest; reply?: { request: CallerRequest } }]>()[2];
+    // Mercurius over a WebSocket: the connection's upgrade request.
+    const request = graphql.req ?? graphql.reply?.request ?? graphql.request;
     const user = request?.headers['x-user'];
     if (request && typeof user === 'string') request.user = { id: user };
     this.ledger.arrivals += 1;
@@ -232,4 +236,46 @@ export function comparable(error: GraphqlError | undefined): GraphqlError | unde
   if (!error) return undefined;
   const { stacktrace: _stacktrace, ...extensions } = error.extensions ?? {};
   return { message: error.message, extensions };
+}
+
+/**
+ * Send each document over one WebSocket (the `graphql-transport-ws`
+ * protocol, Mercurius's `fullWsTransport`), opened with the key and the
+ * caller as its upgrade request's headers, one after the other; the
+ * payload of each answer.
+ */
+export async function overWebSocket(
+  url: string,
+  queries: string[],
+  headers: { key: string; user: string },
+): Promise<GraphqlResponse['body'][]> {
+  const socket = new WebSocket(url.replace(/^http/, 'ws'), 'graphql-transport-ws', {
+    headers: { 'idempotency-key': headers.key, 'x-user': headers.user },
+  });
+  const messages: Array<{ type: string; id?: string; payload?: GraphqlResponse['body'] }> = [];
+  let arrived = () => {};
+  socket.on('message', (data: Buffer) => {
+    messages.push(JSON.parse(data.toString('utf8')) as (typeof messages)[number]);
+    arrived();
+  });
+  const next = async (type: string, id?: string) => {
+    for (;;) {
+      const found = messages.find((message) => message.type === type && message.id === id);
+      if (found) return found;
+      await new Promise<void>((resolve) => (arrived = resolve));
+    }
+  };
+  try {
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ type: 'connection_init' }));
+    await next('connection_ack');
+    const answers: GraphqlResponse['body'][] = [];
+    for (const [index, query] of queries.entries()) {
+      socket.send(JSON.stringify({ id: String(index), type: 'subscribe', payload: { query } }));
+      answers.push((await next('next', String(index))).payload ?? {});
+    }
+    return answers;
+  } finally {
+    socket.close();
+  }
 }
