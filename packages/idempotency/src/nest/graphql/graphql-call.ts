@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ExecutionContext } from '@nestjs/common';
 import type { HttpRequestLike } from '../http/http-request';
 import { rawResponse } from '../http/http-request';
+import type { OutputTypeLike } from './graphql-snapshot';
 
 /**
  * The parts of graphql-js's `GraphQLResolveInfo` this adapter reads
@@ -9,6 +10,8 @@ import { rawResponse } from '../http/http-request';
  */
 export interface ResolveInfoLike {
   readonly fieldName: string;
+  /** The field's declared type: what a stored answer is read through (see `snapshotOf`). */
+  readonly returnType: OutputTypeLike;
   readonly parentType: { readonly name: string };
   readonly schema: { getMutationType(): { readonly name: string } | null | undefined };
   readonly operation: { readonly operation: string; readonly selectionSet: SelectionSetLike };

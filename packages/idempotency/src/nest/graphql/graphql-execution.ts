@@ -6,6 +6,7 @@ import { HeaderName } from '../../header-name';
 import type { IdempotentRoute } from '../idempotent-routes';
 import type { GraphqlCall } from './graphql-call';
 import { toGraphqlError } from './graphql-error';
+import { snapshotOf } from './graphql-snapshot';
 import { decodeGraphqlResult, encodeGraphqlError, encodeGraphqlValue, graphqlErrorStatus } from './graphql-result';
 
 /**
@@ -58,7 +59,7 @@ export async function runGraphql(
     await execution.release();
     return value;
   }
-  const { stored, unstorable } = encodeGraphqlValue(value);
+  const { stored, unstorable } = encodeGraphqlValue(snapshotOf(value, call.info.returnType));
   await complete(execution, stored, unstorable, call);
   return value;
 }
