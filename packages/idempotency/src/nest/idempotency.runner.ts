@@ -43,9 +43,10 @@ export class IdempotencyRunner {
     @Inject(IDEMPOTENCY_MODULE_OPTIONS) options: IdempotencyModuleOptions,
   ) {
     this.service = options.service;
+    const settings = moduleSettings(options);
     this.transports = {
-      http: new HttpTransport(coordinator, adapterHost, moduleSettings(options)),
-      rpc: new RpcTransport(coordinator),
+      http: new HttpTransport(coordinator, adapterHost, settings),
+      rpc: new RpcTransport(coordinator, settings.maxResponseBytes),
       graphql: new GraphqlTransport(coordinator),
     };
   }

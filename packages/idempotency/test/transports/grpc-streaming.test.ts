@@ -1,30 +1,10 @@
-import { join } from 'node:path';
 import { Controller, type INestMicroservice, type Type } from '@nestjs/common';
-import { GrpcMethod, GrpcStreamCall, GrpcStreamMethod, Transport } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
-import {
-  credentials,
-  loadPackageDefinition,
-  Metadata,
-  type Client,
-  type ClientReadableStream,
-  type ServerDuplexStream,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js';
-import { loadSync, type Options } from '@grpc/proto-loader';
+import { GrpcMethod, GrpcStreamCall, GrpcStreamMethod } from '@nestjs/microservices';
+import { Metadata, type Client, type ClientReadableStream, type ServerDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { from, map, type Observable } from 'rxjs';
-import { freePort } from '../support/redis';
-import { consumerModule, freshKey, Ledger, type Charge } from './support/charges';
-
-const PROTO = join(__dirname, 'support', 'charge-streams.proto');
-const LOADER: Options = { keepCase: false, defaults: true, includeDirs: [join(__dirname, 'support')] };
-
-interface Reply {
-  charge: number;
-  amountCents: number;
-}
+import { freshKey, Ledger, type Charge } from './support/charges';
+import { chargeStreamsClient, grpcConsumer, type Reply } from './support/grpc-streams';
 
 /** Server streaming: the charge, then its receipt, as a stream of two replies. */
 @Controller()
@@ -67,18 +47,6 @@ class PipedService {
   }
 }
 
-/** The consumer with `controller`, as a gRPC microservice on a free loopback port (not listening yet). */
-async function grpcConsumer(controller: Type): Promise<{ microservice: INestMicroservice; url: string }> {
-  const url = `127.0.0.1:${await freePort()}`;
-  const moduleRef = await Test.createTestingModule({ imports: [consumerModule([controller])] }).compile();
-  const microservice = moduleRef.createNestMicroservice({
-    transport: Transport.GRPC,
-    options: { url, package: 'payments', protoPath: PROTO, loader: LOADER },
-    logger: false,
-  });
-  return { microservice, url };
-}
-
 describe('@Idempotent on gRPC streaming methods (@grpc/grpc-js over loopback)', () => {
   describe('server streaming', () => {
     let microservice: INestMicroservice;
@@ -100,8 +68,7 @@ describe('@Idempotent on gRPC streaming methods (@grpc/grpc-js over loopback)', 
       const consumer = await grpcConsumer(ReceiptsService);
       microservice = consumer.microservice;
       await microservice.listen();
-      const payments = loadPackageDefinition(loadSync(PROTO, LOADER)).payments as Record<string, new (...args: unknown[]) => Client>;
-      client = new payments.ChargeStreams!(consumer.url, credentials.createInsecure()) as typeof client;
+      client = chargeStreamsClient(consumer.url);
     });
     afterAll(async () => {
       client?.close();

@@ -135,7 +135,8 @@ export const grpc: MicroserviceTransport = {
  * request to fingerprint, and answers sent while requests still arrive
  * cannot be held and replayed as one. A server-streaming method (one
  * request, `@GrpcMethod`) is protected: its replies are held until the
- * handler's stream completes, then sent, and replayed as the same stream.
+ * handler's stream completes, then sent, and replayed as the same stream
+ * (up to `maxResponseBytes`: see `heldStream`).
  */
 export const GRPC_REQUEST_STREAM =
   'a gRPC method whose requests are a stream (client or bidirectional streaming) cannot be protected: one key for a stream of requests has no single request to fingerprint, nor one answer to replay';

@@ -1,12 +1,13 @@
 import { createRequire } from 'node:module';
-import { from, isObservable, lastValueFrom, toArray, type Observable } from 'rxjs';
+import { from, isObservable, type Observable } from 'rxjs';
 import type { IdempotencyCoordinator, RunRequest } from '../../coordinator';
 import { runInExecution } from '../../current-execution';
 import type { Execution } from '../../execution';
 import { idempotencyErrorOf, statusOf } from '../error-status';
 import { problemOf } from '../problem-details';
 import type { IdempotentRoute } from '../idempotent-routes';
-import { decodeRpcResult, encodeRpcError, encodeRpcValues } from './rpc-result';
+import { decodeRpcResult, encodeRpcError, encodeRpcValues, encodeUnstorable } from './rpc-result';
+import { heldStream, type StreamEnd } from './rpc-stream';
 import type { RpcOrigin } from './microservice-transports';
 
 type RpcExceptionClass = new (error: string | object) => Error;
@@ -40,7 +41,11 @@ function rpcException(payload: unknown): Error {
  * `HttpException`, an `RpcException` whose payload carries a status, or
  * one whose status the message's transport reads: see
  * `MicroserviceTransport.statusOf`) is stored and thrown again; anything else
- * releases the key.
+ * releases the key. A stream of values (a gRPC server-streaming method) is
+ * held up to `maxResponseBytes` of stored JSON: past them it goes to its
+ * caller as it comes and its record stores a `result-not-stored`; and a
+ * caller that goes away before it ended stops it and releases the key (see
+ * `heldStream`).
  */
 export async function runRpc(
   coordinator: IdempotencyCoordinator,
@@ -48,6 +53,7 @@ export async function runRpc(
   request: RunRequest,
   invoke: (execution: Execution) => unknown,
   origin?: RpcOrigin,
+  maxResponseBytes = Number.POSITIVE_INFINITY,
 ): Promise<Observable<unknown>> {
   let execution: Execution;
   try {
@@ -57,31 +63,44 @@ export async function runRpc(
   } catch (error) {
     throw toRpcError(error, origin);
   }
-  let values: unknown[];
+  const failed = (error: unknown) => endFailed(execution, error, origin);
+  let result: unknown;
   try {
-    values = await runInExecution(execution, async () => {
-      // An async handler may resolve to its stream of values (a gRPC server-streaming method), as Nest allows.
-      const result: unknown = await invoke(execution);
-      return isObservable(result) ? lastValueFrom(result.pipe(toArray())) : [result];
-    });
+    // An async handler may resolve to its stream of values (a gRPC server-streaming method), as Nest allows.
+    result = await runInExecution(execution, () => invoke(execution));
   } catch (error) {
-    const status = statusOf(error) ?? origin?.transport.statusOf?.(error);
-    if (status !== undefined && execution.isFinal({ statusCode: status })) {
-      const { stored, unstorable } = encodeRpcError(origin?.transport.storable?.(error) ?? error, status);
-      await complete(execution, stored, unstorable, origin);
-    } else {
-      await execution.release();
-    }
-    throw error;
+    return failed(error);
   }
-  const last = values.at(-1);
-  if (!execution.isFinal(last)) {
+  if (isObservable(result)) {
+    return heldStream(result, execution, maxResponseBytes, {
+      completed: (end) => endCompleted(execution, end, maxResponseBytes, origin),
+      failed,
+      abandoned: () => void execution.release().catch(() => undefined), // no caller is left to tell; the lease ends it
+    });
+  }
+  await endCompleted(execution, { values: [result], last: result }, maxResponseBytes, origin);
+  return from([result]);
+}
+
+/** The handler threw: its final error is stored, anything else releases the key; the error is thrown on. */
+async function endFailed(execution: Execution, error: unknown, origin: RpcOrigin | undefined): Promise<never> {
+  const status = statusOf(error) ?? origin?.transport.statusOf?.(error);
+  if (status !== undefined && execution.isFinal({ statusCode: status })) {
+    const { stored, unstorable } = encodeRpcError(origin?.transport.storable?.(error) ?? error, status);
+    await complete(execution, stored, unstorable, origin);
+  } else {
     await execution.release();
-    return from(values);
   }
-  const { stored, unstorable } = encodeRpcValues(values);
+  throw error;
+}
+
+/** The handler's values ended: stored when the last is final (or a `result-not-stored` when they outgrew the bound), else released. */
+async function endCompleted(execution: Execution, end: StreamEnd, maxResponseBytes: number, origin: RpcOrigin | undefined): Promise<void> {
+  if (!execution.isFinal(end.last)) return execution.release();
+  const { stored, unstorable } = end.values
+    ? encodeRpcValues(end.values)
+    : encodeUnstorable(new Error(`the stream of values is larger than the ${maxResponseBytes} bytes a result may store`));
   await complete(execution, stored, unstorable, origin);
-  return from(values);
 }
 
 async function complete(execution: Execution, stored: string, unstorable: unknown, origin: RpcOrigin | undefined): Promise<void> {

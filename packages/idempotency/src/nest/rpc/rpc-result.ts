@@ -31,9 +31,14 @@ export function encodeResult(result: object): { stored: string; unstorable?: unk
   try {
     return { stored: JSON.stringify(result) };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { stored: JSON.stringify({ unstorable: reason }), unstorable: error };
+    return encodeUnstorable(error);
   }
+}
+
+/** A result that cannot be stored, as its record stores it: `{ unstorable: reason }`, with `error` as `unstorable`. */
+export function encodeUnstorable(error: unknown): { stored: string; unstorable: unknown } {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { stored: JSON.stringify({ unstorable: reason }), unstorable: error };
 }
 
 /**

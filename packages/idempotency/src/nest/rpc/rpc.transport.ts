@@ -17,7 +17,14 @@ import { rpcOriginOf, type RpcOrigin } from './microservice-transports';
  * document or shaped as the transport's callers expect them (gRPC statuses).
  */
 export class RpcTransport implements IdempotencyTransport {
-  constructor(private readonly coordinator: IdempotencyCoordinator) {}
+  /**
+   * @param maxResponseBytes - the stored JSON a stream of values (a gRPC
+   * server-streaming method) is held to; past it, it is not stored (see `runRpc`).
+   */
+  constructor(
+    private readonly coordinator: IdempotencyCoordinator,
+    private readonly maxResponseBytes?: number,
+  ) {}
 
   key(context: ExecutionContext): unknown {
     const rpc = context.switchToRpc();
@@ -41,7 +48,7 @@ export class RpcTransport implements IdempotencyTransport {
   identified(): void {}
 
   run(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
-    return runRpc(this.coordinator, route, request, invoke, originOf(context));
+    return runRpc(this.coordinator, route, request, invoke, originOf(context), this.maxResponseBytes);
   }
 
   refusal(error: unknown, context: ExecutionContext): unknown {

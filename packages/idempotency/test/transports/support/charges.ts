@@ -3,7 +3,7 @@ import { Controller, Injectable, Module, type CanActivate, type DynamicModule, t
 import { Test } from '@nestjs/testing';
 import { APP_GUARD } from '@nestjs/core';
 import { MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { IdempotencyModule, Idempotent } from '@idempotency-chain/idempotency/nest';
+import { IdempotencyModule, Idempotent, type IdempotencyModuleOptions } from '@idempotency-chain/idempotency/nest';
 import { createRedisClient, RedisStore } from '@idempotency-chain/idempotency/redis';
 import { eventually, latch, type Latch } from '../../support/async';
 import { Recorder } from '../../support/recorder';
@@ -107,9 +107,9 @@ export class ChargesConsumer {
 /**
  * The consumer's module, its store on the real Redis (`REDIS_URL`) under a
  * prefix of its own, so runs never see each other's records; its events
- * go to the `Recorder` it provides.
+ * go to the `Recorder` it provides; `options` adds to the module's own.
  */
-export function consumerModule(controllers: Type[] = [ChargesConsumer]): DynamicModule {
+export function consumerModule(controllers: Type[] = [ChargesConsumer], options: Partial<IdempotencyModuleOptions> = {}): DynamicModule {
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const recorder = new Recorder();
   const store = new RedisStore({ client: createRedisClient(url), prefix: `test:transport:${randomUUID()}:`, ownsClient: true });
@@ -118,7 +118,15 @@ export function consumerModule(controllers: Type[] = [ChargesConsumer]): Dynamic
   return {
     module: ConsumerModule,
     imports: [
-      IdempotencyModule.forRoot({ service: 'payments', store, scope: 'shared', metrics: false, closeStore: true, observers: [recorder] }),
+      IdempotencyModule.forRoot({
+        service: 'payments',
+        store,
+        scope: 'shared',
+        metrics: false,
+        closeStore: true,
+        observers: [recorder],
+        ...options,
+      }),
     ],
     controllers,
     providers: [Ledger, { provide: APP_GUARD, useClass: ArrivalGuard }, { provide: Recorder, useValue: recorder }],

@@ -1,0 +1,93 @@
+import { Observable } from 'rxjs';
+import { runInExecution } from '../../current-execution';
+import type { Execution } from '../../execution';
+
+/** How a handler's stream of values ended, for its execution to be completed or released. */
+export interface StreamEnd {
+  /** Every value it emitted, or `undefined` once they outgrew `maxBytes` and went to the caller as they came. */
+  values: unknown[] | undefined;
+  /** The last value it emitted: `isFinal` decides on it. */
+  last: unknown;
+}
+
+/** What `heldStream` does at each end of the handler's stream. */
+export interface StreamEnding {
+  /** The stream completed: end the execution (complete or release), and throw what the caller must get instead, if anything. */
+  completed(end: StreamEnd): Promise<void>;
+  /** The stream failed: end the execution, and throw what the caller gets (the error itself, or one in its place). */
+  failed(error: unknown): Promise<never>;
+  /** The caller went away (cancelled, or its deadline passed) before the stream ended: the stream was unsubscribed. */
+  abandoned(): void;
+}
+
+/**
+ * A handler's stream of values (a gRPC server-streaming method), held while
+ * it runs so the whole stream can be stored and sent once its execution
+ * ended, with two bounds. Its values are counted as they come, as the JSON
+ * the record would store; past `maxBytes` they are no longer held: the
+ * values held so far, then each one as it comes, go to the caller, and the
+ * stream is not stored (see `StreamEnding.completed`). And the handler's
+ * stream lives only as long as its caller: unsubscribed (Nest does so when a
+ * gRPC call is cancelled or its deadline passes), it is unsubscribed too,
+ * and `abandoned` ends the execution. The handler's stream is subscribed
+ * once, inside its execution, when the caller subscribes.
+ */
+export function heldStream(source: Observable<unknown>, execution: Execution, maxBytes: number, ending: StreamEnding): Observable<unknown> {
+  return new Observable<unknown>((subscriber) => {
+    let held: unknown[] | undefined = [];
+    let bytes = EMPTY_RECORD_BYTES;
+    let last: unknown;
+    let ended = false;
+    const end = (settle: Promise<void>) => {
+      ended = true;
+      settle.then(
+        () => {
+          held?.forEach((value) => subscriber.next(value));
+          subscriber.complete();
+        },
+        (error: unknown) => subscriber.error(error),
+      );
+    };
+    const subscription = runInExecution(execution, () =>
+      source.subscribe({
+        next(value) {
+          last = value;
+          if (!held) return subscriber.next(value);
+          bytes += encodedBytes(value) + 1;
+          if (bytes <= maxBytes) return void held.push(value);
+          // Past the bound: no longer held, the caller gets the stream as it comes.
+          const sent = held;
+          held = undefined;
+          sent.forEach((value) => subscriber.next(value));
+          subscriber.next(value);
+        },
+        error(error: unknown) {
+          held = undefined; // a partial stream is never sent as if whole
+          end(ending.failed(error));
+        },
+        complete() {
+          end(ending.completed({ values: held, last }));
+        },
+      }),
+    );
+    return () => {
+      subscription.unsubscribe();
+      if (ended) return;
+      ended = true;
+      held = undefined;
+      ending.abandoned();
+    };
+  });
+}
+
+/** `{"values":[]}`: what a record of no values takes. */
+const EMPTY_RECORD_BYTES = Buffer.byteLength(JSON.stringify({ values: [] }));
+
+/** A value's bytes in the stored record; one JSON cannot hold counts nothing here, the record stores it as unstorable. */
+function encodedBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value ?? null));
+  } catch {
+    return 0;
+  }
+}
