@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Controller, type INestMicroservice } from '@nestjs/common';
-import { GrpcMethod } from '@nestjs/microservices';
-import { Metadata, status, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { Controller, createParamDecorator, type ExecutionContext, type INestMicroservice } from '@nestjs/common';
+import { GrpcMethod, Payload } from '@nestjs/microservices';
+import { Metadata, status, type Client, type ClientReadableStream, type ServerWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { Idempotent } from '@idempotency-chain/idempotency/nest';
 import { interval, map, Observable, range } from 'rxjs';
 import { eventually, latch, within, type Latch } from '../support/async';
@@ -18,10 +18,11 @@ const WAIT_MS = 15_000;
 /** What one kind of stream (by the request's `amountCents`) went through: its runs, and when each run was subscribed and torn down. */
 class StreamLog {
   runs = 0;
+  subscriptions = 0;
   private readonly latches = new Map<string, Latch>();
 
   /** The latch of `event` in run `run` (1 for the first), opened once it happened. */
-  latch(event: 'subscribed' | 'finalized', run: number): Latch {
+  latch(event: 'called' | 'subscribed' | 'finalized', run: number): Latch {
     const name = `${event}:${run}`;
     if (!this.latches.has(name)) this.latches.set(name, latch());
     return this.latches.get(name)!;
@@ -32,7 +33,8 @@ const SHORT = 3;
 const LONG = 5;
 const SILENT_WATCH = 7;
 const LOUD_WATCH = 9;
-const logs = new Map([SHORT, LONG, SILENT_WATCH, LOUD_WATCH].map((amount) => [amount, new StreamLog()]));
+const LATE = 11;
+const logs = new Map([SHORT, LONG, SILENT_WATCH, LOUD_WATCH, LATE].map((amount) => [amount, new StreamLog()]));
 const logOf = (amountCents: number) => logs.get(amountCents)!;
 
 /** The stream `amountCents` names, its subscription and teardown logged. */
@@ -42,11 +44,12 @@ function stream(amountCents: number): Observable<Reply> {
   const replies: Observable<Reply> =
     amountCents === SHORT || amountCents === LONG
       ? range(0, amountCents === SHORT ? 3 : LONG_STREAM).pipe(map((i) => ({ charge, amountCents: i })))
-      : amountCents === SILENT_WATCH
+      : amountCents === SILENT_WATCH || amountCents === LATE
         ? new Observable<Reply>() // a watch with nothing to say yet: never emits, never completes
         : interval(5).pipe(map((i) => ({ charge, amountCents: i }))); // a watch that never completes, soon past the bound
   return new Observable<Reply>((subscriber) => {
     const subscription = replies.subscribe(subscriber);
+    log.subscriptions += 1;
     log.latch('subscribed', charge).open();
     return () => {
       subscription.unsubscribe();
@@ -55,11 +58,21 @@ function stream(amountCents: number): Observable<Reply> {
   });
 }
 
+/** The gRPC call a handler runs for: Nest passes it third, after the request and its metadata. */
+const GrpcCall = createParamDecorator((_data: unknown, context: ExecutionContext) => context.getArgByIndex(2));
+
 @Controller()
 class ReceiptsService {
   @GrpcMethod('ChargeStreams', 'Receipts')
   @Idempotent('grpc.receipts')
-  receipts(body: { amountCents: number }) {
+  async receipts(@Payload() body: { amountCents: number }, @GrpcCall() call: ServerWritableStream<unknown, Reply>) {
+    if (body.amountCents === LATE) {
+      // Returns its stream only once its caller has gone: Nest then never subscribes to it.
+      logOf(LATE)
+        .latch('called', logOf(LATE).runs + 1)
+        .open();
+      await new Promise((resolve) => call.once('cancelled', resolve));
+    }
     return stream(body.amountCents);
   }
 }
@@ -149,6 +162,7 @@ describe('@Idempotent bounds a gRPC server stream (@grpc/grpc-js over loopback)'
     expect(retry).toEqual({ code: status.CANCELLED, replies: [], problemType: undefined });
     await within(log.latch('finalized', run + 1).promise, WAIT_MS, "the retry's stream torn down");
     expect(log.runs).toBe(run + 1);
+    await eventually(() => recorder.count('released') > released + 1, "the retry's key released", { timeoutMs: WAIT_MS });
   });
 
   it('sends a never-completing stream past maxResponseBytes as it comes, and stops it at the deadline', async () => {
@@ -167,5 +181,19 @@ describe('@Idempotent bounds a gRPC server stream (@grpc/grpc-js over loopback)'
     expect(replies).toEqual(replies.map((_, amountCents) => ({ charge: run, amountCents })));
     await within(log.latch('finalized', run).promise, WAIT_MS, "the handler's stream torn down");
     await eventually(() => recorder.count('released') > released, 'the key released', { timeoutMs: WAIT_MS });
+  });
+
+  it('releases the key of a stream whose caller went away before the handler returned it', async () => {
+    const key = `late-${randomUUID()}`;
+    const log = logOf(LATE);
+    const released = recorder.count('released');
+    const run = log.runs + 1;
+
+    const cancelled = await call(key, LATE, { handled: (receipts) => void log.latch('called', run).promise.then(() => receipts.cancel()) });
+    expect(cancelled).toEqual({ code: status.CANCELLED, replies: [], problemType: undefined });
+    await eventually(() => recorder.count('released') > released, 'the key released', { timeoutMs: WAIT_MS });
+    // Nest never subscribed to the stream the handler returned after its caller left.
+    expect(log.runs).toBe(run);
+    expect(log.subscriptions).toBe(0);
   });
 });

@@ -11,6 +11,12 @@ interface GrpcMetadataLike {
   getMap: () => Record<string, unknown>;
 }
 
+/** The parts of `@grpc/grpc-js`' server call used here. */
+interface GrpcCallLike {
+  cancelled: boolean;
+  once: (event: 'cancelled', listener: () => void) => unknown;
+}
+
 /** gRPC status codes (`@grpc/grpc-js`' `status`), named here so that package stays optional. */
 const GrpcStatus = {
   CANCELLED: 1,
@@ -125,6 +131,13 @@ export const grpc: MicroserviceTransport = {
     if (typeof payload !== 'object' || payload === null || !('metadata' in payload)) return error;
     const { metadata: _trailers, ...rest } = payload as Record<string, unknown>;
     return { getError: () => rest };
+  },
+  /** The call is the handler's third argument, as Nest passes it; grpc-js emits `cancelled` for a cancel and a deadline alike. */
+  whenGone(args, listener) {
+    const call = args[2] as Partial<GrpcCallLike> | undefined;
+    if (typeof call?.once !== 'function') return;
+    if (call.cancelled) listener();
+    else call.once('cancelled', listener);
   },
 };
 

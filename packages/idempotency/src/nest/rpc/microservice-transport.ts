@@ -43,4 +43,10 @@ export interface MicroserviceTransport {
   statusOf?(error: unknown): number | undefined;
   /** A handler's final error as it can be stored and thrown again on replay; without this member, the error as thrown. */
   storable?(error: unknown): unknown;
+  /**
+   * Calls `listener` once the caller of the call whose handler got `args`
+   * went away (cancelled, or past its deadline), at once if it already
+   * has: a stream of values then stops and releases its key (see `heldStream`).
+   */
+  whenGone?(args: unknown[], listener: () => void): void;
 }

@@ -7,7 +7,7 @@ import { idempotencyErrorOf, statusOf } from '../error-status';
 import { problemOf } from '../problem-details';
 import type { IdempotentRoute } from '../idempotent-routes';
 import { decodeRpcResult, encodeRpcError, encodeRpcValues, encodeUnstorable } from './rpc-result';
-import { heldStream, type StreamEnd } from './rpc-stream';
+import { heldStream, type StreamBounds, type StreamEnd } from './rpc-stream';
 import type { RpcOrigin } from './microservice-transports';
 
 type RpcExceptionClass = new (error: string | object) => Error;
@@ -42,7 +42,7 @@ function rpcException(payload: unknown): Error {
  * one whose status the message's transport reads: see
  * `MicroserviceTransport.statusOf`) is stored and thrown again; anything else
  * releases the key. A stream of values (a gRPC server-streaming method) is
- * held up to `maxResponseBytes` of stored JSON: past them it goes to its
+ * held up to `bounds.maxBytes` of stored JSON: past them it goes to its
  * caller as it comes and its record stores a `result-not-stored`; and a
  * caller that goes away before it ended stops it and releases the key (see
  * `heldStream`).
@@ -53,7 +53,7 @@ export async function runRpc(
   request: RunRequest,
   invoke: (execution: Execution) => unknown,
   origin?: RpcOrigin,
-  maxResponseBytes = Number.POSITIVE_INFINITY,
+  bounds: StreamBounds = { maxBytes: Number.POSITIVE_INFINITY },
 ): Promise<Observable<unknown>> {
   let execution: Execution;
   try {
@@ -72,13 +72,13 @@ export async function runRpc(
     return failed(error);
   }
   if (isObservable(result)) {
-    return heldStream(result, execution, maxResponseBytes, {
-      completed: (end) => endCompleted(execution, end, maxResponseBytes, origin),
+    return heldStream(result, execution, bounds, {
+      completed: (end) => endCompleted(execution, end, bounds.maxBytes, origin),
       failed,
       abandoned: () => void execution.release().catch(() => undefined), // no caller is left to tell; the lease ends it
     });
   }
-  await endCompleted(execution, { values: [result], last: result }, maxResponseBytes, origin);
+  await endCompleted(execution, { values: [result], last: result }, bounds.maxBytes, origin);
   return from([result]);
 }
 

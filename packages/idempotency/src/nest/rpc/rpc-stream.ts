@@ -20,6 +20,18 @@ export interface StreamEnding {
   abandoned(): void;
 }
 
+/** What bounds a handler's stream of values: its stored size, and its caller. */
+export interface StreamBounds {
+  /** The stored JSON its values are held to. */
+  maxBytes: number;
+  /**
+   * Calls `listener` once the caller went away (a gRPC call cancelled, or
+   * past its deadline), at once if it already has; without it, only the
+   * caller's unsubscribing tells.
+   */
+  whenGone?(listener: () => void): void;
+}
+
 /**
  * A handler's stream of values (a gRPC server-streaming method), held while
  * it runs so the whole stream can be stored and sent once its execution
@@ -30,14 +42,28 @@ export interface StreamEnding {
  * stream lives only as long as its caller: unsubscribed (Nest does so when a
  * gRPC call is cancelled or its deadline passes), it is unsubscribed too,
  * and `abandoned` ends the execution. The handler's stream is subscribed
- * once, inside its execution, when the caller subscribes.
+ * once, inside its execution, when the caller subscribes; a caller gone
+ * before that (Nest then never subscribes) ends the execution as well.
  */
-export function heldStream(source: Observable<unknown>, execution: Execution, maxBytes: number, ending: StreamEnding): Observable<unknown> {
+export function heldStream(
+  source: Observable<unknown>,
+  execution: Execution,
+  { maxBytes, whenGone }: StreamBounds,
+  ending: StreamEnding,
+): Observable<unknown> {
+  let ended = false;
+  let subscribed = false;
+  whenGone?.(() => {
+    if (subscribed || ended) return; // once subscribed, the caller's unsubscribing ends it
+    ended = true;
+    ending.abandoned();
+  });
   return new Observable<unknown>((subscriber) => {
+    if (subscribed || ended) return void subscriber.complete(); // the handler's stream runs once, for its caller
+    subscribed = true;
     let held: unknown[] | undefined = [];
     let bytes = EMPTY_RECORD_BYTES;
     let last: unknown;
-    let ended = false;
     const end = (settle: Promise<void>) => {
       ended = true;
       settle.then(

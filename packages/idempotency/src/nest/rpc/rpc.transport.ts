@@ -48,7 +48,11 @@ export class RpcTransport implements IdempotencyTransport {
   identified(): void {}
 
   run(context: ExecutionContext, route: IdempotentRoute, request: RunRequest, invoke: (execution?: Execution) => unknown): unknown {
-    return runRpc(this.coordinator, route, request, invoke, originOf(context), this.maxResponseBytes);
+    const origin = originOf(context);
+    return runRpc(this.coordinator, route, request, invoke, origin, {
+      maxBytes: this.maxResponseBytes ?? Number.POSITIVE_INFINITY,
+      whenGone: (listener) => origin?.transport.whenGone?.(context.getArgs(), listener),
+    });
   }
 
   refusal(error: unknown, context: ExecutionContext): unknown {
