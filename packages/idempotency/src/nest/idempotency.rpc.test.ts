@@ -18,6 +18,7 @@ class Ledger {
   unavailable = 0;
   streams = 0;
   ruled = 0;
+  deliveries = 0;
 }
 
 const recorder = new Recorder();
@@ -73,6 +74,14 @@ class ChargesConsumer {
   })
   ruleThrows() {
     return { ruled: (this.ledger.ruled += 1) };
+  }
+
+  @MessagePattern({ cmd: 'deliver' })
+  @Idempotent('rpc.deliver')
+  deliver() {
+    this.ledger.deliveries += 1;
+    // Data that holds a status of its own: the webhook's receiver answered 503.
+    return { delivery: this.ledger.deliveries, statusCode: 503 };
   }
 
   @MessagePattern({ cmd: 'unavailable' })
@@ -168,6 +177,16 @@ describe('@Idempotent on a microservice handler (TCP)', () => {
     await expect(unavailable()).rejects.toMatchObject({ status: 503 });
     await expect(unavailable()).rejects.toMatchObject({ status: 503 });
     expect(microservice.get(Ledger).unavailable).toBe(2);
+  });
+
+  it('stores what the handler returned, though it holds a statusCode field: the retry replays it', async () => {
+    const deliver = () => lastValueFrom(client.send({ cmd: 'deliver' }, { idempotencyKey: 'rpc-deliver-1' }));
+    const first = await deliver();
+    const retry = await deliver();
+
+    expect(first).toEqual({ delivery: 1, statusCode: 503 });
+    expect(retry).toEqual(first);
+    expect(microservice.get(Ledger).deliveries).toBe(1);
   });
 
   it('stores an RpcException whose payload carries a final status (402), and throws it again on replay', async () => {

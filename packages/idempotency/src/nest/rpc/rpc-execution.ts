@@ -96,7 +96,8 @@ async function endFailed(execution: Execution, error: unknown, origin: RpcOrigin
 
 /** The handler's values ended: stored when the last is final (or a `result-not-stored` when they outgrew the bound), else released. */
 async function endCompleted(execution: Execution, end: StreamEnd, maxResponseBytes: number, origin: RpcOrigin | undefined): Promise<void> {
-  if (!execution.isFinal(end.last)) return execution.release();
+  // What the handler returned is data, a success: a `statusCode` field of it (a webhook's delivery) is no status of this answer.
+  if (!execution.isFinal({ statusCode: 200, body: end.last })) return execution.release();
   const { stored, unstorable } = end.values
     ? encodeRpcValues(end.values)
     : encodeUnstorable(new Error(`the stream of values is larger than the ${maxResponseBytes} bytes a result may store`));
