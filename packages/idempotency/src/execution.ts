@@ -1,5 +1,6 @@
 import { LeaseLostError, StoreUnavailableError } from './errors';
 import { heartbeat, type Beating } from './heartbeat';
+import type { Membership } from './member-list';
 import { IdempotencyOutcome } from './observer';
 import { isFinalOutcome } from './outcome';
 import type { OperationPolicy } from './policy';
@@ -76,6 +77,8 @@ type Stored = 'stored' | 'refused' | 'lost' | 'failed' | 'held';
  */
 export class Execution implements Beating {
   private lease: AbortController | undefined;
+  /** Its place in the heartbeat, from the claim until the store has the last word (or the lease is lost). */
+  private beating: Membership<Beating> | undefined;
   /** @internal When the last renewal started (see `heartbeat`). */
   lastBeatAt = 0;
   private renewing = false;
@@ -338,14 +341,14 @@ export class Execution implements Beating {
 
   private stopHeartbeat(): void {
     this.settled = true;
-    if (this.policy.heartbeatMs > 0) heartbeat(this.policy.heartbeatMs).delete(this);
+    this.beating?.leave();
   }
 
   /** Renew the lease every `heartbeatMs` until the execution ends (see `heartbeat`). */
   private startHeartbeat(): void {
     if (this.policy.heartbeatMs <= 0) return;
     this.lastBeatAt = performance.now();
-    heartbeat(this.policy.heartbeatMs).add(this);
+    this.beating = heartbeat(this.policy.heartbeatMs).add(this);
   }
 
   /** @internal One renewal of the lease, started by the heartbeat. */
@@ -362,7 +365,7 @@ export class Execution implements Beating {
         // completion travelled on another connection) is not a lost lease.
         if (held || this.settled) return;
         this.lost = true;
-        heartbeat(this.policy.heartbeatMs).delete(this);
+        this.beating?.leave();
         this.report(IdempotencyOutcome.LeaseLost, { epoch: this.epoch });
         this.lease ??= new AbortController();
         this.lease.abort(new LeaseLostError('Another attempt took over this key'));

@@ -21,9 +21,9 @@ describe('heartbeat', () => {
     vi.advanceTimersByTime(137); // the shared timer's phase is unrelated to the claim
     const long = member(beats);
     const claimedAt = performance.now();
-    heartbeat(1_000).add(long);
+    const membership = heartbeat(1_000).add(long);
     vi.advanceTimersByTime(10_000);
-    heartbeat(1_000).delete(long);
+    membership.leave();
 
     const gaps = [beats[0]! - claimedAt, ...beats.slice(1).map((at, i) => at - beats[i]!)];
     expect(beats.length).toBeGreaterThanOrEqual(10);
@@ -34,9 +34,9 @@ describe('heartbeat', () => {
   it('never renews an execution that ends within half an interval', () => {
     const beats: number[] = [];
     const short = member(beats);
-    heartbeat(2_000).add(short);
+    const membership = heartbeat(2_000).add(short);
     vi.advanceTimersByTime(400);
-    heartbeat(2_000).delete(short);
+    membership.leave();
     vi.advanceTimersByTime(10_000);
     expect(beats).toEqual([]);
   });
@@ -44,11 +44,9 @@ describe('heartbeat', () => {
   it('keeps one timer for all its executions, and stops it once nobody is left', () => {
     const a = member([]);
     const b = member([]);
-    heartbeat(3_000).add(a);
-    heartbeat(3_000).add(b);
+    const memberships = [heartbeat(3_000).add(a), heartbeat(3_000).add(b)];
     expect(vi.getTimerCount()).toBe(1);
-    heartbeat(3_000).delete(a);
-    heartbeat(3_000).delete(b);
+    for (const membership of memberships) membership.leave();
     vi.advanceTimersByTime(1_500);
     expect(vi.getTimerCount()).toBe(0);
   });

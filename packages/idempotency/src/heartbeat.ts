@@ -1,3 +1,5 @@
+import { MemberList, type Membership } from './member-list';
+
 /** An execution the heartbeat renews: `beat()` starts one renewal of its lease. */
 export interface Beating {
   /** When its last renewal started (or its claim), in `performance.now()` ms. */
@@ -15,21 +17,19 @@ export interface Beating {
  * stops once a tick finds nobody left.
  */
 class Heartbeat {
-  private readonly members = new Set<Beating>();
+  private readonly members = new MemberList<Beating>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly intervalMs: number) {}
 
-  add(member: Beating): void {
-    this.members.add(member);
+  /** Renew `member`'s lease from now on, until it leaves through the returned membership. */
+  add(member: Beating): Membership<Beating> {
+    const membership = this.members.add(member);
     if (!this.timer) {
       this.timer = setInterval(() => this.tick(), this.intervalMs / 2);
       this.timer.unref();
     }
-  }
-
-  delete(member: Beating): void {
-    this.members.delete(member);
+    return membership;
   }
 
   private tick(): void {
@@ -39,7 +39,7 @@ class Heartbeat {
       return;
     }
     const due = performance.now() - this.intervalMs / 2;
-    for (const member of this.members) if (member.lastBeatAt <= due) member.beat();
+    for (const member of this.members.values()) if (member.lastBeatAt <= due) member.beat();
   }
 }
 

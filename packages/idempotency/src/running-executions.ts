@@ -1,3 +1,4 @@
+import { MemberList, type Membership } from './member-list';
 import { MAX_TIMER_MS } from './milliseconds';
 
 /**
@@ -38,7 +39,7 @@ export class RunningExecutions {
   private count = 0;
   private idle: Array<() => void> = [];
   /** The running executions an integration can end early, each with how. */
-  private readonly endable = new Map<object, GiveUp>();
+  private readonly endable = new MemberList<GiveUp>();
 
   /** Executions running now. */
   get size(): number {
@@ -76,19 +77,18 @@ export class RunningExecutions {
     });
   }
 
-  /** `execution` can be ended early by `giveUp`, until `settled` is called for it. */
-  endableBy(execution: object, giveUp: GiveUp): void {
-    this.endable.set(execution, giveUp);
-  }
-
-  /** `execution` has stored its answer or given its key back: nothing left to end. */
-  settled(execution: object): void {
-    this.endable.delete(execution);
+  /**
+   * A running execution can be ended early by `giveUp`, until it leaves
+   * through the returned membership: once it has stored its answer or
+   * given its key back, there is nothing left to end.
+   */
+  endableBy(giveUp: GiveUp): Membership<GiveUp> {
+    return this.endable.add(giveUp);
   }
 
   /** End every execution that can be ended early, as it says (for a shutdown that can wait no longer). */
   async giveUp(): Promise<GivenUp> {
-    const ends = await Promise.all([...this.endable.values()].map((giveUp) => giveUp()));
+    const ends = await Promise.all(this.endable.values().map((giveUp) => giveUp()));
     return { completed: ends.filter((end) => end === 'completed').length, released: ends.filter((end) => end === 'released').length };
   }
 }

@@ -3,7 +3,8 @@ import { isObservable, Observable } from 'rxjs';
 import { runInExecution } from '../../current-execution';
 import { isIdempotencyError, ResultNotStoredError } from '../../errors';
 import type { Execution } from '../../execution';
-import type { RunningExecutions } from '../../running-executions';
+import type { Membership } from '../../member-list';
+import type { GiveUp, RunningExecutions } from '../../running-executions';
 import { holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, problemAnswer, type HttpAnswer } from './http-answer';
 import { toHttpException } from '../idempotency.exception';
@@ -12,8 +13,17 @@ import type { IdempotentRoute } from '../idempotent-routes';
 /** The status of the library's own answer to a client that went away: never stored, never final. */
 const CLIENT_CLOSED_REQUEST = 499;
 
-/** The execution holding each response, until it has ended: where a handler run again within its request finds it. */
-const holders = new WeakMap<ServerResponse, HttpExecution>();
+/**
+ * The execution holding a response, until it has ended: where a handler run
+ * again within its request finds it. A property of the response, not a
+ * `WeakMap` entry (see `MemberList` for what a long-lived table that every
+ * request joins costs), and cleared as the execution ends: a Node response
+ * stays reachable after its answer left, and an execution reachable from it
+ * was measured to survive young-generation collections with everything it
+ * reaches, its whole request promoted to V8's old generation.
+ */
+const HOLDER = Symbol('idempotency-chain.http-execution');
+type Holding = ServerResponse & { [HOLDER]?: HttpExecution };
 
 /** What an HTTP execution stores of its answer, the same for every request of a module. */
 export interface AnswerLimits {
@@ -49,23 +59,25 @@ export class HttpExecution {
   private readonly run: HandlerRun;
   private readonly writing: Writing;
   private ended = false;
+  /** Its place among the executions a shutdown can end early, until it ended. */
+  private readonly endable: Membership<GiveUp>;
 
   /** The execution holding `raw`'s answer, while it has not ended: the one a handler run again within its request belongs to. */
   static holding(raw: ServerResponse): HttpExecution | undefined {
-    const holder = holders.get(raw);
+    const holder = (raw as Holding)[HOLDER];
     return holder && !holder.ended ? holder : undefined;
   }
 
   constructor(
     private readonly execution: Execution,
-    raw: ServerResponse,
+    private readonly raw: Holding,
     private readonly route: IdempotentRoute,
     private readonly options: AnswerLimits,
     /** The coordinator's running executions: this one can be ended early there (see `giveUp`) until it has ended. */
-    private readonly running: RunningExecutions,
+    running: RunningExecutions,
   ) {
-    running.endableBy(this, () => this.giveUp());
-    holders.set(raw, this);
+    this.endable = running.endableBy(() => this.giveUp());
+    raw[HOLDER] = this;
     this.run = new HandlerRun(() => raw.statusCode);
     this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
     // A client that left while the key was being claimed has closed already: no 'close' is coming.
@@ -149,7 +161,7 @@ export class HttpExecution {
       return this.completeUnstorable(`its Observable was torn down before it ended, and ${status} answered`);
     if (run.state === 'running' && !final) {
       // An interceptor answered first (a timeout): the handler may still charge. Keep the key until it ends.
-      this.ended = true;
+      this.end();
       void run
         .whenSettled()
         .then(() =>
@@ -165,6 +177,12 @@ export class HttpExecution {
       this.stored(written.answer),
       failedAfter && status >= 400 ? new Error(`the answer failed with ${status} after the handler returned`) : undefined,
     );
+  }
+
+  /** Nothing more is decided here: the response no longer leads to this execution. */
+  private end(): void {
+    this.ended = true;
+    if (this.raw[HOLDER] === this) this.raw[HOLDER] = undefined;
   }
 
   private tooLarge(): string {
@@ -237,9 +255,9 @@ export class HttpExecution {
   }
 
   private async release(): Promise<undefined> {
-    this.ended = true;
+    this.end();
     await this.execution.release();
-    this.running.settled(this);
+    this.endable.leave();
     return undefined;
   }
 
@@ -250,7 +268,7 @@ export class HttpExecution {
 
   /** Store `answer`; when the store refuses (lease lost, unknown commit), answer that instead. */
   private async complete(answer: HttpAnswer, unstorable?: unknown): Promise<HttpAnswer | undefined> {
-    this.ended = true;
+    this.end();
     try {
       await this.execution.complete(encodeAnswer(answer), unstorable);
       return undefined;
@@ -258,7 +276,7 @@ export class HttpExecution {
       if (isIdempotencyError(error)) return problemAnswer(error);
       throw error;
     } finally {
-      this.running.settled(this);
+      this.endable.leave();
     }
   }
 }
