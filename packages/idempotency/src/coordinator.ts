@@ -15,7 +15,7 @@ import {
   StoreRefusedError,
   StoreUnavailableError,
 } from './errors';
-import { Execution, type ExecutionParts, type ExecutionReport } from './execution';
+import { Execution, type ExecutionReport } from './execution';
 import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
@@ -449,11 +449,17 @@ export class IdempotencyCoordinator {
    */
   private execution(attempt: Attempt, owner: string, epoch: number, transaction?: StoreTransaction): Execution {
     const { request, policy, recordKey, report } = attempt;
-    const parts: ExecutionParts = { store: this.store, recordKey, owner, epoch, policy, report };
-    if (epoch === 0) return new Execution(parts);
+    const { store } = this;
+    if (epoch === 0) return new Execution({ store, recordKey, owner, epoch, policy, report });
     const { replays, encryption } = this;
+    // One literal, not a spread of the parts above: this runs on every first execution.
     return new Execution({
-      ...parts,
+      store,
+      recordKey,
+      owner,
+      epoch,
+      policy,
+      report,
       transaction,
       running: this.running,
       remember: replays && ((result) => replays.setUnstored(recordKey, request.fingerprint, result, policy.retentionMs)),
