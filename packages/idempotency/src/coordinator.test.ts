@@ -327,6 +327,25 @@ describe('the replay cache', () => {
     expect(recorder.outcomes().at(-1)).toBe('mismatched');
   });
 
+  it('never answers one key with another’s record when a caller reuses its request object', async () => {
+    const reused = request();
+    const charged: string[] = [];
+    const charge = (name: string) => async () => (charged.push(name), { statusCode: 201, body: { chargeId: name } });
+    await coordinator.run(reused, charge('a'));
+    await coordinator.begin(reused); // its first replay: the record enters the replay cache
+    for (const [field, value] of [
+      ['key', 'another-key'],
+      ['scope', 'tenant-b'],
+      ['operation', 'payments.refund'],
+    ] as const) {
+      Object.assign(reused, request({ [field]: value }));
+      expect(coordinator.replayFromMemory(reused)).toBeUndefined();
+      const { value: answer, replayed } = await coordinator.run(reused, charge(value));
+      expect([answer, replayed]).toEqual([{ statusCode: 201, body: { chargeId: value } }, false]);
+    }
+    expect(charged).toEqual(['a', 'another-key', 'tenant-b', 'payments.refund']);
+  });
+
   it('can be turned off', async () => {
     const uncached = new IdempotencyCoordinator({ service: 'payments', store, replayCache: false });
     const claim = vi.spyOn(store, 'claim');

@@ -186,6 +186,8 @@ export class IdempotencyCoordinator {
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
   /** One re-check per held key and request fingerprint for all of this coordinator's requests waiting on it. */
+  /** See `requestRecordKey`. */
+  private lastRecordKey: { operation: string; scope: string; key: string; recordKey: string } | undefined;
   private readonly rechecks = new SharedRechecks((recordKey, timeoutMs, signal) => this.store.waitForChange(recordKey, timeoutMs, signal));
   /** Seals what each execution stores and opens what a claim finds, for the record and the request's fingerprint. */
   private readonly encryption: AnswerEncryption | undefined;
@@ -223,6 +225,21 @@ export class IdempotencyCoordinator {
    */
   recordKey(operation: string, scope: string, key: string): string {
     return recordKeyOf(this.options.service, operation, scope, key);
+  }
+
+  /**
+   * A request's record key, hashed once for `replayFromMemory` and the
+   * `begin` that follows it in the same turn: the last one is kept with
+   * what it was hashed from, and used only for the same three values.
+   */
+  private requestRecordKey(request: RunRequest): string {
+    const { operation, key } = request;
+    const scope = request.scope ?? '';
+    const last = this.lastRecordKey;
+    if (last && last.key === key && last.scope === scope && last.operation === operation) return last.recordKey;
+    const recordKey = this.recordKey(operation, scope, key);
+    this.lastRecordKey = { operation, scope, key, recordKey };
+    return recordKey;
   }
 
   /**
@@ -289,7 +306,7 @@ export class IdempotencyCoordinator {
    */
   replayFromMemory(request: RunRequest): string | undefined {
     if (!this.replays) return undefined;
-    return this.knownReplay(request, this.recordKey(request.operation, request.scope ?? '', request.key));
+    return this.knownReplay(request, this.requestRecordKey(request));
   }
 
   private knownReplay(request: RunRequest, recordKey: string, report?: ExecutionReport): string | undefined {
@@ -340,7 +357,7 @@ export class IdempotencyCoordinator {
     if (policy.transactional && !isTransactionalStore(this.store)) {
       throw new TypeError(`Operation ${request.operation} is transactional, but its store has no transactional completion`);
     }
-    const recordKey = this.recordKey(request.operation, request.scope ?? '', request.key);
+    const recordKey = this.requestRecordKey(request);
     const report = this.reporter(request);
     const known = this.knownReplay(request, recordKey, report);
     if (known !== undefined) return { replay: known, waited: false };
