@@ -13,8 +13,13 @@ import { toGraphqlError } from './graphql-error';
 import { runGraphql } from './graphql-execution';
 import { httpView } from './http-view';
 
-/** Each resolver call's reading of its arguments, made once. */
-const calls = new WeakMap<ExecutionContext, GraphqlCall>();
+/**
+ * Each resolver call's reading of its arguments, made once and kept on its
+ * context: a property, not a `WeakMap` entry, so a long-lived table does not
+ * keep every call's objects alive past it (see `MemberList`).
+ */
+const CALL = Symbol('idempotency-chain.graphql-call');
+type WithCall = ExecutionContext & { [CALL]?: GraphqlCall };
 
 /**
  * GraphQL mutations (`@nestjs/graphql`, on Apollo or Mercurius): the key
@@ -33,8 +38,8 @@ export class GraphqlTransport implements IdempotencyTransport {
 
   view(context: ExecutionContext): ExecutionContext {
     const call = new GraphqlCall(context);
-    const view = httpView(context, call);
-    calls.set(view, call);
+    const view: WithCall = httpView(context, call);
+    view[CALL] = call;
     return view;
   }
 
@@ -100,8 +105,6 @@ export class GraphqlTransport implements IdempotencyTransport {
 }
 
 /** The resolver call behind a context this adapter viewed (or one it meets for the first time). */
-function callOf(context: ExecutionContext): GraphqlCall {
-  let call = calls.get(context);
-  if (!call) calls.set(context, (call = new GraphqlCall(context)));
-  return call;
+function callOf(context: WithCall): GraphqlCall {
+  return (context[CALL] ??= new GraphqlCall(context));
 }
