@@ -20,6 +20,7 @@ import { hashKey } from './key-hash';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from './observer';
 import { isCount, resolvePolicy, validatePolicy, type OperationPolicy } from './policy';
 import { recordKeyOf } from './record-key';
+import { readsRoutineKeyHash, ROUTINE_OUTCOMES } from './routine-outcomes';
 import { ReplayCache, type ReplayCacheOptions } from './replay-cache';
 import { RunningExecutions } from './running-executions';
 import { SharedRechecks, type Recheck } from './shared-rechecks';
@@ -563,18 +564,22 @@ export class IdempotencyCoordinator {
    * channel. Each is a plain object of data fields (an object literal with
    * a getter costs about a microsecond to build), so the key's hash is
    * computed once per request, at its first event, and not at all when
-   * nobody hears of it.
+   * nobody hears of it - nor for a routine event that only observers which
+   * never read its hash hear of (see `ROUTINE_KEY_HASH_UNREAD`).
    */
   private reporter(request: RunRequest): ExecutionReport {
     const { observer, service } = this.options;
+    const routineHashRead = !observer || readsRoutineKeyHash(observer);
     let keyHash: string | undefined;
     return (outcome, extra) => {
-      if (!observer && !outcomesHeard()) return;
+      const heard = outcomesHeard();
+      if (!observer && !heard) return;
+      const hashed = routineHashRead || heard || !ROUTINE_OUTCOMES.has(outcome);
       const event: IdempotencyEvent = {
         outcome,
         service,
         operation: request.operation,
-        keyHash: (keyHash ??= hashKey(request.key)),
+        keyHash: hashed ? (keyHash ??= hashKey(request.key)) : '',
       };
       // Assigned, not spread from a default `{}`: no extra object per event, and the same fields as before.
       if (extra && 'epoch' in extra) event.epoch = extra.epoch;

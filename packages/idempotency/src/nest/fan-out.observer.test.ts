@@ -1,9 +1,12 @@
 import { Logger, type LoggerService } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { IdempotencyCoordinator } from '../coordinator';
 import { hashKey } from '../key-hash';
 import { MemoryStore } from '../memory-store';
 import { IdempotencyOutcome } from '../observer';
-import { FanOutObserver } from './fan-out.observer';
+import { readsRoutineKeyHash, ROUTINE_OUTCOMES } from '../routine-outcomes';
+import { FanOutObserver, LOGGED } from './fan-out.observer';
+import { IdempotencyMetrics } from './idempotency.metrics';
 
 describe('FanOutObserver warning line', () => {
   const warnings: string[] = [];
@@ -27,5 +30,19 @@ describe('FanOutObserver warning line', () => {
     });
     expect(warnings).toEqual([`payments payments.charge key ${hashKey(key)} epoch 9: lease_lost`]);
     expect(warnings.join('\n')).not.toContain(recordKey);
+  });
+});
+
+describe('FanOutObserver and the key hashes of routine events', () => {
+  const metrics = new IdempotencyMetrics({ registry: new Registry() });
+
+  it('reads none when its observers read none (the metrics alone), and some as soon as one does', () => {
+    expect(readsRoutineKeyHash(metrics)).toBe(false);
+    expect(readsRoutineKeyHash(new FanOutObserver([metrics]))).toBe(false);
+    expect(readsRoutineKeyHash(new FanOutObserver([metrics, { record: () => undefined }]))).toBe(true);
+  });
+
+  it('logs no routine outcome: every event it logs carries its key hash', () => {
+    expect([...LOGGED].filter((outcome) => ROUTINE_OUTCOMES.has(outcome as never))).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { IdempotencyOutcome, type IdempotencyEvent, type IdempotencyObserver } from '../observer';
+import { readsRoutineKeyHash, ROUTINE_KEY_HASH_UNREAD } from '../routine-outcomes';
 
-/** The outcomes logged as warnings whatever the observers. */
-const LOGGED: ReadonlySet<string> = new Set([
+/** The outcomes logged as warnings whatever the observers: none is routine, so each event logged carries its key's hash. */
+export const LOGGED: ReadonlySet<string> = new Set([
   IdempotencyOutcome.Unstorable,
   IdempotencyOutcome.LeaseLost,
   IdempotencyOutcome.IsFinalThrew,
@@ -18,8 +19,12 @@ const LOGGED: ReadonlySet<string> = new Set([
  */
 export class FanOutObserver implements IdempotencyObserver {
   private readonly logger = new Logger('Idempotency');
+  /** @internal A routine event's key hash is unread when every observer leaves it unread. */
+  readonly [ROUTINE_KEY_HASH_UNREAD]: boolean;
 
-  constructor(private readonly observers: readonly IdempotencyObserver[]) {}
+  constructor(private readonly observers: readonly IdempotencyObserver[]) {
+    this[ROUTINE_KEY_HASH_UNREAD] = !observers.some(readsRoutineKeyHash);
+  }
 
   record(event: IdempotencyEvent): void {
     for (const observer of this.observers) {

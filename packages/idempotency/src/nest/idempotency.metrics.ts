@@ -1,5 +1,6 @@
 import { Counter, Histogram, register, type Registry } from 'prom-client';
 import type { IdempotencyEvent, IdempotencyObserver } from '../observer';
+import { ROUTINE_KEY_HASH_UNREAD } from '../routine-outcomes';
 
 const EVENTS = 'idempotency_events_total';
 const CLAIM_DURATION = 'idempotency_claim_duration_seconds';
@@ -23,6 +24,8 @@ export class IdempotencyMetrics implements IdempotencyObserver {
   readonly registry: Registry;
   private readonly events: Counter<'service' | 'operation' | 'outcome'>;
   private readonly claimDuration: Histogram<'service' | 'operation'>;
+  /** @internal Counts outcomes, never reads a key's hash: no key is hashed for it. */
+  readonly [ROUTINE_KEY_HASH_UNREAD] = true;
 
   constructor(options: { registry?: Registry } = {}) {
     const registry = options.registry ?? register;
