@@ -21,6 +21,8 @@ export interface HoldOptions {
    * the app wrote.
    */
   onWritten(written: Written): Promise<HttpAnswer | undefined>;
+  /** Whom the response is held for, while it is: what {@link holderOf} answers. */
+  holder?: object;
 }
 
 type Callback = (error?: Error | null) => void;
@@ -43,6 +45,16 @@ type Held = ServerResponse & { [HOLD]?: HeldResponse };
 export function holdResponse(raw: ServerResponse, options: HoldOptions): Writing {
   const held = (raw as Held)[HOLD];
   return held ? held.takeOver(options) : new HeldResponse(raw, options);
+}
+
+/**
+ * Whom `raw` is held for (`HoldOptions.holder`), until its answer is on its
+ * way: read off the response, which carries one property of this module
+ * (an Express response is a dictionary whose every new property costs
+ * microseconds), and gone with it, so nothing lives on from the response.
+ */
+export function holderOf(raw: ServerResponse): object | undefined {
+  return (raw as Held)[HOLD]?.holder;
 }
 
 /**
@@ -181,6 +193,10 @@ class HeldResponse implements Writing {
     this.replacing = replacement !== undefined;
     if (this.replacing) [this.chunks, this.size] = [[], 0];
     return this;
+  }
+
+  get holder(): object | undefined {
+    return this.options.holder;
   }
 
   get written(): number {

@@ -5,25 +5,13 @@ import { isIdempotencyError, ResultNotStoredError } from '../../errors';
 import type { Execution } from '../../execution';
 import type { Membership } from '../../member-list';
 import type { GiveUp, RunningExecutions } from '../../running-executions';
-import { holdResponse, type Writing, type Written } from './held-response';
+import { holderOf, holdResponse, type Writing, type Written } from './held-response';
 import { encodeAnswer, problemAnswer, type HttpAnswer } from './http-answer';
 import { toHttpException } from '../idempotency.exception';
 import type { IdempotentRoute } from '../idempotent-routes';
 
 /** The status of the library's own answer to a client that went away: never stored, never final. */
 const CLIENT_CLOSED_REQUEST = 499;
-
-/**
- * The execution holding a response, until it has ended: where a handler run
- * again within its request finds it. A property of the response, not a
- * `WeakMap` entry (see `MemberList` for what a long-lived table that every
- * request joins costs), and cleared as the execution ends: a Node response
- * stays reachable after its answer left, and an execution reachable from it
- * was measured to survive young-generation collections with everything it
- * reaches, its whole request promoted to V8's old generation.
- */
-const HOLDER = Symbol('idempotency-chain.http-execution');
-type Holding = ServerResponse & { [HOLDER]?: HttpExecution };
 
 /** What an HTTP execution stores of its answer, the same for every request of a module. */
 export interface AnswerLimits {
@@ -64,22 +52,22 @@ export class HttpExecution {
 
   /** The execution holding `raw`'s answer, while it has not ended: the one a handler run again within its request belongs to. */
   static holding(raw: ServerResponse): HttpExecution | undefined {
-    const holder = (raw as Holding)[HOLDER];
-    return holder && !holder.ended ? holder : undefined;
+    // Found through the held response, never a property of its own: see `holderOf`.
+    const holder = holderOf(raw);
+    return holder instanceof HttpExecution && !holder.ended ? holder : undefined;
   }
 
   constructor(
     private readonly execution: Execution,
-    private readonly raw: Holding,
+    raw: ServerResponse,
     private readonly route: IdempotentRoute,
     private readonly options: AnswerLimits,
     /** The coordinator's running executions: this one can be ended early there (see `giveUp`) until it has ended. */
     running: RunningExecutions,
   ) {
     this.endable = running.endableBy(() => this.giveUp());
-    raw[HOLDER] = this;
     this.run = new HandlerRun(() => raw.statusCode);
-    this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written) });
+    this.writing = holdResponse(raw, { maxBytes: options.maxResponseBytes, onWritten: (written) => this.finish(written), holder: this });
     // A client that left while the key was being claimed has closed already: no 'close' is coming.
     if (raw.closed) void this.closed();
     else raw.once('close', () => void this.closed());
@@ -161,7 +149,7 @@ export class HttpExecution {
       return this.completeUnstorable(`its Observable was torn down before it ended, and ${status} answered`);
     if (run.state === 'running' && !final) {
       // An interceptor answered first (a timeout): the handler may still charge. Keep the key until it ends.
-      this.end();
+      this.ended = true;
       void run
         .whenSettled()
         .then(() =>
@@ -177,12 +165,6 @@ export class HttpExecution {
       this.stored(written.answer),
       failedAfter && status >= 400 ? new Error(`the answer failed with ${status} after the handler returned`) : undefined,
     );
-  }
-
-  /** Nothing more is decided here: the response no longer leads to this execution. */
-  private end(): void {
-    this.ended = true;
-    if (this.raw[HOLDER] === this) this.raw[HOLDER] = undefined;
   }
 
   private tooLarge(): string {
@@ -255,7 +237,7 @@ export class HttpExecution {
   }
 
   private async release(): Promise<undefined> {
-    this.end();
+    this.ended = true;
     await this.execution.release();
     this.endable.leave();
     return undefined;
@@ -268,7 +250,7 @@ export class HttpExecution {
 
   /** Store `answer`; when the store refuses (lease lost, unknown commit), answer that instead. */
   private async complete(answer: HttpAnswer, unstorable?: unknown): Promise<HttpAnswer | undefined> {
-    this.end();
+    this.ended = true;
     try {
       await this.execution.complete(encodeAnswer(answer), unstorable);
       return undefined;
