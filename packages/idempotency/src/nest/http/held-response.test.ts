@@ -1,4 +1,4 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, ServerResponse, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { holdResponse, replaceResponse, type Written } from './held-response';
 import type { HttpAnswer } from './http-answer';
@@ -193,5 +193,75 @@ describe('holdResponse', () => {
     });
     expect(headers.etag).toBeUndefined();
     expect([...body]).toEqual([1, 2, 3]);
+  });
+
+  describe('on a response whose prototype its framework swapped (Express)', () => {
+    /** What Express does to every response: its prototype becomes the app's, which inherits Node's. */
+    const appResponse = Object.create(ServerResponse.prototype) as ServerResponse;
+    const asExpress = (res: ServerResponse) => Object.setPrototypeOf(res, appResponse) as ServerResponse;
+
+    it('holds it with one property of its own, and leaves it answering as Node would once the answer left', async () => {
+      const added: Array<string | symbol> = [];
+      const after: Array<[boolean, boolean]> = [];
+      let decide!: () => void;
+      const decided = new Promise<void>((resolve) => (decide = resolve));
+      const app = await serve((raw) => {
+        const res = asExpress(raw);
+        const before = new Set(Reflect.ownKeys(res));
+        holdResponse(res, { maxBytes: 1024, onWritten: async () => (await decided, undefined) });
+        added.push(...Reflect.ownKeys(res).filter((key) => !before.has(key)));
+        res.writeHead(201, { 'content-type': 'text/plain' });
+        res.end('held');
+        after.push([res.headersSent, res.writableEnded]);
+        res.on('finish', () => after.push([res.headersSent, res.writableEnded]));
+      });
+      server = app.server;
+      let answered = false;
+      const response = get(app.url).then((r) => ((answered = true), r));
+      while (after.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(answered).toBe(false);
+      decide();
+
+      const { status, body } = await response;
+      expect([status, body.toString()]).toEqual([201, 'held']);
+      expect(added).toHaveLength(1);
+      expect(after).toEqual([
+        [true, true],
+        [true, true],
+      ]);
+    });
+
+    it('holds beneath the methods a middleware wrapped as its own (compression): they get the answer as it is sent', async () => {
+      const seen: string[] = [];
+      const app = await serve((raw) => {
+        const res = asExpress(raw);
+        // As compression() does: the response's own end, around the one it found.
+        const found = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
+        res.end = ((chunk?: unknown) => (seen.push(String(chunk)), found(chunk))) as ServerResponse['end'];
+        holdResponse(res, { maxBytes: 1024, onWritten: async () => ({ status: 200, headers: {}, body: 'decided' }) });
+        res.end('rendered');
+      });
+      server = app.server;
+      const { body } = await get(app.url);
+      expect(body.toString()).toBe('decided');
+      expect(seen).toEqual(['decided']);
+    });
+
+    it('holds it again after an answer left, without stacking a second twin', async () => {
+      const sameTwin: boolean[] = [];
+      const app = await serve((raw) => {
+        const res = asExpress(raw);
+        replaceResponse(res, { status: 200, headers: {}, body: 'first' });
+        res.end('rendered');
+        const twin = Object.getPrototypeOf(res) as object;
+        holdResponse(res, { maxBytes: 1024, onWritten: async () => undefined });
+        sameTwin.push(Object.getPrototypeOf(res) === twin, Object.getPrototypeOf(twin) === appResponse);
+      });
+      server = app.server;
+      const { body } = await get(app.url);
+      expect(body.toString()).toBe('first');
+      expect(sameTwin).toEqual([true, true]);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { OutgoingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { OutgoingMessage, ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import { byteLength, type HttpAnswer } from './http-answer';
 
 /** What the app wrote: the whole answer, or its head once the body outgrew the limit. */
@@ -145,10 +145,58 @@ function writableEnded(this: Held): boolean {
   return hold ? hold.endCalled : (endedByNode as (this: ServerResponse) => boolean).call(this);
 }
 
+const HELD_METHODS = { writeHead, write, end, flushHeaders };
+type MethodName = keyof typeof HELD_METHODS;
+const METHOD_NAMES = Object.keys(HELD_METHODS) as MethodName[];
+const TWIN = Symbol('idempotency-chain.held-twin');
+
+/**
+ * The held twin of a response prototype: a prototype under it with the held
+ * methods and accessors, each doing what the prototype's own does while the
+ * response is not held (or no longer). One per prototype (each Express
+ * app's), made once.
+ */
+const twins = new WeakMap<object, object>();
+function heldTwin(prototype: object): object {
+  const known = twins.get(prototype);
+  if (known) return known;
+  const unheld = prototype as Record<MethodName, (...args: unknown[]) => unknown>;
+  const properties: PropertyDescriptorMap = { [TWIN]: { value: true } };
+  for (const name of METHOD_NAMES) {
+    const held = HELD_METHODS[name] as (...args: unknown[]) => unknown;
+    const value = function (this: Held, ...args: unknown[]): unknown {
+      return (this[HOLD] ? held : unheld[name]).apply(this, args);
+    };
+    properties[name] = { value, writable: true, configurable: true };
+  }
+  if (sentByNode) properties.headersSent = { get: headersSent, configurable: true };
+  if (endedByNode) properties.writableEnded = { get: writableEnded, configurable: true };
+  const twin = Object.create(prototype, properties) as object;
+  twins.set(prototype, twin);
+  return twin;
+}
+
+/**
+ * Whether `raw` is held through a held twin of its prototype rather than
+ * with methods of its own: when its prototype is not Node's (an Express
+ * response: Express swaps it for its app's), and nothing wrapped its
+ * methods as its own (a compression middleware does: those must stay
+ * beneath the held ones). Such a response is a dictionary-mode object, on
+ * which every property added costs about 3 µs (measured): a twin costs it
+ * one; on Node's own response, where adding is cheap and a prototype swap
+ * is not, the methods are its own.
+ */
+function heldByTwin(raw: Held): boolean {
+  const prototype = Object.getPrototypeOf(raw) as object;
+  if (prototype === ServerResponse.prototype) return false;
+  return !METHOD_NAMES.some((name) => Object.hasOwn(raw, name));
+}
+
 class HeldResponse implements Writing {
   /** The app wrote its head or part of its body. */
   started = false;
-  private readonly saved: Pick<ServerResponse, 'writeHead' | 'write' | 'end' | 'flushHeaders'>;
+  /** The methods the response had as its own before it was held; `undefined` when held by a twin of its prototype. */
+  private readonly saved: Pick<ServerResponse, MethodName> | undefined;
   private chunks: Array<string | Buffer> = [];
   /** Every chunk is text the app wrote as a UTF-8 string: the body stays a string, never copied to bytes and back. */
   private text = true;
@@ -167,10 +215,15 @@ class HeldResponse implements Writing {
     private replacement?: HttpAnswer,
   ) {
     this.replacing = replacement !== undefined;
-    this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
     // Assigned, never deleted afterwards: a deleted own property would turn
     // the response into a slow dictionary-mode object for the rest of its life.
     raw[HOLD] = this;
+    if (heldByTwin(raw)) {
+      const prototype = Object.getPrototypeOf(raw) as { [TWIN]?: true };
+      if (!prototype[TWIN]) Object.setPrototypeOf(raw, heldTwin(prototype));
+      return;
+    }
+    this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
     raw.writeHead = writeHead;
     raw.write = write as ServerResponse['write'];
     raw.end = end as ServerResponse['end'];
@@ -351,6 +404,8 @@ class HeldResponse implements Writing {
     this.state = 'released';
     const { raw, saved } = this;
     raw[HOLD] = undefined;
+    // Held by a twin: the twin's methods are the prototype's again from now on.
+    if (!saved) return;
     raw.writeHead = saved.writeHead;
     raw.write = saved.write;
     raw.end = saved.end;
