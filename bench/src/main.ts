@@ -24,6 +24,7 @@ import { connect, deleteByPrefix, RUN_PREFIX } from './redis-tools';
 import { mark, printSection, type SectionResult } from './report';
 import { SETTINGS } from './settings';
 import { storeCycles } from './store-cycles';
+import { transportComparison } from './transports';
 import { waiterWakeup } from './waiter-wakeup';
 
 type Log = (line: string) => void;
@@ -40,6 +41,7 @@ const SECTIONS: Array<{ id: string; run: (log: Log) => Promise<SectionResult> }>
   { id: 'live-records', run: liveRecords },
   { id: 'claim-p99-10x', run: claimP99 },
   { id: 'deployed', run: deployedComparison },
+  { id: 'transports', run: transportComparison },
 ];
 
 const started = Date.now();

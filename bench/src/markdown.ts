@@ -49,7 +49,7 @@ export function renderMarkdown(results: SectionResult[], env: Environment, secon
     '## How this was run',
     '',
     `- Command: \`${env.command}\` from the repository root (\`turbo run bench\` builds the workspace, then runs \`node --expose-gc dist/main.js\` in \`bench/\`). ` +
-      '`BENCH_ONLY=endpoint,store,waiters,e2e,memory,peer,encryption,record-bytes,live-records,claim-p99-10x,deployed` selects sections (a partial run only prints).',
+      '`BENCH_ONLY=endpoint,store,waiters,e2e,memory,peer,encryption,record-bytes,live-records,claim-p99-10x,deployed,transports` selects sections (a partial run only prints).',
     `- Machine: ${env.machine}.`,
     `- Unit costs measured at the start: ${env.probes}.`,
     `- Node ${env.node}; Redis ${env.redis}, shared with other users of the machine (every key of the run is under its own prefix and deleted at the end); ` +

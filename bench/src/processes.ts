@@ -171,6 +171,18 @@ export async function assertPortFree(port: number): Promise<void> {
   });
 }
 
+/** A loopback port nothing listens on now, for a child told which port to take. */
+export function freePort(): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
 /** A `redis-server` of this run's own: nothing else writes to it, so `INFO memory` is the run's alone. */
 export interface PrivateRedisServer {
   url: string;
@@ -180,14 +192,7 @@ export interface PrivateRedisServer {
 
 /** Start `redis-server` on a free loopback port, without persistence, with `args`; resolves once it answers PING. */
 export async function startRedisServer(name: string, args: string[] = []): Promise<PrivateRedisServer> {
-  const port = await new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
+  const port = await freePort();
   const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

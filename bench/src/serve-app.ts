@@ -9,6 +9,15 @@ export async function serveForBenchmark(app: INestApplication): Promise<void> {
   await app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
   const address = (app.getHttpServer() as { address(): unknown }).address();
   const port = typeof address === 'object' && address ? (address as { port: number }).port : 0;
+  announceReady(app, port);
+}
+
+/**
+ * Print `READY <port>` for the parent of a child app already taking
+ * requests (or messages), and close it on SIGTERM, SIGINT or the parent
+ * going away.
+ */
+export function announceReady(app: { close(): Promise<unknown> }, port: number): void {
   process.stdout.write(`READY ${port}\n`);
   let closing = false;
   const stop = () => {

@@ -31,6 +31,14 @@ export const SETTINGS = {
    */
   serverCpus: pinned ? '0' : undefined,
   loadCpus: pinned ? '1' : undefined,
+  /**
+   * Per transport (section 12): messages in flight, rounds, and seconds per
+   * run (after the first warm-up, a shorter one before each later run).
+   */
+  transportInFlight: 32,
+  transportRuns: quick ? 1 : 3,
+  transportDurationS: quick ? 0.5 : 1,
+  transportRewarmS: 0.25,
   /** Sequential requests per variant over which its Redis commands are counted. */
   roundTripSample: quick ? 50 : 200,
   /** In-process store loops: seconds per run. */
