@@ -14,12 +14,10 @@ import { PYTHON_CHAIN, startPythonChain, type PaymentsOptions } from './support/
  * verified by the CLI exactly as a team's CI would run it. Only the verifier's JSON
  * report is read back.
  */
-describe('a Python chain verified from outside', () => {
-  let dir: string;
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'verify-python-'))));
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  async function verifyOnce(variant: 'naive' | 'keyed', payments: PaymentsOptions, args: string[]) {
+// Concurrent, two at a time (maxConcurrency in vitest.config.mts): each chain spends most of its
+// run waiting out its own timeouts and quiet periods, on ports and in a directory of its own.
+describe.concurrent('a Python chain verified from outside', () => {
+  async function verifyOnce(dir: string, variant: 'naive' | 'keyed', payments: PaymentsOptions, args: string[]) {
     const chain = await startPythonChain(variant, dir, payments);
     try {
       const config = join(dir, `${variant}.yaml`);
@@ -39,12 +37,17 @@ describe('a Python chain verified from outside', () => {
 
   /** Runs the chain under the verifier; again, on new ports, if another process took one between the pick and the bind. */
   async function verify(variant: 'naive' | 'keyed', payments: PaymentsOptions = {}, ...args: string[]) {
-    for (let tries = 1; ; tries += 1) {
-      try {
-        return await verifyOnce(variant, payments, args);
-      } catch (error) {
-        if (tries === 3 || !portTaken(String(error))) throw error;
+    const dir = mkdtempSync(join(tmpdir(), 'verify-python-'));
+    try {
+      for (let tries = 1; ; tries += 1) {
+        try {
+          return await verifyOnce(dir, variant, payments, args);
+        } catch (error) {
+          if (tries === 3 || !portTaken(String(error))) throw error;
+        }
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -137,7 +140,7 @@ describe('a Python chain verified from outside', () => {
     const { code, report } = await verify('keyed', { flaw: 'short-retention' }, '--scenario', 'later-press', '--scenario', 'late-press');
     expect(report.scenarios.map((s) => [s.name, s.passed, s.intents[0]?.effects])).toEqual([
       ['later-press', true, 1],
-      // retention.minimumMs is left at its default, 10 s: the key was forgotten after 3 s.
+      // retention.minimumMs is 5 s in the chain's config: the key was forgotten after 3 s.
       ['late-press', false, 2],
     ]);
     expect(code).toBe(1);

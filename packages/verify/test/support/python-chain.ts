@@ -92,6 +92,9 @@ effect:
 settle:
   quietMs: 1000
   timeoutMs: 60000
+# Past the short-retention flaw's 3 s, and half the default's wait in late-press.
+retention:
+  minimumMs: 5000
 doubleClick:
   presses: 4
 `;
