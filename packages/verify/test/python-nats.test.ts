@@ -118,8 +118,9 @@ describe('a Python JetStream consumer verified from outside', () => {
   });
 
   it('fails the naive consumer on lost-ack, duplicate-delivery and kill-before-ack, passes the keyed one', async () => {
-    const naive = await verify('naive');
-    const keyed = await verify('keyed');
+    // Side by side: each run has its own stream, consumer, ports and ledger, and spends its time
+    // waiting out ack waits and quiet periods, not computing.
+    const [naive, keyed] = await Promise.all([verify('naive'), verify('keyed')]);
     for (const run of [naive, keyed]) {
       for (const s of [run.lostAck, run.duplicate, run.kill]) expect([s.error, s.notExercised]).toEqual([undefined, undefined]);
       // The ack lost (or held through the kill): JetStream delivered the same stream message again.
