@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, ServerResponse, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect as connectHttp2, createServer as createHttp2Server, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { holdResponse, replaceResponse, type Written } from './held-response';
 import type { HttpAnswer } from './http-answer';
@@ -193,6 +194,60 @@ describe('holdResponse', () => {
     });
     expect(headers.etag).toBeUndefined();
     expect([...body]).toEqual([1, 2, 3]);
+  });
+
+  for (const [shape, prepare] of [
+    ['Node', (res: ServerResponse) => res],
+    ['Express', (res: ServerResponse) => Object.setPrototypeOf(res, Object.create(ServerResponse.prototype)) as ServerResponse],
+  ] as const) {
+    it(`writes the decided answer beneath a wrapper installed while it was held, which saw the app's own end once (${shape})`, async () => {
+      const wrapped: string[] = [];
+      const app = await serve((raw) => {
+        const res = prepare(raw);
+        holdResponse(res, { maxBytes: 1024, onWritten: async () => ({ status: 200, headers: {}, body: 'decided' }) });
+        // An inner interceptor's wrapper, guarded as compression's end is: a second call would be swallowed.
+        const inner = res.end;
+        let ended = false;
+        res.end = function (this: ServerResponse, chunk?: unknown) {
+          wrapped.push(String(chunk));
+          if (ended) return this;
+          ended = true;
+          return inner.call(this, String(chunk), 'utf8');
+        } as ServerResponse['end'];
+        res.end('rendered');
+      });
+      server = app.server;
+      const { body } = await get(app.url);
+      expect(body.toString()).toBe('decided');
+      expect(wrapped).toEqual(['rendered']);
+    });
+  }
+
+  it('answers headersSent and writableEnded on an HTTP/2 response after its answer left, as unheld', async () => {
+    const seen: Array<[boolean, boolean]> = [];
+    const h2 = createHttp2Server((_req, res: Http2ServerResponse) => {
+      holdResponse(res as unknown as ServerResponse, { maxBytes: 1024, onWritten: async () => undefined });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+      res.on('finish', () => seen.push([res.headersSent, res.writableEnded]));
+    });
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    server = h2 as unknown as Server; // closed after the test, as every other one
+    const client = connectHttp2(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const stream = client.request({ ':path': '/' });
+        let text = '';
+        stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+        stream.end();
+      });
+      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect([body, seen]).toEqual(['ok', [[true, true]]]);
+    } finally {
+      client.close();
+    }
   });
 
   describe('on a response whose prototype its framework swapped (Express)', () => {

@@ -131,7 +131,7 @@ const endedByNode = Object.getOwnPropertyDescriptor(OutgoingMessage.prototype, '
  */
 function headersSent(this: Held): boolean {
   const hold = this[HOLD];
-  return hold ? hold.started : (sentByNode as (this: ServerResponse) => boolean).call(this);
+  return hold ? hold.started : (Reflect.get(beneathHold(this), 'headersSent', this) as boolean);
 }
 /**
  * Once the app called `end()`, the response is ended as far as it can
@@ -142,7 +142,17 @@ function headersSent(this: Held): boolean {
  */
 function writableEnded(this: Held): boolean {
   const hold = this[HOLD];
-  return hold ? hold.endCalled : (endedByNode as (this: ServerResponse) => boolean).call(this);
+  return hold ? hold.endCalled : (Reflect.get(beneathHold(this), 'writableEnded', this) as boolean);
+}
+
+/**
+ * Where a response's own accessors are, beneath the held ones (its own, or
+ * its twin's): its prototype's, which an HTTP/2 response has of its own -
+ * Node's HTTP/1 getters, read on one, ask it back and never return.
+ */
+function beneathHold(raw: Held): object {
+  const prototype = Object.getPrototypeOf(raw) as { [TWIN]?: true };
+  return prototype[TWIN] ? (Object.getPrototypeOf(prototype) as object) : prototype;
 }
 
 const HELD_METHODS = { writeHead, write, end, flushHeaders };
@@ -192,11 +202,26 @@ function heldByTwin(raw: Held): boolean {
   return !METHOD_NAMES.some((name) => Object.hasOwn(raw, name));
 }
 
+/** The held methods' originals, called with the arguments Node's take (their overloads are not needed here). */
+type Methods = Record<MethodName, (this: ServerResponse, ...args: unknown[]) => unknown>;
+
+/** A response's methods as `target` has them now. */
+function methodsOf(target: Held): Methods {
+  const { writeHead, write, end, flushHeaders } = target as unknown as Methods;
+  return { writeHead, write, end, flushHeaders };
+}
+
 class HeldResponse implements Writing {
   /** The app wrote its head or part of its body. */
   started = false;
-  /** The methods the response had as its own before it was held; `undefined` when held by a twin of its prototype. */
-  private readonly saved: Pick<ServerResponse, MethodName> | undefined;
+  /**
+   * The response's methods as they were before it was held: what the
+   * decided answer is written with, past any wrapper installed on the
+   * response while it was held, which saw the app's own writes already.
+   */
+  private readonly unheld: Methods;
+  /** Held with methods of its own, which `restore` puts back; else through a twin of its prototype (see `heldByTwin`). */
+  private readonly ownMethods: boolean;
   private chunks: Array<string | Buffer> = [];
   /** Every chunk is text the app wrote as a UTF-8 string: the body stays a string, never copied to bytes and back. */
   private text = true;
@@ -218,12 +243,14 @@ class HeldResponse implements Writing {
     // Assigned, never deleted afterwards: a deleted own property would turn
     // the response into a slow dictionary-mode object for the rest of its life.
     raw[HOLD] = this;
-    if (heldByTwin(raw)) {
-      const prototype = Object.getPrototypeOf(raw) as { [TWIN]?: true };
+    this.ownMethods = !heldByTwin(raw);
+    if (!this.ownMethods) {
+      const prototype = Object.getPrototypeOf(raw) as Held & { [TWIN]?: true };
       if (!prototype[TWIN]) Object.setPrototypeOf(raw, heldTwin(prototype));
+      this.unheld = methodsOf(beneathHold(raw) as Held);
       return;
     }
-    this.saved = { writeHead: raw.writeHead, write: raw.write, end: raw.end, flushHeaders: raw.flushHeaders };
+    this.unheld = methodsOf(raw);
     raw.writeHead = writeHead;
     raw.write = write as ServerResponse['write'];
     raw.end = end as ServerResponse['end'];
@@ -345,10 +372,11 @@ class HeldResponse implements Writing {
     this.state = 'deciding';
     const release = () => {
       this.restore();
-      for (const chunk of this.chunks) this.raw.write(chunk);
+      const { raw, unheld } = this;
+      for (const chunk of this.chunks) unheld.write.call(raw, chunk);
       this.chunks = [];
-      if (this.ended !== false) this.raw.end(this.ended);
-      else this.raw.emit('drain');
+      if (this.ended !== false) unheld.end.call(raw, this.ended);
+      else raw.emit('drain');
     };
     this.options.onWritten({ whole: false, status: this.raw.statusCode, headers: this.headers() }).then(release, release);
   }
@@ -367,14 +395,14 @@ class HeldResponse implements Writing {
     if (bodiless(raw.statusCode)) {
       raw.removeHeader('content-length');
       raw.removeHeader('transfer-encoding');
-      raw.end(this.ended || undefined);
+      this.unheld.end.call(raw, this.ended || undefined);
       return;
     }
     // A HEAD answer keeps the length of the body it would have had.
     if (!raw.hasHeader('transfer-encoding') && !(raw.req?.method === 'HEAD' && raw.hasHeader('content-length'))) {
       raw.setHeader('content-length', byteLength(body));
     }
-    raw.end(body, this.ended || undefined);
+    this.unheld.end.call(raw, body, this.ended || undefined);
   }
 
   /** What the app wrote, as one string when it wrote text, else as bytes. */
@@ -402,13 +430,10 @@ class HeldResponse implements Writing {
 
   private restore(): void {
     this.state = 'released';
-    const { raw, saved } = this;
+    const { raw, unheld } = this;
     raw[HOLD] = undefined;
     // Held by a twin: the twin's methods are the prototype's again from now on.
-    if (!saved) return;
-    raw.writeHead = saved.writeHead;
-    raw.write = saved.write;
-    raw.end = saved.end;
-    raw.flushHeaders = saved.flushHeaders;
+    if (!this.ownMethods) return;
+    Object.assign(raw, unheld);
   }
 }
