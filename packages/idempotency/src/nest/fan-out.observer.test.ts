@@ -42,6 +42,16 @@ describe('FanOutObserver and the key hashes of routine events', () => {
     expect(readsRoutineKeyHash(new FanOutObserver([metrics, { record: () => undefined }]))).toBe(true);
   });
 
+  it('reads them for a subclass of the metrics with a record of its own', () => {
+    class AuditedMetrics extends IdempotencyMetrics {
+      override record(event: Parameters<IdempotencyMetrics['record']>[0]): void {
+        super.record(event);
+      }
+    }
+    expect(readsRoutineKeyHash(new AuditedMetrics({ registry: new Registry() }))).toBe(true);
+    expect(readsRoutineKeyHash(new FanOutObserver([new AuditedMetrics({ registry: new Registry() })]))).toBe(true);
+  });
+
   it('logs no routine outcome: every event it logs carries its key hash', () => {
     expect([...LOGGED].filter((outcome) => ROUTINE_OUTCOMES.has(outcome as never))).toEqual([]);
   });

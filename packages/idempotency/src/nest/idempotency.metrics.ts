@@ -24,8 +24,6 @@ export class IdempotencyMetrics implements IdempotencyObserver {
   readonly registry: Registry;
   private readonly events: Counter<'service' | 'operation' | 'outcome'>;
   private readonly claimDuration: Histogram<'service' | 'operation'>;
-  /** @internal Counts outcomes, never reads a key's hash: no key is hashed for it. */
-  readonly [ROUTINE_KEY_HASH_UNREAD] = true;
 
   constructor(options: { registry?: Registry } = {}) {
     const registry = options.registry ?? register;
@@ -53,6 +51,15 @@ export class IdempotencyMetrics implements IdempotencyObserver {
   /** Counts the event under its service, operation and outcome. */
   record(event: IdempotencyEvent): void {
     this.events.inc({ service: event.service, operation: event.operation, outcome: event.outcome });
+  }
+
+  /**
+   * @internal Its `record` counts outcomes and never reads a key's hash, so
+   * no key is hashed for it; a subclass with a `record` of its own may read
+   * it, and gets every event hashed.
+   */
+  get [ROUTINE_KEY_HASH_UNREAD](): boolean {
+    return this.record === IdempotencyMetrics.prototype.record;
   }
 
   claimLatency(service: string, operation: string, ms: number): void {
