@@ -186,9 +186,9 @@ export class IdempotencyCoordinator {
   private readonly running = new RunningExecutions();
   private readonly replays: ReplayCache | undefined;
   private readonly waiting: WaitingRequests;
-  /** One re-check per held key and request fingerprint for all of this coordinator's requests waiting on it. */
   /** See `requestRecordKey`. */
   private lastRecordKey: { operation: string; scope: string; key: string; recordKey: string } | undefined;
+  /** One re-check per held key and request fingerprint for all of this coordinator's requests waiting on it. */
   private readonly rechecks = new SharedRechecks((recordKey, timeoutMs, signal) => this.store.waitForChange(recordKey, timeoutMs, signal));
   /** Seals what each execution stores and opens what a claim finds, for the record and the request's fingerprint. */
   private readonly encryption: AnswerEncryption | undefined;
