@@ -1,4 +1,4 @@
-/** Deepest nesting of arrays and objects a canonical form is made of. */
+/** Deepest nesting of arrays, objects, Maps and Sets a canonical form is made of. */
 export const MAX_CANONICAL_DEPTH = 64;
 
 /** A value nested deeper than {@link MAX_CANONICAL_DEPTH}. */
@@ -11,13 +11,22 @@ export class TooDeepError extends RangeError {
  * sorted by their UTF-16 code units, numbers and strings in ECMAScript's
  * own serialisation (which is what JCS specifies), no whitespace.
  *
+ * Beyond JSON, it writes what a custom scalar or a message codec hands a
+ * handler, in forms no JSON text has, so none can equal a JSON value's or
+ * another type's: a `bigint` as its decimal digits and `n` (`-12n`); a
+ * `Map` as `Map{key:value,...}`, its entries sorted by their key's form
+ * (then their value's), so their order does not matter; a `Set` as
+ * `Set[...]`, its elements sorted by their form. A key, value or element
+ * that is `undefined` is written `undefined`, apart from `null`.
+ *
  * Written here rather than taken from a package because the request body
  * is untrusted: a recursive canonicaliser overflows the stack on a body of
  * 20,000 nested arrays that is well under any size limit, and that must be
- * a 400, not a crash. The depth is bounded instead, in the same single pass.
+ * a 400, not a crash. The depth is bounded instead, in the same single pass;
+ * a Map or a Set is a level as an array is.
  *
  * @throws TooDeepError beyond `maxDepth` levels of nesting.
- * @throws TypeError for what JSON cannot hold (a non-finite number, a BigInt).
+ * @throws TypeError for what has no canonical form (a non-finite number, a function or a symbol in a list).
  */
 export function canonicalJson(value: unknown, maxDepth = MAX_CANONICAL_DEPTH): string {
   return write(value, maxDepth);
@@ -29,10 +38,14 @@ function write(value: unknown, depth: number): string {
     if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON form`);
     return JSON.stringify(value);
   }
+  // Digits then `n`: no JSON number has a letter in it, so no JSON value's form is a bigint's.
+  if (typeof value === 'bigint') return `${value}n`;
   if (typeof value !== 'object') throw new TypeError(`a ${typeof value} has no JSON form`);
   if (depth === 0) throw new TooDeepError(`nested deeper than ${MAX_CANONICAL_DEPTH} levels`);
   const json = (value as { toJSON?: unknown }).toJSON;
   if (typeof json === 'function') return write(json.call(value), depth);
+  if (value instanceof Map) return writeMap(value, depth - 1);
+  if (value instanceof Set) return writeSet(value, depth - 1);
   if (Array.isArray(value)) {
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i] ?? null, depth - 1);
@@ -46,6 +59,43 @@ function write(value: unknown, depth: number): string {
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(name)}:${write(member, depth - 1)}`;
   }
   return `${out}}`;
+}
+
+/**
+ * `Map{key:value,...}`: no JSON value starts with `M`, so a Map's form is
+ * neither an object's nor an array's (nor a Set's). Its entries are sorted
+ * by the key's form, then the value's: two keys can have one form (two
+ * equal objects), and their order must not be left to insertion. A reader
+ * of a form knows where it ends, so the `:` and `,` between forms cannot
+ * be read two ways.
+ */
+function writeMap(map: ReadonlyMap<unknown, unknown>, depth: number): string {
+  const entries: Array<[string, string]> = [];
+  for (const [key, member] of map) entries.push([writeMember(key, depth), writeMember(member, depth)]);
+  entries.sort(([keyA, valueA], [keyB, valueB]) => compare(keyA, keyB) || compare(valueA, valueB));
+  let out = 'Map{';
+  for (let i = 0; i < entries.length; i++) {
+    const [key, member] = entries[i] as [string, string];
+    out += `${i > 0 ? ',' : ''}${key}:${member}`;
+  }
+  return `${out}}`;
+}
+
+/** `Set[...]`, its elements sorted by their form: their order of insertion does not matter. */
+function writeSet(set: ReadonlySet<unknown>, depth: number): string {
+  const elements: string[] = [];
+  for (const element of set) elements.push(writeMember(element, depth));
+  return `Set[${elements.sort().join(',')}]`;
+}
+
+/** A Map's key or value, a Set's element: present even when `undefined`, so written, and apart from `null`. */
+function writeMember(value: unknown, depth: number): string {
+  return value === undefined ? 'undefined' : write(value, depth);
+}
+
+/** UTF-16 code unit order, as `Array#sort` orders strings. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Up to this many members, keys are sorted by insertion (see `sortedKeys`). */

@@ -61,6 +61,49 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint({ ...base, body: deepest })).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('keeps the digests of requests fingerprinted before: records stored by an earlier release still match', () => {
+    expect(requestFingerprint({ ...base, method: 'post', query: 'b=2&a=1' })).toBe(
+      '08f370d0831537aa4df42f6d6d65ffa9e6404c9e044909a4095de4e8814e41e6',
+    );
+    expect(requestFingerprint({ method: 'GRAPHQL', path: 'Mutation.charge', body: { amountCents: 500 } })).toBe(
+      'd732f230a486cf2a26ce1d251ac7ec4080dbe65cf027255b58dbe1bb1df11e10',
+    );
+    const upload = { field: 'f', name: 'a.txt', type: 'text/plain', size: 3, bytes: Buffer.from('abc') };
+    expect(requestFingerprint({ method: 'POST', path: '/upload', body: Buffer.from('abc'), files: [upload] })).toBe(
+      '557b5d852fb4faa662058dad365b80c06153007d8e671c354de3d346b1314e47',
+    );
+  });
+
+  it("fingerprints a custom scalar's bigint, Map or Set by its value: another value is another request", () => {
+    const graphql = (args: unknown) => requestFingerprint({ method: 'GRAPHQL', path: 'Mutation.pay', body: args });
+    expect(graphql({ amount: 9007199254740993n })).toBe(graphql({ amount: 9007199254740993n }));
+    expect(graphql({ amount: 9007199254740993n })).not.toBe(graphql({ amount: 9007199254740992n }));
+    expect(graphql({ amount: 500n })).not.toBe(graphql({ amount: 500 }));
+    expect(graphql({ amount: 500n })).not.toBe(graphql({ amount: '500n' }));
+    const counts = (entries: Array<[string, number]>) => graphql({ counts: new Map(entries) });
+    expect(
+      counts([
+        ['a', 1],
+        ['b', 2],
+      ]),
+    ).toBe(
+      counts([
+        ['b', 2],
+        ['a', 1],
+      ]),
+    );
+    expect(counts([['a', 1]])).not.toBe(counts([['a', 2]]));
+    expect(counts([])).not.toBe(graphql({ counts: {} }));
+    expect(graphql({ tags: new Set(['x', 'y']) })).toBe(graphql({ tags: new Set(['y', 'x']) }));
+    expect(graphql({ tags: new Set(['x']) })).not.toBe(graphql({ tags: new Set(['y']) }));
+  });
+
+  it('refuses a Map nested deeper than the canonical form allows with a 400 InvalidRequestError', () => {
+    let deep: unknown = new Map();
+    for (let level = 0; level < 20_000; level++) deep = new Map([['n', deep]]);
+    expect(() => requestFingerprint({ ...base, body: deep })).toThrow(InvalidRequestError);
+  });
+
   it('treats a missing body as null', () => {
     expect(requestFingerprint({ ...base, body: undefined })).toBe(requestFingerprint({ ...base, body: null }));
     expect(requestFingerprint({ ...base, body: undefined })).not.toBe(requestFingerprint({ ...base, body: {} }));

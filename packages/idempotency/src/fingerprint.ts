@@ -18,7 +18,12 @@ export interface FingerprintInput {
   path: string;
   /** The raw query string, without `?` (`b=2&a=1`); its order does not matter. */
   query?: string;
-  /** The parsed body (or just the fields an operation names), or its bytes. */
+  /**
+   * The parsed body (or just the fields an operation names), or its bytes.
+   * Beside JSON values it may hold what a custom scalar or a message codec
+   * produces - a `bigint`, a `Map`, a `Set` - each fingerprinted by its
+   * value (a Map's and a Set's order aside), never as a JSON value's.
+   */
   body: unknown;
   /** Uploaded files, when a multipart parser took them out of the body: each is part of the request. */
   files?: ReadonlyArray<{ field: string; name: string; type: string; size: number; bytes?: Uint8Array }>;
@@ -34,7 +39,14 @@ export interface FingerprintInput {
  * another request (422), and it *is* the key under the fingerprint
  * fallback, when a request carries none.
  *
- * @throws InvalidRequestError (400) for a body nested too deep to canonicalise.
+ * A `bigint`, a `Map` or a `Set` in the body (a GraphQL custom scalar's
+ * argument, a message codec's value) is written in a form no JSON value
+ * has: `500n` is neither `500` nor `"500n"`, and a Map is written with its
+ * entries, sorted, so two Maps differ as their entries do, whatever their
+ * order. What JSON already holds hashes as it always has.
+ *
+ * @throws InvalidRequestError (400) for a body nested too deep to canonicalise (a Map or a Set is a level).
+ * @throws TypeError for a body holding what has no canonical form (a non-finite number, a function or a symbol in a list).
  * @example
  * requestFingerprint({ method: 'POST', path: '/orders/7/refund', query: 'notify=1', body: { amountCents: 500 } });
  *
