@@ -46,9 +46,11 @@ export interface IdempotencyModuleOptions extends Omit<IdempotencyOptions, 'obse
   /**
    * Largest response body stored, in bytes. Default 1 MiB. A larger answer
    * still reaches its caller; its record stores a 500 `result-not-stored`
-   * problem instead, so a retry never runs the handler again. Also the
-   * largest body a replay decompresses for a client that does not accept
-   * the stored answer's encoding: past it, that client gets 406
+   * problem instead, so a retry never runs the handler again. A message
+   * handler's answer (its result, its stream of values, or the final error
+   * it threw) is bounded alike, by the UTF-8 bytes of its stored JSON. Also
+   * the largest body a replay decompresses for a client that does not
+   * accept the stored answer's encoding: past it, that client gets 406
    * `encoding-not-acceptable`.
    */
   maxResponseBytes?: number;

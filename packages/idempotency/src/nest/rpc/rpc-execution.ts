@@ -6,7 +6,7 @@ import type { Execution } from '../../execution';
 import { idempotencyErrorOf, statusOf } from '../error-status';
 import { problemOf } from '../problem-details';
 import type { IdempotentRoute } from '../idempotent-routes';
-import { decodeRpcResult, encodeRpcError, encodeRpcValues, encodeUnstorable } from './rpc-result';
+import { decodeRpcResult, encodeRpcError, encodeRpcValues, encodeUnstorable, tooLargeError, type StoredBound } from './rpc-result';
 import { heldStream, type StreamBounds, type StreamEnd } from './rpc-stream';
 import type { RpcOrigin } from './microservice-transports';
 
@@ -41,11 +41,13 @@ function rpcException(payload: unknown): Error {
  * `HttpException`, an `RpcException` whose payload carries a status, or
  * one whose status the message's transport reads: see
  * `MicroserviceTransport.statusOf`) is stored and thrown again; anything else
- * releases the key. A stream of values (a gRPC server-streaming method) is
- * held up to `bounds.maxBytes` of stored JSON: past them it goes to its
- * caller as it comes and its record stores a `result-not-stored`; and a
- * caller that goes away before it ended stops it and releases the key (see
- * `heldStream`).
+ * releases the key. What a record stores is bounded by `bounds.maxBytes` of
+ * stored JSON (UTF-8 bytes): a larger result or final error still reaches
+ * its caller, and its record stores a `result-not-stored` instead, so a
+ * retry is refused rather than running the handler again. A stream of
+ * values (a gRPC server-streaming method) is held up to that bound: past
+ * it, it goes to its caller as it comes; and a caller that goes away before
+ * it ended stops it and releases the key (see `heldStream`).
  */
 export async function runRpc(
   coordinator: IdempotencyCoordinator,
@@ -63,7 +65,7 @@ export async function runRpc(
   } catch (error) {
     throw toRpcError(error, origin);
   }
-  const failed = (error: unknown) => endFailed(execution, error, origin);
+  const failed = (error: unknown) => endFailed(execution, error, bounds.maxBytes, origin);
   let result: unknown;
   try {
     // An async handler may resolve to its stream of values (a gRPC server-streaming method), as Nest allows.
@@ -73,20 +75,23 @@ export async function runRpc(
   }
   if (isObservable(result)) {
     return heldStream(result, execution, bounds, {
-      completed: (end) => endCompleted(execution, end, bounds.maxBytes, origin),
+      completed: (end) => endCompleted(execution, end, { maxBytes: bounds.maxBytes, what: 'stream of values' }, origin),
       failed,
       abandoned: () => void execution.release().catch(() => undefined), // no caller is left to tell; the lease ends it
     });
   }
-  await endCompleted(execution, { values: [result], last: result }, bounds.maxBytes, origin);
+  await endCompleted(execution, { values: [result], last: result }, { maxBytes: bounds.maxBytes, what: 'result' }, origin);
   return from([result]);
 }
 
-/** The handler threw: its final error is stored, anything else releases the key; the error is thrown on. */
-async function endFailed(execution: Execution, error: unknown, origin: RpcOrigin | undefined): Promise<never> {
+/**
+ * The handler threw: its final error is stored (a `result-not-stored` when
+ * larger than `maxBytes`), anything else releases the key; the error is thrown on.
+ */
+async function endFailed(execution: Execution, error: unknown, maxBytes: number, origin: RpcOrigin | undefined): Promise<never> {
   const status = statusOf(error) ?? origin?.transport.statusOf?.(error);
   if (status !== undefined && execution.isFinal({ statusCode: status })) {
-    const { stored, unstorable } = encodeRpcError(origin?.transport.storable?.(error) ?? error, status);
+    const { stored, unstorable } = encodeRpcError(origin?.transport.storable?.(error) ?? error, status, maxBytes);
     await complete(execution, stored, unstorable, origin);
   } else {
     await execution.release();
@@ -94,13 +99,11 @@ async function endFailed(execution: Execution, error: unknown, origin: RpcOrigin
   throw error;
 }
 
-/** The handler's values ended: stored when the last is final (or a `result-not-stored` when they outgrew the bound), else released. */
-async function endCompleted(execution: Execution, end: StreamEnd, maxResponseBytes: number, origin: RpcOrigin | undefined): Promise<void> {
+/** The handler's values ended: stored when the last is final (or a `result-not-stored` when they outgrew `bound`), else released. */
+async function endCompleted(execution: Execution, end: StreamEnd, bound: StoredBound, origin: RpcOrigin | undefined): Promise<void> {
   // What the handler returned is data, a success: a `statusCode` field of it (a webhook's delivery) is no status of this answer.
   if (!execution.isFinal({ statusCode: 200, body: end.last })) return execution.release();
-  const { stored, unstorable } = end.values
-    ? encodeRpcValues(end.values)
-    : encodeUnstorable(new Error(`the stream of values is larger than the ${maxResponseBytes} bytes a result may store`));
+  const { stored, unstorable } = end.values ? encodeRpcValues(end.values, bound) : encodeUnstorable(tooLargeError(bound));
   await complete(execution, stored, unstorable, origin);
 }
 

@@ -5,34 +5,60 @@ import { IdempotencyException } from '../idempotency.exception';
 /** What a message handler's record holds: what it emitted, or the final error it threw. */
 type StoredRpcResult = { values: unknown[] } | { error: { status: number; payload: unknown; rpc: boolean } } | { unstorable: string };
 
-/** The values a handler emitted, as stored; values JSON cannot hold are stored as `unstorable`. */
-export function encodeRpcValues(values: unknown[]): { stored: string; unstorable?: unknown } {
-  return encodeResult({ values: values.map((value) => value ?? null) });
+/**
+ * The values a handler emitted, as stored; values JSON cannot hold, or
+ * whose record is larger than `bound` allows, are stored as `unstorable`.
+ */
+export function encodeRpcValues(values: unknown[], bound?: StoredBound): { stored: string; unstorable?: unknown } {
+  return encodeResult({ values: values.map((value) => value ?? null) }, bound);
 }
 
 /**
  * A final error the handler threw (a 402, a 422), stored to be thrown again
- * on replay; a payload JSON cannot hold (a `BigInt`, a cycle) is stored as
- * `unstorable`, so the record still completes instead of holding its key.
+ * on replay; a payload JSON cannot hold (a `BigInt`, a cycle), or whose
+ * record is larger than `maxBytes`, is stored as `unstorable`, so the record
+ * still completes instead of holding its key.
  */
-export function encodeRpcError(error: unknown, status: number): { stored: string; unstorable?: unknown } {
+export function encodeRpcError(
+  error: unknown,
+  status: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): { stored: string; unstorable?: unknown } {
   const rpc = rpcPayload(error) !== undefined && !(error instanceof HttpException);
   const payload = rpc ? rpcPayload(error) : (error as HttpException).getResponse();
-  return encodeResult({ error: { status, payload, rpc } });
+  return encodeResult({ error: { status, payload, rpc } }, { maxBytes, what: 'error' });
+}
+
+/** What a record may store of a result: its stored JSON's UTF-8 bytes at most, and what the result is, to say so past them. */
+export interface StoredBound {
+  /** The module's `maxResponseBytes`. */
+  maxBytes: number;
+  /** What the result is (`result`, `error`), for the reason a larger one is not stored. */
+  what: string;
 }
 
 /**
  * A handler's result as its record stores it, as JSON; one JSON cannot hold
- * (a `BigInt`, a cycle) is stored as `{ unstorable: reason }`, with the
- * error as `unstorable`, so the record still completes instead of holding
- * its key. The shape every transport's record shares for that case.
+ * (a `BigInt`, a cycle), or whose JSON is larger than `bound.maxBytes`
+ * (UTF-8 bytes), is stored as `{ unstorable: reason }`, with the error as
+ * `unstorable`, so the record still completes instead of holding its key
+ * and a retry is told the result was not stored. The shape every
+ * transport's record shares for that case.
  */
-export function encodeResult(result: object): { stored: string; unstorable?: unknown } {
+export function encodeResult(result: object, bound?: StoredBound): { stored: string; unstorable?: unknown } {
+  let stored: string;
   try {
-    return { stored: JSON.stringify(result) };
+    stored = JSON.stringify(result);
   } catch (error) {
     return encodeUnstorable(error);
   }
+  if (bound && Buffer.byteLength(stored) > bound.maxBytes) return encodeUnstorable(tooLargeError(bound));
+  return { stored };
+}
+
+/** Why a result larger than its bound is not stored: `unstorable`, and the reason a retry is told. */
+export function tooLargeError({ maxBytes, what }: StoredBound): Error {
+  return new Error(`the ${what} is larger than the ${maxBytes} bytes a result may store`);
 }
 
 /** A result that cannot be stored, as its record stores it: `{ unstorable: reason }`, with `error` as `unstorable`. */

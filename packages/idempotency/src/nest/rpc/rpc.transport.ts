@@ -18,8 +18,10 @@ import { rpcOriginOf, type RpcOrigin } from './microservice-transports';
  */
 export class RpcTransport implements IdempotencyTransport {
   /**
-   * @param maxResponseBytes - the stored JSON a stream of values (a gRPC
-   * server-streaming method) is held to; past it, it is not stored (see `runRpc`).
+   * @param maxResponseBytes - the stored JSON (UTF-8 bytes) a record may
+   * hold of a result, a stream of values (a gRPC server-streaming method) or
+   * a final error; past it, the caller still gets it and the record stores
+   * a `result-not-stored` instead (see `runRpc`).
    */
   constructor(
     private readonly coordinator: IdempotencyCoordinator,

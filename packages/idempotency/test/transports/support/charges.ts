@@ -106,13 +106,13 @@ export class ChargesConsumer {
 
 /**
  * The consumer's module, its store on the real Redis (`REDIS_URL`) under a
- * prefix of its own, so runs never see each other's records; its events
- * go to the `Recorder` it provides; `options` adds to the module's own.
+ * prefix of its own, so runs never see each other's records (or `options.store`,
+ * for a test that inspects its records: see `transportStore`); its events go
+ * to the `Recorder` it provides; `options` adds to the module's own.
  */
 export function consumerModule(controllers: Type[] = [ChargesConsumer], options: Partial<IdempotencyModuleOptions> = {}): DynamicModule {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const recorder = new Recorder();
-  const store = new RedisStore({ client: createRedisClient(url), prefix: `test:transport:${randomUUID()}:`, ownsClient: true });
+  const store = options.store ?? transportStore();
   @Module({})
   class ConsumerModule {}
   return {
@@ -133,6 +133,12 @@ export function consumerModule(controllers: Type[] = [ChargesConsumer], options:
   };
 }
 
+/** A store on the real Redis (`REDIS_URL`) under a prefix of its own; the module closes it (`closeStore`). */
+export function transportStore(): RedisStore {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  return new RedisStore({ client: createRedisClient(url), prefix: `test:transport:${randomUUID()}:`, ownsClient: true });
+}
+
 /** A fresh key per test, so the shared server never replays another test's answer. */
 export const freshKey = (label: string): string => `${label}-${randomUUID()}`;
 
@@ -145,9 +151,13 @@ export async function settled<T>(call: Promise<T>): Promise<{ value: T } | { err
   }
 }
 
-/** The consumer app as a microservice on `options`' transport, listening. */
-export async function startConsumer(options: object, controllers?: Type[]): Promise<INestMicroservice> {
-  const moduleRef = await Test.createTestingModule({ imports: [consumerModule(controllers)] }).compile();
+/** The consumer app as a microservice on `options`' transport, listening; `moduleOptions` adds to its module's (see `consumerModule`). */
+export async function startConsumer(
+  options: object,
+  controllers?: Type[],
+  moduleOptions?: Partial<IdempotencyModuleOptions>,
+): Promise<INestMicroservice> {
+  const moduleRef = await Test.createTestingModule({ imports: [consumerModule(controllers, moduleOptions)] }).compile();
   const microservice = moduleRef.createNestMicroservice({ ...options, logger: false });
   await microservice.listen();
   return microservice;
