@@ -48,7 +48,8 @@ export interface IdempotencyModuleOptions extends Omit<IdempotencyOptions, 'obse
    * still reaches its caller; its record stores a 500 `result-not-stored`
    * problem instead, so a retry never runs the handler again. A message
    * handler's answer (its result, its stream of values, or the final error
-   * it threw) is bounded alike, by the UTF-8 bytes of its stored JSON. Also
+   * it threw) and a GraphQL mutation's (its result, or the final error it
+   * threw) are bounded alike, by the UTF-8 bytes of their stored JSON. Also
    * the largest body a replay decompresses for a client that does not
    * accept the stored answer's encoding: past it, that client gets 406
    * `encoding-not-acceptable`.

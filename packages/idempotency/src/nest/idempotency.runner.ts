@@ -47,7 +47,7 @@ export class IdempotencyRunner {
     this.transports = {
       http: new HttpTransport(coordinator, adapterHost, settings),
       rpc: new RpcTransport(coordinator, settings.maxResponseBytes),
-      graphql: new GraphqlTransport(coordinator),
+      graphql: new GraphqlTransport(coordinator, settings.maxResponseBytes),
     };
   }
 

@@ -16,9 +16,12 @@ import { decodeGraphqlResult, encodeGraphqlError, encodeGraphqlValue, graphqlErr
  * field resolvers of its type (`@ResolveField`) run again, so they must only
  * read. A final error it threw (an `HttpException`, or a `GraphQLError`
  * whose `extensions` carry a `status`) is stored and thrown again; any other
- * error releases the key. A replay sets `Idempotency-Replayed: true` on the
- * HTTP response. The operation's `isFinal` sees a returned value as an HTTP
- * answer would be seen: `{ statusCode: 200, body }`.
+ * error releases the key. A result or final error whose stored JSON is
+ * larger than `maxBytes` (UTF-8 bytes) still reaches the caller, and its
+ * record stores a `result-not-stored` instead, so a retry is refused rather
+ * than running the resolver again. A replay sets `Idempotency-Replayed:
+ * true` on the HTTP response. The operation's `isFinal` sees a returned
+ * value as an HTTP answer would be seen: `{ statusCode: 200, body }`.
  */
 export async function runGraphql(
   coordinator: IdempotencyCoordinator,
@@ -26,6 +29,7 @@ export async function runGraphql(
   request: RunRequest,
   invoke: (execution: Execution) => unknown,
   call: GraphqlCall,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<unknown> {
   let execution: Execution;
   try {
@@ -47,7 +51,7 @@ export async function runGraphql(
   } catch (error) {
     const status = graphqlErrorStatus(error);
     if (status !== undefined && execution.isFinal({ statusCode: status })) {
-      const { stored, unstorable } = encodeGraphqlError(error, status);
+      const { stored, unstorable } = encodeGraphqlError(error, status, maxBytes);
       await complete(execution, stored, unstorable, call);
     } else {
       await execution.release();
@@ -59,7 +63,7 @@ export async function runGraphql(
     await execution.release();
     return value;
   }
-  const { stored, unstorable } = encodeGraphqlValue(snapshotOf(value, call.info.returnType));
+  const { stored, unstorable } = encodeGraphqlValue(snapshotOf(value, call.info.returnType), maxBytes);
   await complete(execution, stored, unstorable, call);
   return value;
 }

@@ -32,21 +32,36 @@ export function graphqlErrorStatus(error: unknown): number | undefined {
   return typeof candidate === 'number' && Number.isInteger(candidate) ? candidate : undefined;
 }
 
-/** The value a resolver returned, as stored; a value JSON cannot hold (a `BigInt`, a cycle) is stored as `unstorable`. */
-export function encodeGraphqlValue(value: unknown): { stored: string; unstorable?: unknown } {
-  return encodeResult({ value: value ?? null });
+/**
+ * The value a resolver returned, as stored; a value JSON cannot hold (a
+ * `BigInt`, a cycle), or whose record is larger than `maxBytes`, is stored
+ * as `unstorable`.
+ */
+export function encodeGraphqlValue(value: unknown, maxBytes = Number.POSITIVE_INFINITY): { stored: string; unstorable?: unknown } {
+  return encodeResult({ value: value ?? null }, { maxBytes, what: 'result' });
 }
 
-/** A final error the resolver threw, stored to be thrown again on replay. */
-export function encodeGraphqlError(error: unknown, status: number): { stored: string; unstorable?: unknown } {
-  if (error instanceof HttpException) return encodeResult({ error: { status, response: error.getResponse() } });
+/**
+ * A final error the resolver threw, stored to be thrown again on replay;
+ * one whose record is larger than `maxBytes` is stored as `unstorable`.
+ */
+export function encodeGraphqlError(
+  error: unknown,
+  status: number,
+  maxBytes = Number.POSITIVE_INFINITY,
+): { stored: string; unstorable?: unknown } {
+  const bound = { maxBytes, what: 'error' };
+  if (error instanceof HttpException) return encodeResult({ error: { status, response: error.getResponse() } }, bound);
   const { message, extensions } = error as { message?: unknown; extensions?: unknown };
-  return encodeResult({
-    graphqlError: {
-      message: typeof message === 'string' ? message : 'Error',
-      extensions: { ...(typeof extensions === 'object' && extensions !== null ? extensions : {}), status },
+  return encodeResult(
+    {
+      graphqlError: {
+        message: typeof message === 'string' ? message : 'Error',
+        extensions: { ...(typeof extensions === 'object' && extensions !== null ? extensions : {}), status },
+      },
     },
-  });
+    bound,
+  );
 }
 
 /**

@@ -34,7 +34,15 @@ type WithCall = ExecutionContext & { [CALL]?: GraphqlCall };
  * reads the resolver's arguments as Nest hands them.
  */
 export class GraphqlTransport implements IdempotencyTransport {
-  constructor(private readonly coordinator: IdempotencyCoordinator) {}
+  /**
+   * @param maxResponseBytes - the stored JSON (UTF-8 bytes) a mutation's
+   * record may hold of its result or final error; past it, the caller still
+   * gets it and the record stores a `result-not-stored` instead (see `runGraphql`).
+   */
+  constructor(
+    private readonly coordinator: IdempotencyCoordinator,
+    private readonly maxResponseBytes?: number,
+  ) {}
 
   view(context: ExecutionContext): ExecutionContext {
     const call = new GraphqlCall(context);
@@ -96,7 +104,7 @@ export class GraphqlTransport implements IdempotencyTransport {
     const { response } = call;
     // Only a request that waits needs to hear of a disconnect.
     if (response) request.signal = () => disconnectSignal(response);
-    return runGraphql(this.coordinator, route, request, invoke, call);
+    return runGraphql(this.coordinator, route, request, invoke, call, this.maxResponseBytes);
   }
 
   refusal(error: unknown, context: ExecutionContext): unknown {

@@ -157,7 +157,8 @@ export type DriverName = keyof typeof Drivers;
 
 /**
  * The payments API on `driver`, listening on a free loopback port: records
- * on the real Redis (`REDIS_URL`) under a prefix of their own, scoped by the
+ * on the real Redis (`REDIS_URL`) under a prefix of their own (or in
+ * `options.module.store`, for a test that inspects them), scoped by the
  * caller (`principalScope`, reading the user the guard set). With
  * `resolvers` beside `ChargesResolver`, each given `Ledger` and `Receipts`.
  */
@@ -168,7 +169,8 @@ export async function startGraphqlApp(
 ): Promise<{ app: INestApplication; url: string }> {
   const { adapter, graphql } = Drivers[driver](options.driver);
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const store = new RedisStore({ client: createRedisClient(url), prefix: `test:graphql:${randomUUID()}:`, ownsClient: true });
+  const store =
+    options.module?.store ?? new RedisStore({ client: createRedisClient(url), prefix: `test:graphql:${randomUUID()}:`, ownsClient: true });
   @Module({
     imports: [
       graphql,
