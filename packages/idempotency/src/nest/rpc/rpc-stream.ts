@@ -79,7 +79,8 @@ export function heldStream(
         next(value) {
           last = value;
           if (!held) return subscriber.next(value);
-          bytes += encodedBytes(value) + 1;
+          // A value past the first adds its comma: the count is the record's bytes exactly, as `encodeResult` measures them.
+          bytes += encodedBytes(value) + (held.length > 0 ? 1 : 0);
           if (bytes <= maxBytes) return void held.push(value);
           // Past the bound: no longer held, the caller gets the stream as it comes.
           const sent = held;
