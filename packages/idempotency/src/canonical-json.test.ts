@@ -217,6 +217,39 @@ describe('canonicalJson beyond JSON', () => {
     expect(canonicalJson(value)).toBe('{"order":Map{"lines":[Set[1n,3n],{"qty":2,"sku":"b"}],Set["eu","vip"]:Map{"x":null}},"total":4n}');
   });
 
+  it("writes a Map's or a Set's own enumerable properties after its entries: a subclass's field tells two values apart", () => {
+    class Basket extends Map<string, number> {
+      constructor(
+        public currency: string,
+        entries: Array<[string, number]>,
+      ) {
+        super(entries);
+      }
+    }
+    expect(canonicalJson(new Basket('EUR', [['sku-1', 2]]))).toBe('Map{"sku-1":2}{"currency":"EUR"}');
+    expect(canonicalJson(new Basket('EUR', [['sku-1', 2]]))).not.toBe(canonicalJson(new Basket('USD', [['sku-1', 2]])));
+    const tagged = (mode: string) => Object.assign(new Set(['x']), { mode, b: [1n] });
+    expect(canonicalJson(tagged('refund'))).toBe('Set["x"]{"b":[1n],"mode":"refund"}');
+    expect(canonicalJson(tagged('refund'))).not.toBe(canonicalJson(tagged('charge')));
+    // What an object leaves out, a Map leaves out: without a property written, the form is a plain Map's.
+    expect(canonicalJson(Object.assign(new Map([['a', 1]]), { skipped: undefined, f: () => 1 }))).toBe('Map{"a":1}');
+    expect(canonicalJson(Object.assign(new Set(), { hidden: 1 }))).not.toBe(canonicalJson(new Set()));
+    // Apart from a Map holding an object, or followed by one in a list.
+    expect(canonicalJson(Object.assign(new Map(), { a: 1 }))).not.toBe(canonicalJson(new Map([['a', 1]])));
+    expect(canonicalJson([Object.assign(new Map(), { a: 1 })])).not.toBe(canonicalJson([new Map(), { a: 1 }]));
+  });
+
+  it("counts a Map's own properties at the Map's level, as an object's members", () => {
+    const withProperty = Object.assign(new Map(), { inner: [] });
+    expect(canonicalJson(withProperty, 2)).toBe('Map{}{"inner":[]}');
+    expect(() => canonicalJson(withProperty, 1)).toThrow(TooDeepError);
+    expect(canonicalJson(new Map([['inner', []]]), 2)).toBe('Map{"inner":[]}');
+    expect(() => canonicalJson(new Map([['inner', []]]), 1)).toThrow(TooDeepError);
+    let deep: unknown = 0;
+    for (let level = 0; level < 20_000; level++) deep = Object.assign(new Set(), { next: deep });
+    expect(() => canonicalJson(deep)).toThrow(TooDeepError);
+  });
+
   it('uses what a Map or a Set says its JSON form is, as for any object', () => {
     const described = Object.assign(new Map([['a', 1]]), { toJSON: () => ({ a: 1 }) });
     expect(canonicalJson(described)).toBe('{"a":1}');

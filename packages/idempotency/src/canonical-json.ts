@@ -17,7 +17,9 @@ export class TooDeepError extends RangeError {
  * `Map` as `Map{key:value,...}`, its entries sorted by their key's form
  * (then their value's), so their order does not matter; a `Set` as
  * `Set[...]`, its elements sorted by their form. A key, value or element
- * that is `undefined` is written `undefined`, apart from `null`.
+ * that is `undefined` is written `undefined`, apart from `null`. A Map's
+ * or a Set's own enumerable properties (a subclass's field) follow as an
+ * object, `Map{...}{"currency":"EUR"}`, when it has any.
  *
  * Written here rather than taken from a package because the request body
  * is untrusted: a recursive canonicaliser overflows the stack on a body of
@@ -51,18 +53,36 @@ function write(value: unknown, depth: number): string {
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i] ?? null, depth - 1);
     return `${out}]`;
   }
-  const record = value as Record<string, unknown>;
+  return writeObject(value as Record<string, unknown>, depth - 1);
+}
+
+/** `{...}`: the object's own enumerable members, sorted, each written at `depth` (the level inside the object). */
+function writeObject(record: Record<string, unknown>, depth: number): string {
   let out = '{';
   for (const name of sortedKeys(record)) {
     const member = record[name];
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
-    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(name)}:${write(member, depth - 1)}`;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(name)}:${write(member, depth)}`;
   }
   return `${out}}`;
 }
 
 /**
- * `Map{key:value,...}`: no JSON value starts with `M`, so a Map's form is
+ * A Map's or a Set's own enumerable properties (a subclass's field, an
+ * expando) are part of the value, as an object's members are: written as
+ * an object right after the entries, at the same level, and only when
+ * there are some, so a plain Map or Set keeps the form it always had. No
+ * other form follows a Map's or a Set's with `{`, so it cannot be read two ways.
+ */
+function ownProperties(collection: object, depth: number): string {
+  if (Object.keys(collection).length === 0) return '';
+  const written = writeObject(collection as Record<string, unknown>, depth);
+  return written === '{}' ? '' : written;
+}
+
+/**
+ * `Map{key:value,...}`, then its own properties if it has any
+ * (`Map{...}{"currency":"EUR"}`): no JSON value starts with `M`, so a Map's form is
  * neither an object's nor an array's (nor a Set's). Its entries are sorted
  * by the key's form, then the value's: two keys can have one form (two
  * equal objects), and their order must not be left to insertion. A reader
@@ -78,14 +98,14 @@ function writeMap(map: ReadonlyMap<unknown, unknown>, depth: number): string {
     const [key, member] = entries[i] as [string, string];
     out += `${i > 0 ? ',' : ''}${key}:${member}`;
   }
-  return `${out}}`;
+  return `${out}}${ownProperties(map, depth)}`;
 }
 
-/** `Set[...]`, its elements sorted by their form: their order of insertion does not matter. */
+/** `Set[...]`, its elements sorted by their form (their order of insertion does not matter), then its own properties if it has any. */
 function writeSet(set: ReadonlySet<unknown>, depth: number): string {
   const elements: string[] = [];
   for (const element of set) elements.push(writeMember(element, depth));
-  return `Set[${elements.sort().join(',')}]`;
+  return `Set[${elements.sort().join(',')}]${ownProperties(set, depth)}`;
 }
 
 /** A Map's key or value, a Set's element: present even when `undefined`, so written, and apart from `null`. */

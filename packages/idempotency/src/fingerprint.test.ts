@@ -98,6 +98,22 @@ describe('requestFingerprint', () => {
     expect(graphql({ tags: new Set(['x']) })).not.toBe(graphql({ tags: new Set(['y']) }));
   });
 
+  it("fingerprints a Map's or a Set's own fields (a subclass's): the same entries in another currency are another request", () => {
+    class Basket extends Map<string, number> {
+      constructor(
+        public currency: string,
+        entries: Array<[string, number]>,
+      ) {
+        super(entries);
+      }
+    }
+    const print = (body: unknown) => requestFingerprint({ ...base, body });
+    expect(print({ basket: new Basket('EUR', [['sku-1', 2]]) })).not.toBe(print({ basket: new Basket('USD', [['sku-1', 2]]) }));
+    expect(print({ basket: new Basket('EUR', [['sku-1', 2]]) })).toBe(print({ basket: new Basket('EUR', [['sku-1', 2]]) }));
+    const tagged = (mode: string) => Object.assign(new Set(['x']), { mode });
+    expect(print({ s: tagged('refund') })).not.toBe(print({ s: tagged('charge') }));
+  });
+
   it('refuses a Map nested deeper than the canonical form allows with a 400 InvalidRequestError', () => {
     let deep: unknown = new Map();
     for (let level = 0; level < 20_000; level++) deep = new Map([['n', deep]]);

@@ -42,8 +42,8 @@ export interface FingerprintInput {
  * A `bigint`, a `Map` or a `Set` in the body (a GraphQL custom scalar's
  * argument, a message codec's value) is written in a form no JSON value
  * has: `500n` is neither `500` nor `"500n"`, and a Map is written with its
- * entries, sorted, so two Maps differ as their entries do, whatever their
- * order. What JSON already holds hashes as it always has.
+ * entries, sorted, and its own enumerable properties (a subclass's field),
+ * so two Maps differ as their entries or fields do, whatever their order. What JSON already holds hashes as it always has.
  *
  * @throws InvalidRequestError (400) for a body nested too deep to canonicalise (a Map or a Set is a level).
  * @throws TypeError for a body holding what has no canonical form (a non-finite number, a function or a symbol in a list).
