@@ -78,6 +78,19 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('counts a toJSON call as a level: a chain of them is TooDeepError, not a stack overflow', () => {
+    const chain = (): object => ({ toJSON: chain });
+    expect(() => canonicalJson(chain())).toThrow(TooDeepError);
+    // What a toJSON returns is written as before; a Date in a list takes the two levels it always took.
+    const date = new Date(Date.UTC(2026, 0, 2));
+    expect(canonicalJson([date], 2)).toBe('["2026-01-02T00:00:00.000Z"]');
+    expect(() => canonicalJson([date], 1)).toThrow(TooDeepError);
+    const described = { toJSON: () => ({ b: 2, a: [1] }) };
+    expect(canonicalJson(described)).toBe('{"a":[1],"b":2}');
+    expect(canonicalJson(described, 3)).toBe('{"a":[1],"b":2}');
+    expect(() => canonicalJson(described, 2)).toThrow(TooDeepError);
+  });
+
   it('refuses what has no canonical form', () => {
     expect(() => canonicalJson({ n: Number.NaN })).toThrow(TypeError);
     expect(() => canonicalJson({ n: Number.POSITIVE_INFINITY })).toThrow(TypeError);

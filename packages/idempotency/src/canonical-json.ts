@@ -1,4 +1,4 @@
-/** Deepest nesting of arrays, objects, Maps and Sets a canonical form is made of. */
+/** Deepest nesting of arrays, objects, Maps, Sets and `toJSON` calls a canonical form is made of. */
 export const MAX_CANONICAL_DEPTH = 64;
 
 /** A value nested deeper than {@link MAX_CANONICAL_DEPTH}. */
@@ -25,7 +25,7 @@ export class TooDeepError extends RangeError {
  * is untrusted: a recursive canonicaliser overflows the stack on a body of
  * 20,000 nested arrays that is well under any size limit, and that must be
  * a 400, not a crash. The depth is bounded instead, in the same single pass;
- * a Map or a Set is a level as an array is.
+ * a Map or a Set is a level as an array is, and so is a `toJSON` call.
  *
  * @throws TooDeepError beyond `maxDepth` levels of nesting.
  * @throws TypeError for what has no canonical form (a non-finite number, a function or a symbol in a list).
@@ -45,7 +45,9 @@ function write(value: unknown, depth: number): string {
   if (typeof value !== 'object') throw new TypeError(`a ${typeof value} has no JSON form`);
   if (depth === 0) throw new TooDeepError(`nested deeper than ${MAX_CANONICAL_DEPTH} levels`);
   const json = (value as { toJSON?: unknown }).toJSON;
-  if (typeof json === 'function') return write(json.call(value), depth);
+  // A level of its own: a toJSON may return another object with a toJSON, and
+  // such a chain must end in TooDeepError, not a stack overflow.
+  if (typeof json === 'function') return write(json.call(value), depth - 1);
   if (value instanceof Map) return writeMap(value, depth - 1);
   if (value instanceof Set) return writeSet(value, depth - 1);
   if (Array.isArray(value)) {
