@@ -141,4 +141,20 @@ describe('pickFields', () => {
     expect(pickFields('text', ['orderId'])).toEqual({ orderId: null });
     expect(pickFields(null, ['orderId'])).toEqual({ orderId: null });
   });
+
+  it("reads a Map body's entries by field name, so two Map messages differ as their named fields do", () => {
+    const fields = ['orderId', 'amountCents'];
+    const message = (amountCents: number) =>
+      new Map<unknown, unknown>([
+        ['orderId', 'o-1'],
+        ['amountCents', amountCents],
+        ['traceId', `t-${amountCents}`],
+      ]);
+    expect(pickFields(message(500), fields)).toEqual({ orderId: 'o-1', amountCents: 500 });
+    const print = (body: unknown) => requestFingerprint({ ...base, body: pickFields(body, fields) });
+    expect(print(message(500))).not.toBe(print(message(9_999)));
+    expect(print(message(500))).toBe(print({ orderId: 'o-1', amountCents: 500, traceId: 'other' }));
+    // By string key only: a field is a name, and a missing one is null.
+    expect(pickFields(new Map<unknown, unknown>([[1, 'one']]), ['1'])).toEqual({ '1': null });
+  });
 });

@@ -86,8 +86,14 @@ function canonicalQuery(query: string): Array<[string, string]> {
   return [...params];
 }
 
-/** Keep only the named top-level fields of a body (for `fingerprintFields`). */
+/**
+ * Keep only the named top-level fields of a body (for `fingerprintFields`).
+ * A body that is a Map (a message codec's) has its entries read by name,
+ * as an object's members are: its own properties are not its fields, and
+ * reading them picked `null` for every field of every such message.
+ */
 export function pickFields(body: unknown, fields: readonly string[]): Record<string, unknown> {
+  if (body instanceof Map) return Object.fromEntries(fields.map((field) => [field, body.get(field) ?? null]));
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   return Object.fromEntries(fields.map((field) => [field, source[field] ?? null]));
 }

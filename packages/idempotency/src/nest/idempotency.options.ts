@@ -101,7 +101,7 @@ export interface IdempotencyModuleOptions extends Omit<IdempotencyOptions, 'obse
 export type IdempotentOptions = {
   /** Overrides the module's `keyMode` for this route. */
   keyMode?: KeyMode;
-  /** Fingerprint only these top-level body fields (e.g. to ignore a client timestamp). */
+  /** Fingerprint only these top-level body fields (e.g. to ignore a client timestamp); a body that is a `Map` is read by these names as its keys. */
   fingerprintFields?: string[];
   /** Overrides the module's `scope` for this route (e.g. `'shared'` for a partner's webhook). */
   scope?: Scope;
