@@ -97,6 +97,22 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson([() => 1])).toThrow(TypeError);
     expect(() => canonicalJson(Symbol('s'))).toThrow(TypeError);
   });
+
+  it('refuses a Proxy of a Map or a Set, whose contents cannot be read, in its own words', () => {
+    const map = new Proxy(new Map([['a', 1]]), {});
+    expect(map).toBeInstanceOf(Map);
+    expect(() => canonicalJson(map)).toThrow(
+      new TypeError('a Map that cannot be iterated (such as a Proxy of a Map) has no canonical form'),
+    );
+    expect(() => canonicalJson({ counts: map })).toThrow(/^a Map that cannot be iterated/);
+    expect(() => canonicalJson(new Map([[map, 1]]))).toThrow(/^a Map that cannot be iterated/);
+    expect(() => canonicalJson(new Proxy(new Set([1]), {}))).toThrow(
+      new TypeError('a Set that cannot be iterated (such as a Proxy of a Set) has no canonical form'),
+    );
+    expect(() => canonicalJson(Object.create(Map.prototype))).toThrow(/^a Map that cannot be iterated/);
+    // A subclass is a Map the engine reads.
+    expect(canonicalJson(new (class Counts extends Map<string, number> {})([['a', 1]]))).toBe('Map{"a":1}');
+  });
 });
 
 describe('canonicalJson beyond JSON', () => {

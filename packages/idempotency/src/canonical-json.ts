@@ -1,3 +1,5 @@
+import { types } from 'node:util';
+
 /** Deepest nesting of arrays, objects, Maps, Sets and `toJSON` calls a canonical form is made of. */
 export const MAX_CANONICAL_DEPTH = 64;
 
@@ -28,7 +30,7 @@ export class TooDeepError extends RangeError {
  * a Map or a Set is a level as an array is, and so is a `toJSON` call.
  *
  * @throws TooDeepError beyond `maxDepth` levels of nesting.
- * @throws TypeError for what has no canonical form (a non-finite number, a function or a symbol in a list).
+ * @throws TypeError for what has no canonical form (a non-finite number, a function or a symbol in a list, a Proxy of a Map or a Set).
  */
 export function canonicalJson(value: unknown, maxDepth = MAX_CANONICAL_DEPTH): string {
   return write(value, maxDepth);
@@ -48,8 +50,8 @@ function write(value: unknown, depth: number): string {
   // A level of its own: a toJSON may return another object with a toJSON, and
   // such a chain must end in TooDeepError, not a stack overflow.
   if (typeof json === 'function') return write(json.call(value), depth - 1);
-  if (value instanceof Map) return writeMap(value, depth - 1);
-  if (value instanceof Set) return writeSet(value, depth - 1);
+  if (value instanceof Map) return writeMap(iterableMap(value), depth - 1);
+  if (value instanceof Set) return writeSet(iterableSet(value), depth - 1);
   if (Array.isArray(value)) {
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + write(value[i] ?? null, depth - 1);
@@ -108,6 +110,26 @@ function writeSet(set: ReadonlySet<unknown>, depth: number): string {
   const elements: string[] = [];
   for (const element of set) elements.push(writeMember(element, depth));
   return `Set[${elements.sort().join(',')}]${ownProperties(set, depth)}`;
+}
+
+/**
+ * The Map itself, when its entries can be read. A Proxy of a Map (as
+ * reactive state libraries hand out) passes `instanceof Map` but has no
+ * entries of its own to read: Map's methods throw on it. Its contents
+ * cannot be known, so it has no canonical form, and it is refused as a
+ * function is, in words of this library rather than the engine's.
+ *
+ * @throws TypeError when `map` is not a Map the engine can read (a Proxy of one, an object made from Map's prototype).
+ */
+export function iterableMap<K, V>(map: ReadonlyMap<K, V>): ReadonlyMap<K, V> {
+  if (!types.isMap(map)) throw new TypeError('a Map that cannot be iterated (such as a Proxy of a Map) has no canonical form');
+  return map;
+}
+
+/** As {@link iterableMap}, for a Set. */
+function iterableSet<T>(set: ReadonlySet<T>): ReadonlySet<T> {
+  if (!types.isSet(set)) throw new TypeError('a Set that cannot be iterated (such as a Proxy of a Set) has no canonical form');
+  return set;
 }
 
 /** A Map's key or value, a Set's element: present even when `undefined`, so written, and apart from `null`. */

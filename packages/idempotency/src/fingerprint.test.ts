@@ -157,4 +157,12 @@ describe('pickFields', () => {
     // By string key only: a field is a name, and a missing one is null.
     expect(pickFields(new Map<unknown, unknown>([[1, 'one']]), ['1'])).toEqual({ '1': null });
   });
+
+  it('refuses a Proxy of a Map body, whose entries cannot be read, as the fingerprint does', () => {
+    const proxied = new Proxy(new Map([['amountCents', 500]]), {});
+    expect(() => pickFields(proxied, ['amountCents'])).toThrow(/^a Map that cannot be iterated/);
+    expect(() => requestFingerprint({ ...base, body: { lines: proxied } })).toThrow(
+      new TypeError('a Map that cannot be iterated (such as a Proxy of a Map) has no canonical form'),
+    );
+  });
 });

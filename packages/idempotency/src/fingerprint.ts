@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { canonicalJson, MAX_CANONICAL_DEPTH, TooDeepError } from './canonical-json';
+import { canonicalJson, iterableMap, MAX_CANONICAL_DEPTH, TooDeepError } from './canonical-json';
 import { InvalidRequestError } from './errors';
 
 /**
@@ -46,7 +46,7 @@ export interface FingerprintInput {
  * so two Maps differ as their entries or fields do, whatever their order. What JSON already holds hashes as it always has.
  *
  * @throws InvalidRequestError (400) for a body nested too deep to canonicalise (a Map or a Set is a level).
- * @throws TypeError for a body holding what has no canonical form (a non-finite number, a function or a symbol in a list).
+ * @throws TypeError for a body holding what has no canonical form (a non-finite number, a function or a symbol in a list, a Proxy of a Map or a Set).
  * @example
  * requestFingerprint({ method: 'POST', path: '/orders/7/refund', query: 'notify=1', body: { amountCents: 500 } });
  *
@@ -93,7 +93,10 @@ function canonicalQuery(query: string): Array<[string, string]> {
  * reading them picked `null` for every field of every such message.
  */
 export function pickFields(body: unknown, fields: readonly string[]): Record<string, unknown> {
-  if (body instanceof Map) return Object.fromEntries(fields.map((field) => [field, body.get(field) ?? null]));
+  if (body instanceof Map) {
+    const map = iterableMap(body);
+    return Object.fromEntries(fields.map((field) => [field, map.get(field) ?? null]));
+  }
   const source = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   return Object.fromEntries(fields.map((field) => [field, source[field] ?? null]));
 }
