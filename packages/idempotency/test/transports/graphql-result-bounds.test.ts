@@ -84,7 +84,7 @@ describe.each(Object.keys(Drivers) as DriverName[])('@Idempotent bounds what a m
       expect(first.body).toEqual({ data: { memo: memo(bytes) } });
       const record = await runs.record(store, key);
       expect(record).toMatchObject({ status: 'completed' });
-      expect(JSON.parse(record.answer!.body!)).toEqual(notStored('result'));
+      expect(JSON.parse(record.answer!.body!)).toEqual(notStored('result', { value: memo(bytes) }));
 
       const retry = await call(MEMO, key, bytes);
       expect(retry.body.errors).toEqual(REFUSED_AS_NOT_STORED);
@@ -108,7 +108,7 @@ describe.each(Object.keys(Drivers) as DriverName[])('@Idempotent bounds what a m
     const first = await call(REFUSE, key, 2000);
     expect(first.body.errors).toEqual([expect.objectContaining({ message: refusal(2000) })]);
     const record = await runs.record(store, key);
-    expect(JSON.parse(record.answer!.body!)).toEqual(notStored('error'));
+    expect(JSON.parse(record.answer!.body!)).toEqual(notStored('error', { error: { status: 402, response: refusal(2000) } }));
 
     const retry = await call(REFUSE, key, 2000);
     expect(retry.body.errors).toEqual(REFUSED_AS_NOT_STORED);

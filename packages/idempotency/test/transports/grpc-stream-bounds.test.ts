@@ -140,6 +140,11 @@ describe('@Idempotent bounds a gRPC server stream (@grpc/grpc-js over loopback)'
     expect(retry).toEqual({ code: status.INTERNAL, replies: [], problemType: 'urn:idempotency-chain:problem:result-not-stored' });
     expect(logOf(LONG).runs).toBe(charge);
     expect(recorder.count('unstorable')).toBe(unstorable + 1);
+    // No longer held past the bound, the stream has no size to tell: the reason names the option to raise.
+    const reason = recorder.events.findLast((event) => event.outcome === 'unstorable')?.error;
+    expect(reason).toEqual(
+      new Error(`the stream of values is larger than maxResponseBytes (${MAX_RESPONSE_BYTES.toLocaleString('en-US')})`),
+    );
   });
 
   it('stops a stream that never completes once its caller cancels, and releases the key for a retry', async () => {

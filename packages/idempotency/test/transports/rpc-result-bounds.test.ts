@@ -94,7 +94,7 @@ describe('@Idempotent bounds what a message answer stores by maxResponseBytes (N
       expect(first).toEqual(memo(bytes));
       const record = await runs.record(store, key);
       expect(record).toMatchObject({ status: 'completed' });
-      expect(JSON.parse(record.answer!.body!)).toEqual(notStored('result'));
+      expect(JSON.parse(record.answer!.body!)).toEqual(notStored('result', { values: [memo(bytes)] }));
       expect(unstorables()).toBe(unstorable + 1);
 
       const retry = await settled(ask(Patterns.receipt, key, bytes));
@@ -120,7 +120,9 @@ describe('@Idempotent bounds what a message answer stores by maxResponseBytes (N
     const first = await settled(ask(Patterns.refusal, key, 2000));
     expect(first).toEqual({ error: { status: 402, ...memo(2000 - STATUS_BYTES) } });
     const record = await runs.record(store, key);
-    expect(JSON.parse(record.answer!.body!)).toEqual(notStored('error'));
+    expect(JSON.parse(record.answer!.body!)).toEqual(
+      notStored('error', { error: { status: 402, payload: { status: 402, ...memo(2000 - STATUS_BYTES) }, rpc: true } }),
+    );
     expect(unstorables()).toBe(unstorable + 1);
 
     const retry = await settled(ask(Patterns.refusal, key, 2000));

@@ -52,13 +52,21 @@ export function encodeResult(result: object, bound?: StoredBound): { stored: str
   } catch (error) {
     return encodeUnstorable(error);
   }
-  if (bound && Buffer.byteLength(stored) > bound.maxBytes) return encodeUnstorable(tooLargeError(bound));
+  const bytes = bound ? Buffer.byteLength(stored) : 0;
+  if (bound && bytes > bound.maxBytes) return encodeUnstorable(tooLargeError(bound, bytes));
   return { stored };
 }
 
-/** Why a result larger than its bound is not stored: `unstorable`, and the reason a retry is told. */
-export function tooLargeError({ maxBytes, what }: StoredBound): Error {
-  return new Error(`the ${what} is larger than the ${maxBytes} bytes a result may store`);
+/**
+ * Why a result larger than its bound is not stored: `unstorable`, and the
+ * reason a retry is told, so whoever reads it knows how large the answer
+ * was and which option to raise: `the result is 5,013 bytes, larger than
+ * maxResponseBytes (1,024)`. `bytes` is the stored JSON's size, when it is
+ * known; a stream no longer held past the bound has none.
+ */
+export function tooLargeError({ maxBytes, what }: StoredBound, bytes?: number): Error {
+  const size = bytes === undefined ? '' : ` ${bytes.toLocaleString('en-US')} bytes,`;
+  return new Error(`the ${what} is${size} larger than maxResponseBytes (${maxBytes.toLocaleString('en-US')})`);
 }
 
 /** A result that cannot be stored, as its record stores it: `{ unstorable: reason }`, with `error` as `unstorable`. */

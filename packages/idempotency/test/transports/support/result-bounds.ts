@@ -13,9 +13,13 @@ export const pastTheBound = (fits: number): Array<[string, number]> => [
 /** A JSON object, `{"memo":"xx…"}`, of exactly `bytes` UTF-8 bytes. */
 export const memo = (bytes: number) => ({ memo: 'x'.repeat(bytes - Buffer.byteLength('{"memo":""}')) });
 
-/** The reason a record gives for not storing a result (`what`: `result`, `error`) past `MAX_RESPONSE_BYTES`. */
-export const notStored = (what: string) => ({
-  unstorable: `the ${what} is larger than the ${MAX_RESPONSE_BYTES} bytes a result may store`,
+/**
+ * The reason a record gives for not storing a result (`what`: `result`,
+ * `error`) past `MAX_RESPONSE_BYTES`: the size of the JSON it would have
+ * stored, and the option that bounds it.
+ */
+export const notStored = (what: string, storedJson: object) => ({
+  unstorable: `the ${what} is ${Buffer.byteLength(JSON.stringify(storedJson)).toLocaleString('en-US')} bytes, larger than maxResponseBytes (${MAX_RESPONSE_BYTES.toLocaleString('en-US')})`,
 });
 
 /** How many times a handler ran for each tag (the test's key), and the record key it ran under. */
