@@ -44,15 +44,19 @@ export interface IdempotencyModuleOptions extends Omit<IdempotencyOptions, 'obse
    */
   replayHeaders?: string[];
   /**
-   * Largest response body stored, in bytes. Default 1 MiB. A larger answer
-   * still reaches its caller; its record stores a 500 `result-not-stored`
-   * problem instead, so a retry never runs the handler again. A message
-   * handler's answer (its result, its stream of values, or the final error
-   * it threw) and a GraphQL mutation's (its result, or the final error it
-   * threw) are bounded alike, by the UTF-8 bytes of their stored JSON. Also
-   * the largest body a replay decompresses for a client that does not
-   * accept the stored answer's encoding: past it, that client gets 406
-   * `encoding-not-acceptable`.
+   * Largest answer stored, in bytes. Default 1 MiB. Over HTTP, it is the
+   * response body's bytes. A larger answer still reaches its caller; its
+   * record stores a 500 `result-not-stored` problem instead, so a retry
+   * never runs the handler again. For a message handler (its result, its
+   * stream of values, or the final error it threw) and a GraphQL mutation
+   * (its result, or the final error it threw), it is the UTF-8 bytes of the
+   * answer's stored JSON: its value or values, or its error, with a few bytes
+   * of framing (`{"values":[...]}`, 13 bytes for one value). A binary value
+   * such as a `Buffer` counts as its JSON, about four times its bytes (a
+   * plain `Uint8Array` more), so a 300 KB file in a reply takes about 1 MB
+   * of the bound. Also the largest body a replay decompresses for a client
+   * that does not accept the stored answer's encoding: past it, that client
+   * gets 406 `encoding-not-acceptable`.
    */
   maxResponseBytes?: number;
   /**

@@ -17,11 +17,14 @@ import { decodeGraphqlResult, encodeGraphqlError, encodeGraphqlValue, graphqlErr
  * read. A final error it threw (an `HttpException`, or a `GraphQLError`
  * whose `extensions` carry a `status`) is stored and thrown again; any other
  * error releases the key. A result or final error whose stored JSON is
- * larger than `maxBytes` (UTF-8 bytes) still reaches the caller, and its
- * record stores a `result-not-stored` instead, so a retry is refused rather
- * than running the resolver again. A replay sets `Idempotency-Replayed:
- * true` on the HTTP response. The operation's `isFinal` sees a returned
- * value as an HTTP answer would be seen: `{ statusCode: 200, body }`.
+ * larger than `maxBytes` (UTF-8 bytes: the value or the error with a few
+ * bytes of framing, `{"value":...}`; a binary value such as a `Buffer`
+ * counted as its JSON, about four times its bytes) still reaches the caller,
+ * and its record stores a `result-not-stored` instead, so a retry is refused
+ * rather than running the resolver again. A replay sets
+ * `Idempotency-Replayed: true` on the HTTP response. The operation's
+ * `isFinal` sees a returned value as an HTTP answer would be seen:
+ * `{ statusCode: 200, body }`.
  */
 export async function runGraphql(
   coordinator: IdempotencyCoordinator,

@@ -36,8 +36,10 @@ type WithCall = ExecutionContext & { [CALL]?: GraphqlCall };
 export class GraphqlTransport implements IdempotencyTransport {
   /**
    * @param maxResponseBytes - the stored JSON (UTF-8 bytes) a mutation's
-   * record may hold of its result or final error; past it, the caller still
-   * gets it and the record stores a `result-not-stored` instead (see `runGraphql`).
+   * record may hold of its result or final error: the value or the error with
+   * a few bytes of framing, a binary value such as a `Buffer` counted as its
+   * JSON (about four times its bytes); past it, the caller still gets it and
+   * the record stores a `result-not-stored` instead (see `runGraphql`).
    */
   constructor(
     private readonly coordinator: IdempotencyCoordinator,

@@ -38,16 +38,19 @@ function rpcException(payload: unknown): Error {
 /**
  * Run a message handler under the coordinator: what it emitted is stored and
  * replayed as the same stream of values; a final error it threw (an
- * `HttpException`, an `RpcException` whose payload carries a status, or
- * one whose status the message's transport reads: see
- * `MicroserviceTransport.statusOf`) is stored and thrown again; anything else
- * releases the key. What a record stores is bounded by `bounds.maxBytes` of
- * stored JSON (UTF-8 bytes): a larger result or final error still reaches
- * its caller, and its record stores a `result-not-stored` instead, so a
- * retry is refused rather than running the handler again. A stream of
- * values (a gRPC server-streaming method) is held up to that bound: past
- * it, it goes to its caller as it comes; and a caller that goes away before
- * it ended stops it and releases the key (see `heldStream`).
+ * `HttpException`, an `RpcException` whose payload carries a status, or one
+ * whose status the message's transport reads: see
+ * `MicroserviceTransport.statusOf`) is stored and thrown again; anything
+ * else releases the key. What a record stores is bounded by
+ * `bounds.maxBytes` of stored JSON (UTF-8 bytes): the value(s) or the error
+ * with a few bytes of framing (`{"values":[...]}`), a binary value such as a
+ * `Buffer` counted as its JSON (about four times its bytes). A larger result
+ * or final error still reaches its caller, and its record stores a
+ * `result-not-stored` instead, so a retry is refused rather than running the
+ * handler again. A stream of values (a gRPC server-streaming method) is held
+ * up to that bound: past it, it goes to its caller as it comes; and a caller
+ * that goes away before it ended stops it and releases the key (see
+ * `heldStream`).
  */
 export async function runRpc(
   coordinator: IdempotencyCoordinator,

@@ -20,8 +20,10 @@ export class RpcTransport implements IdempotencyTransport {
   /**
    * @param maxResponseBytes - the stored JSON (UTF-8 bytes) a record may
    * hold of a result, a stream of values (a gRPC server-streaming method) or
-   * a final error; past it, the caller still gets it and the record stores
-   * a `result-not-stored` instead (see `runRpc`).
+   * a final error: the value(s) or the error with a few bytes of framing, a
+   * binary value such as a `Buffer` counted as its JSON (about four times its
+   * bytes); past it, the caller still gets it and the record stores a
+   * `result-not-stored` instead (see `runRpc`).
    */
   constructor(
     private readonly coordinator: IdempotencyCoordinator,
