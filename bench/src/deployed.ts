@@ -2,7 +2,7 @@ import { startChargeServer, type AppShape, type ChargeServer, type Library } fro
 import { loadInProcessOfItsOwn, type LoadJob } from './load-process';
 import { Measured, type MeasuredRun } from './measured';
 import type { SectionResult, Target } from './report';
-import { cleanUpPrefix, RUN_PREFIX } from './redis-tools';
+import { cleanUpPrefix, connect, redisCpuMs, RUN_PREFIX } from './redis-tools';
 import { SETTINGS } from './settings';
 import { fmt } from './stats';
 
@@ -38,6 +38,8 @@ interface ShapeResult {
   cpuFirst: number;
   ceilingFirst: number;
   measuredFirst: number;
+  /** Redis's CPU per first execution: ours, then the peer's. */
+  redisFirst: [number, number];
 }
 
 /**
@@ -62,7 +64,8 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
     headline:
       `**As deployed** (one charge app per library as its README wires it, autocannon from its own process on the other core): ours has ` +
       `${SHAPES.map(({ label }, i) => `${results[i]!.ratios} on ${label}`).join(', ')} the throughput of @node-idempotency/nestjs (first executions / replays); ` +
-      `on Fastify a first execution costs ${signed(fastify.cpuFirst)} µs of server CPU over bare, which caps it at ${fmt.ratio(fastify.ceilingFirst)} of bare's throughput on this machine (measured: ${fmt.ratio(fastify.measuredFirst)}).`,
+      `on Fastify a first execution costs ${signed(fastify.cpuFirst)} µs of server CPU over bare, which caps it at ${fmt.ratio(fastify.ceilingFirst)} of bare's throughput on this machine (measured: ${fmt.ratio(fastify.measuredFirst)}); ` +
+      `Redis spends ${fmt.int(fastify.redisFirst[0])} µs of CPU per first execution of ours and ${fmt.int(fastify.redisFirst[1])} µs per one of @node-idempotency/nestjs's, on the same two cores.`,
     title: '11. As deployed: a one-route charge app per library, measured from outside',
     method:
       '`POST /charges` in `fixtures/charge-server`, one NestJS 12 process per library: bare; ours as its README wires it ' +
@@ -85,6 +88,7 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
           'p99',
           'server CPU/req',
           'CPU over bare',
+          'Redis CPU/req',
         ],
         rows: results.flatMap((r) => r.rows),
       },
@@ -92,6 +96,7 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
     targets: results.flatMap((r) => r.targets),
     notes: [
       "The floor under ours: two Redis round trips per first execution (claim, complete) and none per replay of a key this process has replayed before; what is left over bare is the library's CPU, which the ceiling column turns into throughput.",
+      "Redis CPU/req is the Redis server's CPU time (`INFO cpu`, user and system) over the run, per request: the cost of each library's commands on the server, which the app's CPU leaves out and which, on this machine, comes out of the same two cores. Ours runs two Lua scripts per first execution (the fenced claim and the completion, each an atomic read-decide-write of several commands); @node-idempotency/nestjs 1.0.4 sends two SETs (counted with `INFO commandstats`).",
       "Remaining interference: Redis is a shared service floating over both cores (its share of each request lands on the server's core part of the time), and so is the rest of the machine.",
     ],
     profiles: [],
@@ -106,6 +111,8 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
 async function measureShape(label: string, shape: AppShape, log: (line: string) => void): Promise<ShapeResult> {
   const prefix = `${RUN_PREFIX}deployed:`;
   const servers: ChargeServer[] = [];
+  // Reads Redis's CPU time around each run: the share of a request the app's own CPU leaves out.
+  const redis = await connect();
   try {
     const libraries: Library[] = ['bare', 'ours', PEER];
     servers.push(
@@ -138,6 +145,8 @@ async function measureShape(label: string, shape: AppShape, log: (line: string) 
         const { child, url } = variant.server;
         let cpuBefore = Number.NaN;
         let cpuAfter = Number.NaN;
+        let redisBefore: Promise<number> = Promise.resolve(Number.NaN);
+        let redisAfter: Promise<number> = Promise.resolve(Number.NaN);
         const loaded = await loadInProcessOfItsOwn(
           {
             url,
@@ -148,14 +157,25 @@ async function measureShape(label: string, shape: AppShape, log: (line: string) 
             durationS: SETTINGS.durationS,
             key: variant.key,
           },
-          { cpus: SETTINGS.loadCpus, onMeasuring: () => (cpuBefore = child.cpuMs()), onDone: () => (cpuAfter = child.cpuMs()) },
+          {
+            cpus: SETTINGS.loadCpus,
+            onMeasuring: () => {
+              cpuBefore = child.cpuMs();
+              redisBefore = redisCpuMs(redis);
+            },
+            onDone: () => {
+              cpuAfter = child.cpuMs();
+              redisAfter = redisCpuMs(redis);
+            },
+          },
         );
         if (loaded.failures > 0)
           throw new Error(`${variant.name}: ${loaded.failures} answers were not 2xx (${JSON.stringify(loaded.statusCodes)})`);
-        const run: MeasuredRun = { ...loaded, cpuUs: ((cpuAfter - cpuBefore) * 1000) / loaded.total };
+        const redisCpuUs = (((await redisAfter) - (await redisBefore)) * 1000) / loaded.total;
+        const run: MeasuredRun = { ...loaded, cpuUs: ((cpuAfter - cpuBefore) * 1000) / loaded.total, redisCpuUs };
         runs.get(variant.name)!.push(run);
         log(
-          `  round ${round + 1}/${SETTINGS.httpRuns} ${variant.name.padEnd(36)} ${Math.round(run.rps).toString().padStart(6)} req/s  server CPU ${Math.round(run.cpuUs)} µs/req`,
+          `  round ${round + 1}/${SETTINGS.httpRuns} ${variant.name.padEnd(36)} ${Math.round(run.rps).toString().padStart(6)} req/s  server CPU ${Math.round(run.cpuUs)} µs/req  Redis CPU ${Math.round(redisCpuUs)} µs/req`,
         );
       }
     }
@@ -174,6 +194,7 @@ async function measureShape(label: string, shape: AppShape, log: (line: string) 
       fmt.ms(m.figure(name, 'p99').median),
       `${fmt.int(m.figure(name, 'cpuUs').median)} µs`,
       name === BARE ? '' : `${signed(cpuOver(name).median)} µs`,
+      `${fmt.int(m.figure(name, 'redisCpuUs').median)} µs`,
     ]);
     const cpuFirst = cpuOver(nameOf('ours', 'first execution'));
     const targets: Target[] = [
@@ -199,9 +220,11 @@ async function measureShape(label: string, shape: AppShape, log: (line: string) 
       cpuFirst: cpuFirst.median,
       ceilingFirst: ceiling(first).median,
       measuredFirst: m.ratio(first, BARE).median,
+      redisFirst: [m.figure(first, 'redisCpuUs').median, m.figure(nameOf(PEER, 'first execution'), 'redisCpuUs').median],
     };
   } finally {
     await Promise.all(servers.map((s) => s.child.stop()));
+    redis.disconnect();
     log(`  cleaned up ${await cleanUpPrefix(prefix)} keys`);
   }
 }

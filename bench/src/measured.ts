@@ -2,8 +2,11 @@ import type { RoundTrips } from './endpoint-servers';
 import type { LoadResult } from './load';
 import { figure, type Figure } from './stats';
 
-/** One measured run, with the server's CPU time per request (kernel-counted, µs). */
-export type MeasuredRun = LoadResult & { cpuUs: number };
+/**
+ * One measured run, with the server's CPU time per request (kernel-counted,
+ * µs) and, where the run read it, Redis's (`INFO cpu`, server-wide).
+ */
+export type MeasuredRun = LoadResult & { cpuUs: number; redisCpuUs?: number };
 
 /** Every run of one variant, and the Redis commands one of its requests sends. */
 export interface VariantRuns {
@@ -11,8 +14,8 @@ export interface VariantRuns {
   roundTrips: RoundTrips;
 }
 
-/** A figure of a run: throughput, latency percentiles, server CPU per request. */
-export type Metric = 'rps' | 'p50' | 'p99' | 'cpuUs';
+/** A figure of a run: throughput, latency percentiles, server CPU per request, Redis CPU per request. */
+export type Metric = 'rps' | 'p50' | 'p99' | 'cpuUs' | 'redisCpuUs';
 
 /**
  * The runs of variants measured round by round. Comparisons are made run by
@@ -24,7 +27,7 @@ export class Measured {
 
   /** Median and spread of `metric` over the runs of `name`. */
   figure(name: string, metric: Metric = 'rps'): Figure {
-    return figure(this.runs(name).map((run) => run[metric]));
+    return figure(this.runs(name).map((run) => run[metric] ?? Number.NaN));
   }
 
   /** `a / b`, run by run. */
@@ -43,7 +46,7 @@ export class Measured {
 
   private pairwise(a: string, b: string, metric: Metric, combine: (x: number, y: number) => number): Figure {
     const others = this.runs(b);
-    return figure(this.runs(a).map((run, i) => combine(run[metric], others[i]?.[metric] ?? Number.NaN)));
+    return figure(this.runs(a).map((run, i) => combine(run[metric] ?? Number.NaN, others[i]?.[metric] ?? Number.NaN)));
   }
 
   private runs(name: string): MeasuredRun[] {

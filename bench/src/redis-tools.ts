@@ -114,6 +114,16 @@ export async function info(client: Redis, section: string): Promise<Map<string, 
   return new Map(entries);
 }
 
+/**
+ * The CPU time the Redis server has used since it started, in ms
+ * (`INFO cpu`: user and system, its main thread and every other). Server-wide:
+ * whatever any client makes it do counts.
+ */
+export async function redisCpuMs(client: Redis): Promise<number> {
+  const cpu = await info(client, 'cpu');
+  return (Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'))) * 1000;
+}
+
 /** `calls` per command from `INFO commandstats` (server-wide: every client counts). */
 export async function commandCalls(client: Redis): Promise<Record<string, number>> {
   const stats = await info(client, 'commandstats');
