@@ -23,6 +23,9 @@ function chargeConsumerOptions(url: string, queue: string): CustomStrategy {
     noAck: false,
     prefetchCount: 1,
     persistent: true,
+    // Back within a second of the broker: amqp-connection-manager's default waits a whole
+    // heartbeat interval (5 s) before each attempt, and no charge is consumed meanwhile.
+    socketOptions: { reconnectTimeInSeconds: 1 },
   };
   return { strategy: new ChargeConsumerServer(options) };
 }
