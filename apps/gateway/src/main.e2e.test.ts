@@ -25,7 +25,8 @@ async function boot(env: Record<string, string>): Promise<{ code: number | null;
 }
 
 describe('the gateway started with a bad environment', () => {
-  it.each([
+  // Each case is a process of its own that exits at boot: they run side by side.
+  it.concurrent.for<[string, Record<string, string>, string]>([
     [
       'GATEWAY_API_KEYS unset',
       { GATEWAY_API_KEYS: '' },
@@ -80,7 +81,7 @@ describe('the gateway started with a bad environment', () => {
       { GATEWAY_API_KEYS: JSON.stringify({ [KEY]: 7 }) },
       'GATEWAY_API_KEYS is not valid: expected accounts of 1 to 100 letters, digits or . : @ - _, as JSON strings',
     ],
-  ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
+  ])('with %s, exits 1 with one line naming it, never a secret', async ([, spoiled, message], { expect }) => {
     const ended = await boot({ ...VALID, ...spoiled });
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`gateway: ${message}\n`);

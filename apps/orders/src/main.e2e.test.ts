@@ -24,7 +24,8 @@ async function boot(env: Record<string, string>): Promise<{ code: number | null;
 }
 
 describe('orders started with a bad environment', () => {
-  it.each([
+  // Each case is a process of its own that exits at boot: they run side by side.
+  it.concurrent.for<[string, Record<string, string>, string]>([
     ['ORDERS_TOKEN unset', { ORDERS_TOKEN: '' }, 'ORDERS_TOKEN is not set: expected tokens of 16 to 256 printable characters, no spaces'],
     [
       'PAYMENTS_TOKEN too short',
@@ -69,7 +70,7 @@ describe('orders started with a bad environment', () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
       'OTEL_EXPORTER_OTLP_ENDPOINT is not valid: expected a URL (http: or https:)',
     ],
-  ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
+  ])('with %s, exits 1 with one line naming it, never a secret', async ([, spoiled, message], { expect }) => {
     const ended = await boot({ ...VALID, ...spoiled });
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`orders: ${message}\n`);

@@ -10,7 +10,8 @@ const VALID = { PAYMENTS_TOKEN: TOKEN, PORT: '0' };
 const boot = (env: Record<string, string>) => bootMain({ ...VALID, ...env });
 
 describe('payments started with a bad environment', () => {
-  it.each([
+  // Each case is a process of its own that exits at boot: they run side by side.
+  it.concurrent.for<[string, Record<string, string>, string]>([
     [
       'PAYMENTS_TOKEN unset',
       { PAYMENTS_TOKEN: '' },
@@ -65,7 +66,7 @@ describe('payments started with a bad environment', () => {
       { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://user:secret@collector/v1/traces' },
       'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not valid: expected a URL (http: or https:)',
     ],
-  ])('with %s, exits 1 with one line naming it, never a secret', async (_case, spoiled, message) => {
+  ])('with %s, exits 1 with one line naming it, never a secret', async ([, spoiled, message], { expect }) => {
     const ended = await boot(spoiled);
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe(`payments: ${message}\n`);
