@@ -30,6 +30,16 @@ const SHAPES: Array<{ label: string; shape: AppShape }> = [
   { label: 'Express', shape: { adapter: 'express', otel: false } },
 ];
 
+/**
+ * A reading awaited only once the run is over: handled from the start, so
+ * that its failure (a stalled Redis) fails the section when awaited instead
+ * of ending the process as an unhandled rejection in the meantime.
+ */
+function reading<T>(pending: Promise<T>): Promise<T> {
+  pending.catch(() => undefined);
+  return pending;
+}
+
 /** One shape's measurement: its table rows (each variant's name led by the shape), targets and headline figures. */
 interface ShapeResult {
   rows: string[][];
@@ -96,7 +106,7 @@ export async function deployedComparison(log: (line: string) => void): Promise<S
     targets: results.flatMap((r) => r.targets),
     notes: [
       "The floor under ours: two Redis round trips per first execution (claim, complete) and none per replay of a key this process has replayed before; what is left over bare is the library's CPU, which the ceiling column turns into throughput.",
-      "Redis CPU/req is the Redis server's CPU time (`INFO cpu`, user and system) over the run, per request: the cost of each library's commands on the server, which the app's CPU leaves out and which, on this machine, comes out of the same two cores. Ours runs two Lua scripts per first execution (the fenced claim and the completion, each an atomic read-decide-write of several commands); @node-idempotency/nestjs 1.0.4 sends two SETs (counted with `INFO commandstats`).",
+      "Redis CPU/req is the Redis server's CPU time (`INFO cpu`, user and system) over the run, per request, server-wide: each library's commands plus whatever else Redis did meanwhile (bare's row, which sends none, shows that floor). The app's CPU leaves it out, and on this machine it comes out of the same two cores. Ours runs two Lua scripts per first execution (the fenced claim and the completion, each an atomic read-decide-write of several commands); what each library sends per request is counted by name in section 6.",
       "Remaining interference: Redis is a shared service floating over both cores (its share of each request lands on the server's core part of the time), and so is the rest of the machine.",
     ],
     profiles: [],
@@ -161,11 +171,11 @@ async function measureShape(label: string, shape: AppShape, log: (line: string) 
             cpus: SETTINGS.loadCpus,
             onMeasuring: () => {
               cpuBefore = child.cpuMs();
-              redisBefore = redisCpuMs(redis);
+              redisBefore = reading(redisCpuMs(redis));
             },
             onDone: () => {
               cpuAfter = child.cpuMs();
-              redisAfter = redisCpuMs(redis);
+              redisAfter = reading(redisCpuMs(redis));
             },
           },
         );

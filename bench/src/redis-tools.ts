@@ -121,7 +121,9 @@ export async function info(client: Redis, section: string): Promise<Map<string, 
  */
 export async function redisCpuMs(client: Redis): Promise<number> {
   const cpu = await info(client, 'cpu');
-  return (Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'))) * 1000;
+  const ms = (Number(cpu.get('used_cpu_user')) + Number(cpu.get('used_cpu_sys'))) * 1000;
+  if (!Number.isFinite(ms)) throw new Error('INFO cpu answered without used_cpu_user and used_cpu_sys');
+  return ms;
 }
 
 /** `calls` per command from `INFO commandstats` (server-wide: every client counts). */
