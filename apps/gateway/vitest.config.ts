@@ -13,6 +13,8 @@ export default defineConfig({
     include: ['src/**/*.test.ts'],
     // One file at a time: the e2e tests share one Redis, PostgreSQL and RabbitMQ.
     fileParallelism: false,
+    // Concurrent tests (the bad-environment boots, a process each) two at a time: one per core.
+    maxConcurrency: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
