@@ -4,4 +4,4 @@
  */
 export { RedisStore, redisRecordKey, type RedisStoreOptions } from './redis-store';
 export type { PubSubMode } from './completion-channels';
-export { FAIL_FAST_REDIS_OPTIONS, createRedisClient, createRedisCluster } from './redis-client';
+export { FAIL_FAST_REDIS_OPTIONS, createRedisClient, createRedisCluster, type FailFastClusterOptions } from './redis-client';
