@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { closeConnection } from './redis-client';
+import { closeConnection, openConnection } from './redis-client';
 
 type Listener = () => void;
 type Subscriber = Redis | Cluster;
@@ -182,7 +182,7 @@ function ready(connection: Connection): Promise<Subscriber> {
  */
 function untilReady(subscriber: Subscriber): Promise<Subscriber> {
   if (subscriber.status === 'ready') return Promise.resolve(subscriber);
-  if (subscriber.status === 'wait') return subscriber.connect().then(() => subscriber);
+  if (subscriber.status === 'wait') return openConnection(subscriber).then(() => subscriber);
   if (subscriber.status === 'end') return Promise.reject(new Error('The completion subscriber has ended'));
   return new Promise((resolve, reject) => {
     const settle = (isReady: boolean): void => {

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { MAX_TIMER_MS } from '../milliseconds';
 
 /**
  * Client options that make an unreachable Redis fail fast instead of hanging
@@ -50,12 +51,18 @@ export function createRedisClient(url: string, options: RedisOptions = {}): Redi
   return new Redis(url, { ...FAIL_FAST_REDIS_OPTIONS, ...options });
 }
 
-/** Options of {@link createRedisCluster}: ioredis's own, and how long `connect()` may take. */
+/**
+ * Options of {@link createRedisCluster}: ioredis's own, and how long
+ * `connect()` may take.
+ *
+ * @public
+ */
 export interface FailFastClusterOptions extends ClusterOptions {
   /**
    * How long `connect()` waits for the Cluster to turn ready before it
-   * rejects (the Cluster goes on reconnecting in the background, as after
-   * any failed attempt). Default 10000 ms.
+   * rejects; the Cluster goes on reconnecting in the background, as after
+   * any failed attempt, and a later `connect()` resolves once it is ready.
+   * At most 2^31 - 1 ms (what a timer holds). Default 10000 ms.
    */
   readyTimeoutMs?: number;
 }
@@ -88,7 +95,7 @@ const READY_TIMEOUT_MS = 10_000;
  */
 export function createRedisCluster(nodes: ClusterNode[], options: FailFastClusterOptions = {}): Cluster {
   const { readyTimeoutMs = READY_TIMEOUT_MS, ...clusterOptions } = options;
-  const timeoutMs = positiveTimeout(readyTimeoutMs);
+  const timeoutMs = readyTimeout(readyTimeoutMs);
   const nodeOptions: RedisOptions = { ...FAIL_FAST_REDIS_OPTIONS };
   delete nodeOptions.lazyConnect; // the Cluster connects its nodes itself
   const cluster = new Cluster(nodes, {
@@ -100,60 +107,89 @@ export function createRedisCluster(nodes: ClusterNode[], options: FailFastCluste
     ...clusterOptions,
     redisOptions: { ...nodeOptions, ...clusterOptions.redisOptions },
   });
-  // ioredis calls connect() itself to reconnect, and ignores the outcome: bounded too, which costs it a timer.
+  return boundedConnect(cluster, timeoutMs);
+}
+
+function readyTimeout(ms: number): number {
+  if (!(ms > 0 && ms <= MAX_TIMER_MS)) throw new RangeError(`readyTimeoutMs must be a number of ms from 1 to ${MAX_TIMER_MS}, got ${ms}`);
+  return ms;
+}
+
+/** The Clusters whose `connect()` is bounded: made by {@link createRedisCluster}, or duplicated from one. */
+const bounded = new WeakSet<Cluster>();
+
+/**
+ * Give `cluster` a `connect()` that settles (see {@link untilReady}), and
+ * the same to its duplicates (RedisStore's subscriber is one). ioredis
+ * calls `connect()` itself to reconnect, and ignores the outcome: bounded
+ * too, which costs it a timer.
+ */
+function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
   const connect = cluster.connect.bind(cluster);
-  cluster.connect = () => untilReady(cluster, connect(), timeoutMs);
+  const duplicate = cluster.duplicate.bind(cluster);
+  cluster.connect = () => untilReady(cluster, connect, timeoutMs);
+  cluster.duplicate = (...args: Parameters<Cluster['duplicate']>) => boundedConnect(duplicate(...args), timeoutMs);
   bounded.add(cluster);
   return cluster;
 }
 
-/** The Clusters made by {@link createRedisCluster}, whose `connect()` is bounded already. */
-const bounded = new WeakSet<Cluster>();
-
-function positiveTimeout(ms: number): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`readyTimeoutMs must be a positive number of ms, got ${ms}`);
-  return ms;
-}
-
 /**
- * `connecting`, a Cluster's `connect()`, settled as the Cluster's readiness
- * is: resolved when it turns ready, even under a later attempt; rejected
- * with the attempt's error, or when `timeoutMs` pass first. ioredis's own
- * promise is left pending for ever when the attempt's ready check fails (it
- * sent `CLUSTER INFO` to a node that is down): the Cluster reconnects under
- * a new `connect()` of its own, turns ready, and settles only that one.
+ * Connect `cluster` with `connect` (its own), settled as the Cluster's
+ * readiness is: resolved when it turns ready, under whichever attempt;
+ * rejected with the attempt's error, when the Cluster ends, or when
+ * `timeoutMs` pass first. ioredis's own promise is left pending for ever
+ * when the attempt's ready check fails (it sent `CLUSTER INFO` to a node
+ * that is down): the Cluster reconnects under a `connect()` of its own,
+ * turns ready, and settles only that one. A Cluster ready already
+ * resolves at once, and one connecting is waited for (ioredis would refuse
+ * a second attempt): a boot that retries after a timeout goes on.
  */
-function untilReady(cluster: Cluster, connecting: Promise<void>, timeoutMs: number): Promise<void> {
+function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: number): Promise<void> {
+  if (cluster.status === 'ready') return Promise.resolve();
+  const outcomes = [nextOutcome(cluster)];
+  if (cluster.status !== 'connecting' && cluster.status !== 'connect') outcomes.push(connect());
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`The Redis Cluster was not ready within ${timeoutMs} ms (status: ${cluster.status})`)),
-      timeoutMs,
-    );
+    const message = `The Redis Cluster was not ready within ${timeoutMs} ms; it goes on reconnecting (its 'node error' events say why)`;
+    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
+    // Not what keeps a process alive: the Cluster's reconnection does, and its end rejects (see nextOutcome).
     timer.unref();
   });
-  return Promise.race([connecting, nextReady(cluster), late]).finally(() => clearTimeout(timer));
+  return Promise.race([...outcomes, late]).finally(() => clearTimeout(timer));
 }
 
 /**
- * Resolves when `cluster` next turns ready: one listener per Cluster
- * however many connections wait (ioredis reconnects every few hundred ms
- * while a ready check fails, each a `connect()` of its own).
+ * Resolves when `cluster` next turns ready, rejects when it ends first (a
+ * retry strategy that gives up, a `disconnect()`): one listener each per
+ * Cluster however many connections wait (ioredis reconnects every few
+ * hundred ms while a ready check fails, each a `connect()` of its own).
  */
-function nextReady(cluster: Cluster): Promise<void> {
-  let next = readiness.get(cluster);
-  if (!next) {
-    next = new Promise<void>((resolve) =>
-      cluster.once('ready', () => {
-        readiness.delete(cluster);
-        resolve();
-      }),
-    );
-    readiness.set(cluster, next);
-  }
+function nextOutcome(cluster: Cluster): Promise<void> {
+  let next = outcomes.get(cluster);
+  if (next) return next;
+  next = new Promise<void>((resolve, reject) => {
+    const settle = () => {
+      outcomes.delete(cluster);
+      cluster.off('ready', ready);
+      cluster.off('end', end);
+    };
+    const ready = () => {
+      settle();
+      resolve();
+    };
+    const end = () => {
+      settle();
+      reject(new Error('The Redis Cluster ended before it was ready'));
+    };
+    cluster.once('ready', ready);
+    cluster.once('end', end);
+  });
+  // Whoever waited may have stopped waiting (a timeout): nobody else awaits this one.
+  next.catch(() => undefined);
+  outcomes.set(cluster, next);
   return next;
 }
-const readiness = new WeakMap<Cluster, Promise<void>>();
+const outcomes = new WeakMap<Cluster, Promise<void>>();
 
 /**
  * Connect a client created with `lazyConnect` (resolving once it is ready,
@@ -166,7 +202,7 @@ const readiness = new WeakMap<Cluster, Promise<void>>();
 export async function openConnection(client: Redis | Cluster): Promise<void> {
   if (client.status !== 'wait') return;
   if (!isCluster(client) || bounded.has(client)) await client.connect();
-  else await untilReady(client, client.connect(), READY_TIMEOUT_MS);
+  else await untilReady(client, () => client.connect(), READY_TIMEOUT_MS);
 }
 
 /**
