@@ -120,9 +120,7 @@ const bounded = new WeakSet<Cluster>();
 
 /**
  * Give `cluster` a `connect()` that settles (see {@link untilReady}), and
- * the same to its duplicates (RedisStore's subscriber is one). ioredis
- * calls `connect()` itself to reconnect, and ignores the outcome: bounded
- * too, which costs it a timer.
+ * the same to its duplicates (RedisStore's subscriber is one).
  */
 function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
   const connect = cluster.connect.bind(cluster);
@@ -140,69 +138,81 @@ function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
  * `timeoutMs` pass first. ioredis's own promise is left pending for ever
  * when the attempt's ready check fails (it sent `CLUSTER INFO` to a node
  * that is down): the Cluster reconnects under a `connect()` of its own,
- * turns ready, and settles only that one. A Cluster ready already
- * resolves at once, and one connecting is waited for (ioredis would refuse
- * a second attempt): a boot that retries after a timeout goes on.
+ * turns ready, and settles only that one.
+ *
+ * A Cluster ready already resolves at once. One connecting, or with a
+ * reconnection scheduled, is waited for rather than sent a second attempt
+ * (which ioredis refuses, or runs as a second reconnection loop): a boot
+ * that retries after a timeout goes on. ioredis's own reconnection (its
+ * timer has just cleared the handle) goes through untouched: nobody awaits
+ * it, and a waiter for each would pile up for as long as an outage lasts.
  */
 function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: number): Promise<void> {
-  if (cluster.status === 'ready') return Promise.resolve();
-  const outcomes = [nextOutcome(cluster)];
-  if (cluster.status !== 'connecting' && cluster.status !== 'connect') outcomes.push(connect());
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    const message = `The Redis Cluster was not ready within ${timeoutMs} ms; it goes on reconnecting (its 'node error' events say why)`;
-    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
-    // Not what keeps a process alive: the Cluster's reconnection does, and its end rejects (see nextOutcome).
-    timer.unref();
+  const { status } = cluster;
+  if (status === 'ready') return Promise.resolve();
+  // A reconnection ioredis has scheduled: the handle of its timer (a private field of its Cluster, in 5 and 6).
+  const scheduled = (cluster as unknown as { reconnectTimeout?: unknown }).reconnectTimeout;
+  if ((status === 'reconnecting' || status === 'close') && !scheduled) return connect();
+  return new Promise<void>((resolve, reject) => {
+    const waiters = waitersOf(cluster);
+    const waiter = (error?: Error) => {
+      waiters.delete(waiter);
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve();
+    };
+    waiters.add(waiter);
+    // Referenced: an app awaiting its boot is kept alive until it is told, even by a Cluster that went quiet.
+    const timer = setTimeout(
+      () =>
+        waiter(
+          new Error(
+            `The Redis Cluster was not ready within ${timeoutMs} ms, and goes on reconnecting (no node answered, or CLUSTER INFO said cluster_state:fail)`,
+          ),
+        ),
+      timeoutMs,
+    );
+    if (status !== 'connecting' && status !== 'connect' && !scheduled) connect().then(() => waiter(), waiter);
   });
-  return Promise.race([...outcomes, late]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Resolves when `cluster` next turns ready, rejects when it ends first (a
- * retry strategy that gives up, a `disconnect()`): one listener each per
- * Cluster however many connections wait (ioredis reconnects every few
- * hundred ms while a ready check fails, each a `connect()` of its own).
- */
-function nextOutcome(cluster: Cluster): Promise<void> {
-  let next = outcomes.get(cluster);
-  if (next) return next;
-  next = new Promise<void>((resolve, reject) => {
-    const settle = () => {
-      outcomes.delete(cluster);
-      cluster.off('ready', ready);
-      cluster.off('end', end);
-    };
-    const ready = () => {
-      settle();
-      resolve();
-    };
-    const end = () => {
-      settle();
-      reject(new Error('The Redis Cluster ended before it was ready'));
-    };
-    cluster.once('ready', ready);
-    cluster.once('end', end);
+/** Who waits for each Cluster to turn ready: settled by its next `ready` or `end`, or their own timeout. */
+const waiting = new WeakMap<Cluster, Set<(error?: Error) => void>>();
+
+function waitersOf(cluster: Cluster): Set<(error?: Error) => void> {
+  let waiters = waiting.get(cluster);
+  if (waiters) return waiters;
+  const settled = (waiters = new Set());
+  waiting.set(cluster, settled);
+  // ioredis sets the status, then emits it on the next tick: an event the status has moved on from is stale.
+  cluster.on('ready', () => {
+    if (cluster.status === 'ready') for (const waiter of [...settled]) waiter();
   });
-  // Whoever waited may have stopped waiting (a timeout): nobody else awaits this one.
-  next.catch(() => undefined);
-  outcomes.set(cluster, next);
-  return next;
+  cluster.on('end', () => {
+    if (cluster.status !== 'end') return;
+    const ended = new Error('The Redis Cluster ended before it was ready');
+    for (const waiter of [...settled]) waiter(ended);
+  });
+  return settled;
 }
-const outcomes = new WeakMap<Cluster, Promise<void>>();
 
 /**
  * Connect a client created with `lazyConnect` (resolving once it is ready,
  * rejecting when Redis is unreachable); a client already connecting or
  * connected is left as it is. A lazy client that fails here keeps
  * reconnecting on its own, as any ioredis client does after a lost connection.
- * A `Cluster` not made by {@link createRedisCluster} gets the same bound on
- * its `connect()`, with the default `readyTimeoutMs`.
+ * A `Cluster` is waited for until it is ready, whatever it is doing, with
+ * the bound of {@link createRedisCluster}'s `connect()` (the default
+ * `readyTimeoutMs` for one the app made itself).
  */
 export async function openConnection(client: Redis | Cluster): Promise<void> {
-  if (client.status !== 'wait') return;
-  if (!isCluster(client) || bounded.has(client)) await client.connect();
-  else await untilReady(client, () => client.connect(), READY_TIMEOUT_MS);
+  if (!isCluster(client)) {
+    if (client.status === 'wait') await client.connect();
+    return;
+  }
+  // A Cluster not ready yet is waited for, whatever its status: a boot that retries after a timeout goes on.
+  if (client.status === 'ready' || client.status === 'end') return;
+  await (bounded.has(client) ? client.connect() : untilReady(client, () => client.connect(), READY_TIMEOUT_MS));
 }
 
 /**
