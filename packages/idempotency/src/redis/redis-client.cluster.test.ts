@@ -1,8 +1,9 @@
+import { once } from 'node:events';
 import { Cluster } from 'ioredis';
 import { MAX_TIMER_MS } from '../milliseconds';
 import { createRedisCluster } from './redis-client';
 import { RedisStore } from './redis-store';
-import { CLUSTER_THIRDS, startPrivateCluster, stopPrivateCluster, type PrivateClusterNode } from '../../test/support/redis';
+import { CLUSTER_THIRDS, freePort, startPrivateCluster, stopPrivateCluster, type PrivateClusterNode } from '../../test/support/redis';
 import { uniquePrefix, waitUntil } from './redis.test-support';
 
 // ioredis's Cluster.connect() can stay pending for ever while a startup node is down: its ready check
@@ -132,6 +133,8 @@ describe('connecting to a private three-shard Redis Cluster that fails with a ma
     cluster.on('error', () => undefined);
     await expect(cluster.connect()).rejects.toThrow(/ended before it was ready/);
     expect(cluster.status).toBe('end');
+    // A boot that retries through the store tries again, and is told again: never "connected" to an ended Cluster.
+    await expect(new RedisStore({ client: cluster, prefix: uniquePrefix() }).connect()).rejects.toThrow(/ended before it was ready/);
   }, 30_000);
 
   // Last: it ends the failure, which Redis does not work out again when coverage is required once more.
@@ -141,7 +144,6 @@ describe('connecting to a private three-shard Redis Cluster that fails with a ma
     cluster.on('error', () => undefined);
     const store = new RedisStore({ client: cluster, prefix: uniquePrefix() });
     const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    const timersBefore = timers();
     try {
       const started = Date.now();
       await expect(cluster.connect()).rejects.toThrow(/not ready within 1500 ms, and goes on reconnecting/);
@@ -149,11 +151,12 @@ describe('connecting to a private three-shard Redis Cluster that fails with a ma
       expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
       expect(Date.now() - started).toBeLessThan(15_000);
 
-      // ioredis went on reconnecting (every few hundred ms): none of its attempts left a timer or a listener behind.
-      const attempts = (cluster as unknown as { retryAttempts: number }).retryAttempts;
-      const listeners = cluster.listenerCount('ready');
-      await waitUntil(() => (cluster as unknown as { retryAttempts: number }).retryAttempts >= attempts + 3, 15_000, 'reconnections');
-      expect(timers() - timersBefore).toBeLessThanOrEqual(2);
+      // ioredis goes on reconnecting (every few hundred ms): none of its attempts leaves a timer or a listener
+      // behind. Counted as each is scheduled, when ioredis itself holds only the timer of the next one.
+      await once(cluster, 'reconnecting');
+      const [timersBefore, listeners] = [timers(), cluster.listenerCount('ready')];
+      for (let reconnection = 0; reconnection < 3; reconnection++) await once(cluster, 'reconnecting');
+      expect(timers()).toBeLessThanOrEqual(timersBefore + 1);
       expect(cluster.listenerCount('ready')).toBe(listeners);
 
       // A boot that retries waits for the Cluster, on its own and through the store, until the shards serve again.
@@ -166,4 +169,37 @@ describe('connecting to a private three-shard Redis Cluster that fails with a ma
       cluster.disconnect();
     }
   }, 60_000);
+});
+
+describe('connecting to a Redis Cluster nobody answers for', () => {
+  it('ioredis keeps the handle of a scheduled reconnection where the bound looks for it', async () => {
+    // The bound tells ioredis's own reconnections from the app's calls by this private field (ioredis 5 and 6).
+    const cluster = createRedisCluster([{ host: '127.0.0.1', port: await freePort() }], { clusterRetryStrategy: () => 60_000 });
+    cluster.on('error', () => undefined);
+    try {
+      await expect(cluster.connect()).rejects.toThrow(/None of startup nodes is available/);
+      expect(cluster.status).toBe('reconnecting');
+      expect((cluster as unknown as { reconnectTimeout?: unknown }).reconnectTimeout).toBeTruthy();
+    } finally {
+      cluster.disconnect();
+    }
+  });
+
+  it('disconnect() and quit() tell a connect() waiting between two attempts at once', async () => {
+    for (const close of ['disconnect', 'quit'] as const) {
+      const cluster = createRedisCluster([{ host: '127.0.0.1', port: await freePort() }], {
+        clusterRetryStrategy: () => 60_000,
+        readyTimeoutMs: 60_000,
+      });
+      cluster.on('error', () => undefined);
+      await expect(cluster.connect()).rejects.toThrow(/None of startup nodes is available/);
+      // The retry waits for the reconnection ioredis has scheduled; the app gives up before it comes.
+      const retried = cluster.connect();
+      const started = Date.now();
+      if (close === 'quit') await cluster.quit();
+      else cluster.disconnect();
+      await expect(retried).rejects.toThrow(/closed before it was ready/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+  });
 });

@@ -120,15 +120,36 @@ const bounded = new WeakSet<Cluster>();
 
 /**
  * Give `cluster` a `connect()` that settles (see {@link untilReady}), and
- * the same to its duplicates (RedisStore's subscriber is one).
+ * the same to its duplicates (RedisStore's subscriber is one). Closing it
+ * tells whoever still waits for it at once: between two attempts ioredis
+ * has no connection left to close, and emits no `end` to tell them.
  */
 function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
   const connect = cluster.connect.bind(cluster);
   const duplicate = cluster.duplicate.bind(cluster);
+  const disconnect = cluster.disconnect.bind(cluster);
+  const quit = cluster.quit.bind(cluster);
   cluster.connect = () => untilReady(cluster, connect, timeoutMs);
   cluster.duplicate = (...args: Parameters<Cluster['duplicate']>) => boundedConnect(duplicate(...args), timeoutMs);
+  // disconnect(true) is ioredis's own, after a failed ready check: it reconnects, and those waiting go on waiting.
+  cluster.disconnect = (reconnect?: boolean) => {
+    if (!reconnect) closedBeforeReady(cluster);
+    disconnect(reconnect);
+  };
+  cluster.quit = (callback?: Parameters<Cluster['quit']>[0]) => {
+    closedBeforeReady(cluster);
+    return quit(callback);
+  };
   bounded.add(cluster);
   return cluster;
+}
+
+/** Reject whoever waits for `cluster` to turn ready: the app is closing it. */
+function closedBeforeReady(cluster: Cluster): void {
+  const waiters = waiting.get(cluster);
+  if (!waiters?.size) return;
+  const closed = new Error('The Redis Cluster was closed before it was ready');
+  for (const waiter of [...waiters]) waiter(closed);
 }
 
 /**
@@ -140,8 +161,9 @@ function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
  * that is down): the Cluster reconnects under a `connect()` of its own,
  * turns ready, and settles only that one.
  *
- * A Cluster ready already resolves at once. One connecting, or with a
- * reconnection scheduled, is waited for rather than sent a second attempt
+ * A Cluster ready already resolves at once. One connecting, with a
+ * reconnection scheduled, or closing its connections to reconnect (after
+ * a failed ready check) is waited for rather than sent a second attempt
  * (which ioredis refuses, or runs as a second reconnection loop): a boot
  * that retries after a timeout goes on. ioredis's own reconnection (its
  * timer has just cleared the handle) goes through untouched: nobody awaits
@@ -150,9 +172,11 @@ function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
 function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: number): Promise<void> {
   const { status } = cluster;
   if (status === 'ready') return Promise.resolve();
-  // A reconnection ioredis has scheduled: the handle of its timer (a private field of its Cluster, in 5 and 6).
-  const scheduled = (cluster as unknown as { reconnectTimeout?: unknown }).reconnectTimeout;
-  if ((status === 'reconnecting' || status === 'close') && !scheduled) return connect();
+  // Private fields of ioredis's Cluster, in 5 and 6: the handle of the timer of a reconnection it has
+  // scheduled, and whether the app is closing it (else a 'disconnecting' is its own, to reconnect).
+  const { reconnectTimeout, manuallyClosing } = cluster as unknown as { reconnectTimeout?: unknown; manuallyClosing?: boolean };
+  if ((status === 'reconnecting' || status === 'close') && !reconnectTimeout) return connect();
+  const underWay = status === 'connecting' || status === 'connect' || reconnectTimeout || (status === 'disconnecting' && !manuallyClosing);
   return new Promise<void>((resolve, reject) => {
     const waiters = waitersOf(cluster);
     const waiter = (error?: Error) => {
@@ -172,7 +196,7 @@ function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: n
         ),
       timeoutMs,
     );
-    if (status !== 'connecting' && status !== 'connect' && !scheduled) connect().then(() => waiter(), waiter);
+    if (!underWay) connect().then(() => waiter(), waiter);
   });
 }
 
@@ -180,9 +204,9 @@ function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: n
 const waiting = new WeakMap<Cluster, Set<(error?: Error) => void>>();
 
 function waitersOf(cluster: Cluster): Set<(error?: Error) => void> {
-  let waiters = waiting.get(cluster);
-  if (waiters) return waiters;
-  const settled = (waiters = new Set());
+  const known = waiting.get(cluster);
+  if (known) return known;
+  const settled = new Set<(error?: Error) => void>();
   waiting.set(cluster, settled);
   // ioredis sets the status, then emits it on the next tick: an event the status has moved on from is stale.
   cluster.on('ready', () => {
@@ -197,13 +221,13 @@ function waitersOf(cluster: Cluster): Set<(error?: Error) => void> {
 }
 
 /**
- * Connect a client created with `lazyConnect` (resolving once it is ready,
- * rejecting when Redis is unreachable); a client already connecting or
- * connected is left as it is. A lazy client that fails here keeps
- * reconnecting on its own, as any ioredis client does after a lost connection.
- * A `Cluster` is waited for until it is ready, whatever it is doing, with
- * the bound of {@link createRedisCluster}'s `connect()` (the default
- * `readyTimeoutMs` for one the app made itself).
+ * Connect a client. A single `Redis` created with `lazyConnect` is
+ * connected (resolving once it is ready, rejecting when Redis is
+ * unreachable); one already connecting or connected is left as it is. A
+ * lazy client that fails here keeps reconnecting on its own, as any ioredis
+ * client does after a lost connection. A `Cluster` is connected, or waited
+ * for, until it is ready, with the bound of {@link createRedisCluster}'s
+ * `connect()` (the default `readyTimeoutMs` for one the app made itself).
  */
 export async function openConnection(client: Redis | Cluster): Promise<void> {
   if (!isCluster(client)) {
@@ -211,7 +235,7 @@ export async function openConnection(client: Redis | Cluster): Promise<void> {
     return;
   }
   // A Cluster not ready yet is waited for, whatever its status: a boot that retries after a timeout goes on.
-  if (client.status === 'ready' || client.status === 'end') return;
+  if (client.status === 'ready') return;
   await (bounded.has(client) ? client.connect() : untilReady(client, () => client.connect(), READY_TIMEOUT_MS));
 }
 
@@ -221,6 +245,7 @@ export async function openConnection(client: Redis | Cluster): Promise<void> {
  * wait for, and QUIT itself could queue or be refused.
  */
 export async function closeConnection(client: Redis | Cluster): Promise<void> {
+  if (isCluster(client)) closedBeforeReady(client);
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();

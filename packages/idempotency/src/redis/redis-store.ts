@@ -285,7 +285,10 @@ export class RedisStore implements InspectableStore {
     return toOperatorRelease(await this.run(this.scripts.operatorRelease, args));
   }
 
-  /** Connect `client` if it was created with `lazyConnect` and is not connected yet. */
+  /**
+   * Connect `client`: a single `Redis` if it was created with `lazyConnect` and is not connected yet; a
+   * `Cluster` until it is ready, within its `readyTimeoutMs` (see `createRedisCluster`; 10 s for one the app made).
+   */
   connect(): Promise<void> {
     return openConnection(this.client);
   }
