@@ -202,4 +202,29 @@ describe('connecting to a Redis Cluster nobody answers for', () => {
       expect(Date.now() - started).toBeLessThan(10_000);
     }
   });
+
+  it('disconnect() on a Cluster the app made itself tells RedisStore.connect() waiting between two attempts at once', async () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: await freePort() }], {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      clusterRetryStrategy: () => 60_000,
+    });
+    cluster.on('error', () => undefined);
+    const store = new RedisStore({ client: cluster, prefix: uniquePrefix() });
+    await expect(store.connect()).rejects.toThrow(/None of startup nodes is available/);
+    const retried = store.connect();
+    const started = Date.now();
+    cluster.disconnect();
+    await expect(retried).rejects.toThrow(/closed before it was ready/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('RedisStore.connect() after close() refuses, and leaves its Cluster closed', async () => {
+    const cluster = createRedisCluster([{ host: '127.0.0.1', port: await freePort() }]);
+    cluster.on('error', () => undefined);
+    const store = new RedisStore({ client: cluster, prefix: uniquePrefix(), ownsClient: true });
+    await store.close();
+    await expect(store.connect()).rejects.toThrow(/RedisStore is closed/);
+    expect(cluster.status).toBe('end');
+  });
 });

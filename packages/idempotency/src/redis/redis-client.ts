@@ -120,72 +120,63 @@ const bounded = new WeakSet<Cluster>();
 
 /**
  * Give `cluster` a `connect()` that settles (see {@link untilReady}), and
- * the same to its duplicates (RedisStore's subscriber is one). Closing it
- * tells whoever still waits for it at once: between two attempts ioredis
- * has no connection left to close, and emits no `end` to tell them.
+ * the same to its duplicates (RedisStore's subscriber is one).
  */
 function boundedConnect(cluster: Cluster, timeoutMs: number): Cluster {
   const connect = cluster.connect.bind(cluster);
   const duplicate = cluster.duplicate.bind(cluster);
-  const disconnect = cluster.disconnect.bind(cluster);
-  const quit = cluster.quit.bind(cluster);
+  readinessOf(cluster);
   cluster.connect = () => untilReady(cluster, connect, timeoutMs);
   cluster.duplicate = (...args: Parameters<Cluster['duplicate']>) => boundedConnect(duplicate(...args), timeoutMs);
-  // disconnect(true) is ioredis's own, after a failed ready check: it reconnects, and those waiting go on waiting.
-  cluster.disconnect = (reconnect?: boolean) => {
-    if (!reconnect) closedBeforeReady(cluster);
-    disconnect(reconnect);
-  };
-  cluster.quit = (callback?: Parameters<Cluster['quit']>[0]) => {
-    closedBeforeReady(cluster);
-    return quit(callback);
-  };
   bounded.add(cluster);
   return cluster;
 }
 
-/** Reject whoever waits for `cluster` to turn ready: the app is closing it. */
-function closedBeforeReady(cluster: Cluster): void {
-  const waiters = waiting.get(cluster);
-  if (!waiters?.size) return;
-  const closed = new Error('The Redis Cluster was closed before it was ready');
-  for (const waiter of [...waiters]) waiter(closed);
+/** ioredis's Cluster's private fields the bound reads, in 5 and 6 alike. */
+interface ClusterInternals {
+  /** The timer of a reconnection it has scheduled; cleared just before that reconnection's `connect()`. */
+  reconnectTimeout?: unknown;
+  /** The app is closing it (`disconnect()`, `quit()`); false again once it has connected since. */
+  manuallyClosing?: boolean;
 }
+const internals = (cluster: Cluster) => cluster as unknown as ClusterInternals;
 
 /**
  * Connect `cluster` with `connect` (its own), settled as the Cluster's
  * readiness is: resolved when it turns ready, under whichever attempt;
- * rejected with the attempt's error, when the Cluster ends, or when
- * `timeoutMs` pass first. ioredis's own promise is left pending for ever
- * when the attempt's ready check fails (it sent `CLUSTER INFO` to a node
- * that is down): the Cluster reconnects under a `connect()` of its own,
- * turns ready, and settles only that one.
+ * rejected with the attempt's error, when the Cluster ends, when the app
+ * closes it, or when `timeoutMs` pass first. ioredis's own promise is left
+ * pending for ever when the attempt's ready check fails (it sent `CLUSTER
+ * INFO` to a node that is down): the Cluster reconnects under a
+ * `connect()` of its own, turns ready, and settles only that one.
  *
  * A Cluster ready already resolves at once. One connecting, with a
  * reconnection scheduled, or closing its connections to reconnect (after
  * a failed ready check) is waited for rather than sent a second attempt
  * (which ioredis refuses, or runs as a second reconnection loop): a boot
- * that retries after a timeout goes on. ioredis's own reconnection (its
- * timer has just cleared the handle) goes through untouched: nobody awaits
- * it, and a waiter for each would pile up for as long as an outage lasts.
+ * that retries after a timeout goes on. ioredis's own reconnection goes
+ * through untouched: nobody awaits it, and a waiter for each would pile up
+ * for as long as an outage lasts. It is the one call made while the
+ * Cluster is between attempts (`reconnecting`, or `close` when a second
+ * node's drain came after) with no reconnection scheduled, no app closing
+ * it, and no end since.
  */
 function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: number): Promise<void> {
   const { status } = cluster;
   if (status === 'ready') return Promise.resolve();
-  // Private fields of ioredis's Cluster, in 5 and 6: the handle of the timer of a reconnection it has
-  // scheduled, and whether the app is closing it (else a 'disconnecting' is its own, to reconnect).
-  const { reconnectTimeout, manuallyClosing } = cluster as unknown as { reconnectTimeout?: unknown; manuallyClosing?: boolean };
-  if ((status === 'reconnecting' || status === 'close') && !reconnectTimeout) return connect();
+  const readiness = readinessOf(cluster);
+  const { reconnectTimeout, manuallyClosing } = internals(cluster);
+  const betweenAttempts = status === 'reconnecting' || status === 'close';
+  if (betweenAttempts && !reconnectTimeout && !manuallyClosing && !readiness.ended) return connect();
   const underWay = status === 'connecting' || status === 'connect' || reconnectTimeout || (status === 'disconnecting' && !manuallyClosing);
   return new Promise<void>((resolve, reject) => {
-    const waiters = waitersOf(cluster);
     const waiter = (error?: Error) => {
-      waiters.delete(waiter);
+      readiness.waiters.delete(waiter);
       clearTimeout(timer);
       if (error) reject(error);
       else resolve();
     };
-    waiters.add(waiter);
+    readiness.waiters.add(waiter);
     // Referenced: an app awaiting its boot is kept alive until it is told, even by a Cluster that went quiet.
     const timer = setTimeout(
       () =>
@@ -200,24 +191,45 @@ function untilReady(cluster: Cluster, connect: () => Promise<void>, timeoutMs: n
   });
 }
 
-/** Who waits for each Cluster to turn ready: settled by its next `ready` or `end`, or their own timeout. */
-const waiting = new WeakMap<Cluster, Set<(error?: Error) => void>>();
+/** Who waits for a Cluster to turn ready, and whether it has ended since it last set out to connect. */
+interface Readiness {
+  waiters: Set<(error?: Error) => void>;
+  ended: boolean;
+}
+const readinesses = new WeakMap<Cluster, Readiness>();
 
-function waitersOf(cluster: Cluster): Set<(error?: Error) => void> {
-  const known = waiting.get(cluster);
+/**
+ * `cluster`'s readiness, followed through its status events from the first
+ * call on: one listener each however many wait. ioredis sets a status,
+ * then emits it on the next tick, so an event the status has moved on from
+ * is stale and settles nobody. `disconnecting` while the app closes the
+ * Cluster rejects the waiters at once: between two attempts ioredis has
+ * no connection left to close, and emits no `end` to tell them.
+ */
+function readinessOf(cluster: Cluster): Readiness {
+  const known = readinesses.get(cluster);
   if (known) return known;
-  const settled = new Set<(error?: Error) => void>();
-  waiting.set(cluster, settled);
-  // ioredis sets the status, then emits it on the next tick: an event the status has moved on from is stale.
+  const readiness: Readiness = { waiters: new Set(), ended: cluster.status === 'end' };
+  readinesses.set(cluster, readiness);
+  const settle = (error?: Error) => {
+    for (const waiter of [...readiness.waiters]) waiter(error);
+  };
   cluster.on('ready', () => {
-    if (cluster.status === 'ready') for (const waiter of [...settled]) waiter();
+    if (cluster.status === 'ready') settle();
+  });
+  cluster.on('connecting', () => {
+    readiness.ended = false;
   });
   cluster.on('end', () => {
-    if (cluster.status !== 'end') return;
-    const ended = new Error('The Redis Cluster ended before it was ready');
-    for (const waiter of [...settled]) waiter(ended);
+    // Ended, though a second node's drain may have set 'close' since; a 'connecting' after it starts anew.
+    readiness.ended = true;
+    if (cluster.status === 'end' || cluster.status === 'close') settle(new Error('The Redis Cluster ended before it was ready'));
   });
-  return settled;
+  cluster.on('disconnecting', () => {
+    if (cluster.status === 'disconnecting' && internals(cluster).manuallyClosing)
+      settle(new Error('The Redis Cluster was closed before it was ready'));
+  });
+  return readiness;
 }
 
 /**
@@ -245,7 +257,6 @@ export async function openConnection(client: Redis | Cluster): Promise<void> {
  * wait for, and QUIT itself could queue or be refused.
  */
 export async function closeConnection(client: Redis | Cluster): Promise<void> {
-  if (isCluster(client)) closedBeforeReady(client);
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();

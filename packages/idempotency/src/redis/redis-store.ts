@@ -290,6 +290,8 @@ export class RedisStore implements InspectableStore {
    * `Cluster` until it is ready, within its `readyTimeoutMs` (see `createRedisCluster`; 10 s for one the app made).
    */
   connect(): Promise<void> {
+    // A closed store's client stays closed: a boot that retries while shutdown closes it must not reopen it.
+    if (this.closed) return Promise.reject(new Error('RedisStore is closed'));
     return openConnection(this.client);
   }
 
